@@ -1,0 +1,5 @@
+"""Allow ``python -m gpuplane``."""
+
+from gpuplane.cli.main import main
+
+main()

@@ -1,0 +1,74 @@
+"""Options and helpers shared by the command modules.
+
+Kept free of heavy imports: every command module imports this at start-up.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import click
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+def format_option(*choices: str, default: str = "text") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-f/--format`` limited to the formats a command can render."""
+    return click.option(
+        "-f",
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=True,
+        help="Output format. JSON goes to stdout as one document; messages go to stderr.",
+    )
+
+
+def cluster_options(required: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--cluster SOURCE`` plus ``--context`` / ``--kubeconfig`` for live mode."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = click.option(
+            "--kubeconfig", type=click.Path(dir_okay=False), default=None,
+            help="Kubeconfig file for --cluster live (default: $KUBECONFIG or ~/.kube/config).",
+        )(func)
+        func = click.option(
+            "--context", "kube_context", default=None, help="Kube-context for --cluster live."
+        )(func)
+        func = click.option(
+            "--cluster",
+            "cluster",
+            required=required,
+            default=None,
+            metavar="SOURCE",
+            help="Cluster state: a snapshot file/folder (kubectl get -o yaml|json output, "
+            "or `gpuplane snapshot`), or `live` for the current kube-context.",
+        )(func)
+        return func
+
+    return decorate
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print one clear line to stderr and exit (2 = unusable input or arguments)."""
+    click.echo(f"gpuplane: {message}", err=True)
+    sys.exit(code)
+
+
+def not_available(command: str) -> NoReturn:
+    """Registered in the contract, not built yet: say so honestly, never fake output."""
+    fail(f"'{command}' is not available yet in this version of gpuplane.")
+
+
+def emit_json(document: Any) -> None:
+    """Write one JSON document to stdout (UTF-8, newline-terminated)."""
+    import msgspec
+
+    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document), indent=2))
+    sys.stdout.buffer.write(b"\n")
+    sys.stdout.flush()

@@ -1,0 +1,71 @@
+"""The ``gpuplane`` entry point.
+
+Subcommands are registered by name and imported only when invoked, so
+``gpuplane --help`` loads click and nothing else heavy (see
+reference/python-stack.md: eager imports of rich/pydantic/ruamel triple start-up).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from gpuplane import __version__
+
+# name -> (module, attribute, one-line help shown by `gpuplane --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "lint": ("gpuplane.cli.lint", "lint", "Lint manifests for GPU/AI mistakes."),
+    "rules": ("gpuplane.cli.rules", "rules", "List every lint rule."),
+    "explain": ("gpuplane.cli.rules", "explain", "Print the docs page of a rule."),
+    "why-pending": ("gpuplane.cli.why_pending", "why_pending", "Explain Pending pods in kube-scheduler's words."),
+    "diagnose": ("gpuplane.cli.diagnose", "diagnose", "Diagnose a cluster's GPU stack and capacity."),
+    "inventory": ("gpuplane.cli.inventory", "inventory", "GPU capacity per node, pool and model."),
+    "simulate": ("gpuplane.cli.simulate", "simulate", "Simulate placing workloads on a cluster over time."),
+    "generate": ("gpuplane.cli.generate", "generate", "Render a platform blueprint into manifests."),
+    "advise": ("gpuplane.cli.advise", "advise", "Decision support: sharing mode, MIG layout, capacity."),
+    "ask": ("gpuplane.cli.ask", "ask", "Answer a question from the built-in knowledge base."),
+    "snapshot": ("gpuplane.cli.snapshot", "snapshot", "Write a live cluster's state to a file."),
+    "mcp": ("gpuplane.cli.mcp_cmd", "mcp", "Serve gpuplane's tools to LLM assistants over MCP (stdio)."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module, attr, _ = entry
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Show the short help without importing every command module.
+        rows = [(name, entry[2]) for name, entry in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="gpuplane")
+def cli() -> None:
+    """gpuplane: a Kubernetes specialist for AI workloads.
+
+    \b
+    Examples:
+      gpuplane lint k8s/                         # find GPU/AI mistakes in manifests
+      gpuplane inventory --cluster snapshot.yaml # GPU capacity per model and pool
+      gpuplane why-pending --cluster live        # why are my GPU pods Pending?
+      gpuplane explain gpu-request-without-limit # what a rule means and how to fix it
+
+    Exit codes: 0 ok, 1 findings at or above --fail-on, 2 unusable input or arguments.
+    """
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="gpuplane")

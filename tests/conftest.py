@@ -1,0 +1,20 @@
+"""Shared test helpers: paths to the project's fixtures and to ../shared (optional)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+EXAMPLES = ROOT / "examples"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    """../shared beside the clone; tests that need it skip with a reason where it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared is not beside this clone (upstream corpus unavailable)")
+    return SHARED

@@ -1,0 +1,53 @@
+"""The CLI contract: every command of spec/cli.md is registered, --help is fast and light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from gpuplane.cli.main import COMMANDS, cli
+
+SPEC_COMMANDS = {
+    "lint", "rules", "explain", "why-pending", "diagnose", "inventory",
+    "simulate", "generate", "advise", "ask", "snapshot", "mcp",
+}
+
+
+def test_every_spec_command_is_registered() -> None:
+    assert set(COMMANDS) == SPEC_COMMANDS
+
+
+def test_each_command_has_help() -> None:
+    runner = CliRunner()
+    for name in COMMANDS:
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert "Usage: " in result.output
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == "gpuplane, version 0.1.0\n"
+
+
+def test_help_imports_nothing_heavy() -> None:
+    """reference/python-stack.md: heavy modules must stay out of --help."""
+    code = (
+        "import sys\n"
+        "from gpuplane.cli.main import main\n"
+        "sys.argv = ['gpuplane', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = {'rich', 'pydantic', 'ruamel', 'lightkube', 'mcp', 'jsonschema_rs', 'yaml', 'numpy', 'msgspec'}\n"
+        "loaded = sorted(m for m in heavy if m in sys.modules)\n"
+        "print('LOADED', loaded, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "LOADED []" in proc.stderr
+
+
+def test_unknown_command_is_a_usage_error() -> None:
+    result = CliRunner().invoke(cli, ["frobnicate"])
+    assert result.exit_code == 2
