@@ -4,29 +4,139 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import cluster_options, format_option, not_available
+from gpuplane.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, cluster_options, fail, format_option
+
+
+def _ids(value: str) -> set[str]:
+    return {part.strip() for part in value.split(",") if part.strip()}
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @cluster_options()
 @format_option("text", "json", "sarif", "github")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="error",
-              show_default=True, help="Exit 1 when a finding reaches this severity.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default=None,
+              help="Exit 1 when a finding reaches this severity  [default: error, or fail-on of the config file]")
 @click.option("--disable", default="", metavar="ID,...", help="Rule ids to turn off.")
 @click.option("--enable", default="", metavar="ID,...", help="Rule ids to turn on (only these when given).")
 @click.option("--config", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: .gpuplane.yaml found upward from the current folder).")
 @click.option("--fix", is_flag=True, help="Rewrite files in place for rules with a safe mechanical fix.")
 @click.option("--dry-run", is_flag=True, help="With --fix: print the diff instead of writing.")
-def lint(**kwargs: object) -> None:
+def lint(
+    paths: tuple[str, ...],
+    cluster: str | None,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    fmt: str,
+    fail_on: str | None,
+    disable: str,
+    enable: str,
+    config: str | None,
+    fix: bool,
+    dry_run: bool,
+) -> None:
     """Lint Kubernetes manifests for GPU and AI-workload mistakes.
 
     \b
     PATH is a file, a folder (walked for *.yaml, *.yml, *.json) or - for stdin.
+    Silence a rule on one object with the annotation gpuplane.io/ignore: "rule-a,rule-b".
     Examples:
       gpuplane lint k8s/
       helm template charts/train | gpuplane lint -
       gpuplane lint -f sarif k8s/ > gpuplane.sarif
+      gpuplane lint --fix --dry-run k8s/
     """
-    not_available("lint")
+    import sys
+
+    from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
+    from gpuplane.lint.registry import all_rules
+    from gpuplane.sources import load_paths
+
+    if dry_run and not fix:
+        fail("--dry-run only makes sense with --fix")
+    known = {meta.id for meta in all_rules()}
+    for flag, value in (("--disable", disable), ("--enable", enable)):
+        unknown = sorted(_ids(value) - known)
+        if unknown:
+            fail(f"{flag}: unknown rule id '{unknown[0]}' (see `gpuplane rules`)")
+    try:
+        config_path = config or find_config()
+        cfg = load_config(config_path) if config_path else LintConfig()
+    except ConfigError as exc:
+        fail(str(exc))
+    cfg.disable |= _ids(disable)
+    if enable:
+        cfg.enable = _ids(enable)
+        cfg.disable -= cfg.enable
+    threshold = fail_on or cfg.fail_on or "error"
+
+    loaded = load_paths(paths)
+    bad_input = bool(loaded.errors)
+    for error in loaded.errors:
+        click.echo(str(error), err=True)
+
+    state = None
+    if cluster:
+        from gpuplane.k8s.cluster import load_cluster_state
+
+        try:
+            state, cluster_errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
+        except Exception as exc:  # unusable cluster source: one line, exit 2
+            fail(f"--cluster {cluster}: {exc}")
+        for error in cluster_errors:
+            click.echo(str(error), err=True)
+        bad_input = bad_input or bool(cluster_errors)
+
+    from gpuplane.lint.engine import run_lint
+
+    result = run_lint(loaded.objects, cluster=state, config=cfg)
+    for failure in result.failures:
+        click.echo(f"gpuplane: rule {failure.rule} failed on this input ({failure.message}); "
+                   "other rules ran normally", err=True)
+
+    if fix:
+        from gpuplane.lint.fix import apply_fixes
+
+        outcome = apply_fixes(result.findings, dry_run=dry_run)
+        if dry_run:
+            sys.stdout.write(outcome.diff)
+        for problem in outcome.problems:
+            click.echo(f"gpuplane: --fix: {problem}", err=True)
+        verb = "would fix" if dry_run else "fixed"
+        click.echo(f"gpuplane: {verb} {outcome.applied} finding(s) in {len(outcome.files)} file(s)", err=True)
+        if not dry_run and outcome.applied:
+            fixed = {id(f) for f in outcome.fixed}
+            result.findings = [f for f in result.findings if id(f) not in fixed]
+
+    if not (fix and dry_run):
+        _emit(result, fmt)
+    if bad_input:
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_FINDINGS if result.reaches(threshold) else EXIT_OK)
+
+
+def _emit(result: object, fmt: str) -> None:
+    import sys
+
+    from gpuplane.cli.common import emit_json
+    from gpuplane.lint.engine import LintResult
+
+    assert isinstance(result, LintResult)
+    if fmt == "json":
+        emit_json(result.to_json())
+    elif fmt == "sarif":
+        from gpuplane.lint.registry import all_rules
+        from gpuplane.report.sarif import build
+
+        emit_json(build(result.findings, all_rules()))
+    elif fmt == "github":
+        from gpuplane.report.github import render
+        from gpuplane.report.lint_text import summary_line
+
+        sys.stdout.write(render(result.findings))
+        click.echo(summary_line(result.summary()), err=True)
+    else:
+        from gpuplane.report.lint_text import render as render_text
+
+        render_text(result.findings, result.summary())

@@ -4,18 +4,48 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import format_option, not_available
+from gpuplane.cli.common import fail, format_option
 
 
 @click.command()
 @format_option("text", "json")
 def rules(fmt: str) -> None:
     """List every lint rule: id, severity, category, summary."""
-    not_available("rules")
+    from gpuplane.lint.registry import all_rules
+
+    metas = all_rules()
+    if fmt == "json":
+        from gpuplane.cli.common import emit_json
+
+        emit_json([{"id": m.id, "severity": m.severity, "category": m.category, "summary": m.summary}
+                   for m in metas])
+        return
+    width = max((len(m.id) for m in metas), default=0)
+    current = None
+    for m in metas:
+        if m.category != current:
+            if current is not None:
+                click.echo("")
+            click.echo(f"[{m.category}]")
+            current = m.category
+        marks = ("  ctx" if m.context != "none" else "") + ("  fix" if m.fixable else "")
+        click.echo(f"  {m.id:<{width}}  {m.severity:<7}  {m.summary}{marks}")
+    click.echo(f"\n{len(metas)} rules. `gpuplane explain ID` prints a rule's page.", err=True)
 
 
 @click.command()
 @click.argument("rule_id", metavar="ID")
 def explain(rule_id: str) -> None:
     """Print the docs page (Markdown) of rule ID."""
-    not_available("explain")
+    import difflib
+
+    from gpuplane.lint.docs import render_page
+    from gpuplane.lint.registry import all_rules, get_rule
+
+    meta = get_rule(rule_id.strip())
+    if meta is None:
+        ids = [m.id for m in all_rules()]
+        close = difflib.get_close_matches(rule_id, ids, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else " (see `gpuplane rules`)"
+        fail(f"unknown rule id '{rule_id}'{hint}")
+    click.echo(render_page(meta), nl=False)

@@ -4,13 +4,65 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import not_available
+from gpuplane.cli.common import EXIT_USAGE, fail
 
 
 @click.command()
 @click.option("--context", "kube_context", default=None, help="Kube-context to read.")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help="Kubeconfig file.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Snapshot file to write.")
-def snapshot(**kwargs: object) -> None:
-    """Write the cluster state the other commands read with --cluster FILE."""
-    not_available("snapshot")
+@click.option(
+    "--from",
+    "from_paths",
+    multiple=True,
+    metavar="PATH",
+    help="Instead of a live cluster, merge and redact existing dumps (kubectl get -o yaml|json). Repeatable.",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Snapshot file to write: YAML for .yaml/.yml, JSON otherwise (faster to read back).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+def snapshot(kube_context: str | None, kubeconfig: str | None, from_paths: tuple[str, ...], output: str, quiet: bool) -> None:
+    """Write the cluster state the other commands read with --cluster FILE.
+
+    Reads nodes, pods, namespaces, quotas, PriorityClasses, storage, controllers,
+    DRA objects and the GPU/AI CRDs that are installed, with list calls only.
+    Secrets are never requested; env values, non-GPU ConfigMap data and
+    last-applied-configuration annotations are removed. deploy/clusterrole.yaml
+    grants exactly the read access this needs.
+
+    \b
+    Examples:
+      gpuplane snapshot -o cluster.json
+      gpuplane snapshot --context prod -o prod.yaml
+      gpuplane snapshot --from dump.yaml --from crds.json -o cluster.json
+    """
+    from gpuplane.sources.snapshot import snapshot_files, snapshot_live, write_snapshot
+
+    if from_paths:
+        snap = snapshot_files(from_paths)
+    else:
+        snap = snapshot_live(kube_context, kubeconfig, progress=not quiet)
+    for error in snap.errors:
+        click.echo(f"gpuplane: {error}", err=True)
+    if not snap.objects and snap.errors:
+        fail(f"nothing to write to {output}")
+    try:
+        write_snapshot(snap, output)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+    if not quiet:
+        counts = snap.counts()
+        summary = ", ".join(f"{counts[k]:,} {k}" for k in ("Node", "Pod") if k in counts)
+        others = sum(counts.values()) - counts.get("Node", 0) - counts.get("Pod", 0)
+        version = f", Kubernetes {snap.server_version}" if snap.server_version else ""
+        click.echo(
+            f"gpuplane: wrote {output}: {summary + ', ' if summary else ''}{others:,} other objects "
+            f"from {snap.source}{version}",
+            err=True,
+        )
+    if snap.errors:
+        raise SystemExit(EXIT_USAGE)

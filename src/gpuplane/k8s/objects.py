@@ -236,6 +236,7 @@ class PodSpec(_Base):
     subdomain: str = ""
     runtime_class_name: str | None = None
     service_account_name: str = ""
+    resources: ResourceRequirements | None = None  # pod-level resources (on by default since v1.34)
 
 
 class PodCondition(_Base):

@@ -1,0 +1,377 @@
+"""ClusterState: one cluster snapshot, indexed once, read by every engine.
+
+The scheduler model, why-pending, diagnose, inventory, simulate and lint
+(``--cluster``) all need the same views of a cluster: nodes by name, the pods
+that hold resources on each node, the unscheduled pods, and the few kinds of
+plain objects that change scheduling or admission (namespaces, quotas,
+PriorityClasses, StorageClasses, PVCs ...). Building them in one pass and
+computing per-node numbers lazily (then caching them) keeps a 5,000-node /
+150,000-pod snapshot cheap: engines that look at 8 GPU nodes never pay for
+summing the requests of the other 4,992.
+
+Which pods hold resources on a node mirrors kube-scheduler's cache: its pod
+informer lists pods with the field selector
+``status.phase!=Succeeded,status.phase!=Failed`` (kubernetes/kubernetes
+``pkg/scheduler/scheduler.go``, ``NewInformerFactory``), and every assigned pod
+it sees (``spec.nodeName`` set) is added to that node's ``NodeInfo`` whatever its
+phase, including pods bound but still Pending (image pulls, init containers)
+and pods being deleted (their resources are released only when the object goes
+away). The per-node ``requested`` sum is ``NodeInfo.Requested``: each pod's
+``resource.PodRequests`` (``gpuplane.k8s.requests.pod_requests``), and the pod
+count that the NodeResourcesFit "Too many pods" check compares with
+``allocatable.pods``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from gpuplane.k8s.objects import Node, Pod, node_from_dict, pod_from_dict
+from gpuplane.sources.loader import LoadError
+from gpuplane.sources.manifest import Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.sources.cluster import ClusterInput
+
+# Phases whose pods no longer hold node resources (scheduler informer field selector).
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+# Node labels that say "this node has (or should have) GPUs" even when no GPU
+# resource is advertised (e.g. the device plugin is down). Sources:
+# reference/nvidia-gpu-stack.md §2 (GFD), §3.3 (GPU Operator), platform.md §2.1
+# (Cluster Autoscaler GPU labels), §8 (cloud accelerator labels).
+GPU_NODE_LABELS = (
+    "nvidia.com/gpu.present",
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.count",
+    "feature.node.kubernetes.io/pci-10de.present",
+    "cloud.google.com/gke-accelerator",
+    "k8s.amazonaws.com/accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "kubernetes.azure.com/accelerator",
+    "accelerator",
+    "amd.com/gpu.product-name",
+    "amd.com/gpu.family",
+    "gpu.intel.com/device.count",
+)
+# Labels whose value "false" explicitly denies a GPU.
+_FALSE_VALUES = frozenset({"false", "False", "0", ""})
+
+_KUBELET_VERSION = re.compile(r"^v?(\d+)\.(\d+)")
+
+_PODS = "pods"
+
+
+def _minor_version(version: str) -> tuple[int, int] | None:
+    """``(1, 31)`` from ``v1.31.4``, ``v1.31.4-eks-1234``, ``1.31`` ...; None if unparsable."""
+    match = _KUBELET_VERSION.match(version.strip()) if version else None
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def parse_resource_list(resources: dict[str, object]) -> dict[str, int]:
+    """A ResourceList as integers: ``cpu`` in millicores, everything else in units.
+
+    Same units as :func:`gpuplane.k8s.requests.pod_requests` (``Quantity.MilliValue``
+    for cpu, ``Quantity.Value`` otherwise), so allocatable and requests subtract.
+    A quantity the API server would reject is left out rather than guessed.
+    """
+    from gpuplane.k8s.quantity import milli_value, value
+
+    parsed: dict[str, int] = {}
+    for name, quantity in resources.items():
+        try:
+            parsed[name] = milli_value(quantity) if name == "cpu" else value(quantity)
+        except (ValueError, TypeError):
+            continue
+    return parsed
+
+
+class ClusterState:
+    """A cluster snapshot with its indexes.
+
+    Attributes are built once in the constructor (one pass over pods and
+    objects); per-node ``allocatable``/``requested``/``free`` are computed on first
+    use and cached. Treat instances as read-only: engines that place pods
+    (simulate) keep their own overlay instead of mutating the state.
+    """
+
+    def __init__(
+        self,
+        nodes: list[Node],
+        pods: list[Pod],
+        objects: list[Manifest],
+        *,
+        server_version: str | None = None,
+        source: str = "",
+        errors: list[LoadError] | None = None,
+    ) -> None:
+        self.source = source
+        self.server_version = server_version
+        self.errors: list[LoadError] = list(errors or [])
+        self.nodes = nodes
+        self.node_by_name: dict[str, Node] = {node.metadata.name: node for node in nodes}
+        self.pods = pods
+        self.pods_by_node: dict[str, list[Pod]] = {}
+        self.pending_pods: list[Pod] = []
+        self._index_pods(pods)
+
+        self.objects = objects
+        self._by_kind: dict[str, list[Manifest]] = {}
+        self.namespaces: dict[str, Manifest] = {}
+        self.priority_classes: dict[str, Manifest] = {}
+        self.storage_classes: dict[str, Manifest] = {}
+        self.pvcs: dict[tuple[str, str], Manifest] = {}
+        self.pvs: dict[str, Manifest] = {}
+        self.quotas: list[Manifest] = []
+        self.limit_ranges: list[Manifest] = []
+        self.pdbs: list[Manifest] = []
+        self._index_objects(objects)
+
+        self._allocatable: dict[str, dict[str, int]] = {}
+        self._capacity: dict[str, dict[str, int]] = {}
+        self._requested: dict[str, dict[str, int]] = {}
+        self._gpu_nodes: list[Node] | None = None
+
+    # -- construction --------------------------------------------------------------------
+
+    def _index_pods(self, pods: list[Pod]) -> None:
+        by_node = self.pods_by_node
+        pending = self.pending_pods
+        for pod in pods:
+            phase = pod.status.phase
+            node_name = pod.spec.node_name
+            if node_name:
+                if phase not in TERMINAL_PHASES:
+                    bucket = by_node.get(node_name)
+                    if bucket is None:
+                        by_node[node_name] = [pod]
+                    else:
+                        bucket.append(pod)
+            # A pod object without a status has just been created: the API server
+            # sets phase Pending on create (pkg/registry/core/pod/strategy.go).
+            elif phase in ("Pending", "") and pod.metadata.deletion_timestamp is None:
+                pending.append(pod)
+
+    def _index_objects(self, objects: Iterable[Manifest]) -> None:
+        by_kind = self._by_kind
+        for obj in objects:
+            kind = obj.kind
+            bucket = by_kind.get(kind)
+            if bucket is None:
+                by_kind[kind] = [obj]
+            else:
+                bucket.append(obj)
+        core = ""
+        for obj in self.by_kind("Namespace", core):
+            self.namespaces[obj.name] = obj
+        for obj in self.by_kind("PriorityClass", "scheduling.k8s.io"):
+            self.priority_classes[obj.name] = obj
+        for obj in self.by_kind("StorageClass", "storage.k8s.io"):
+            self.storage_classes[obj.name] = obj
+        for obj in self.by_kind("PersistentVolumeClaim", core):
+            self.pvcs[(obj.namespace or "default", obj.name)] = obj
+        for obj in self.by_kind("PersistentVolume", core):
+            self.pvs[obj.name] = obj
+        self.quotas = self.by_kind("ResourceQuota", core)
+        self.limit_ranges = self.by_kind("LimitRange", core)
+        self.pdbs = self.by_kind("PodDisruptionBudget", "policy")
+
+    @classmethod
+    def from_input(cls, data: ClusterInput) -> ClusterState:
+        """From what :func:`gpuplane.sources.cluster.read_cluster` returns."""
+        return cls(
+            data.nodes,
+            data.pods,
+            data.objects,
+            server_version=data.server_version,
+            source=data.source,
+            errors=data.errors,
+        )
+
+    @classmethod
+    def from_objects(cls, objects: list[Manifest], *, source: str = "") -> ClusterState:
+        """From loaded manifests (tests, lint ``--cluster`` on plain files).
+
+        Pods and Nodes become typed structs; a Pod or Node with a field of the
+        wrong type is left out and recorded in ``errors`` (``path:line: kind/name:
+        message``) instead of raising.
+        """
+        import msgspec
+
+        nodes: list[Node] = []
+        pods: list[Pod] = []
+        others: list[Manifest] = []
+        errors: list[LoadError] = []
+        for obj in objects:
+            kind = obj.kind
+            if obj.group == "" and kind in ("Pod", "Node"):
+                try:
+                    if kind == "Pod":
+                        pods.append(pod_from_dict(obj.data))
+                    else:
+                        nodes.append(node_from_dict(obj.data))
+                except msgspec.ValidationError as exc:
+                    errors.append(LoadError(obj.path, obj.line, f"{kind} {obj.name}: {exc}"))
+            else:
+                others.append(obj)
+        return cls(nodes, pods, others, source=source, errors=errors)
+
+    # -- objects -----------------------------------------------------------------------
+
+    def by_kind(self, kind: str, group: str | None = None) -> list[Manifest]:
+        """Objects of ``kind``; with ``group`` ("" = core), only that API group."""
+        found = self._by_kind.get(kind, [])
+        if group is None:
+            return list(found)
+        return [obj for obj in found if obj.group == group]
+
+    def kinds(self) -> list[str]:
+        """Every kind present among the plain objects (sorted)."""
+        return sorted(self._by_kind)
+
+    # -- per-node numbers ----------------------------------------------------------------
+
+    def capacity(self, node: str) -> dict[str, int]:
+        """Parsed ``status.capacity`` (cpu milli, others units); {} for an unknown node."""
+        cached = self._capacity.get(node)
+        if cached is None:
+            found = self.node_by_name.get(node)
+            cached = parse_resource_list(found.status.capacity) if found is not None else {}
+            self._capacity[node] = cached
+        return cached
+
+    def allocatable(self, node: str) -> dict[str, int]:
+        """Parsed ``status.allocatable`` (cpu milli, others units, ``pods`` count)."""
+        cached = self._allocatable.get(node)
+        if cached is None:
+            found = self.node_by_name.get(node)
+            cached = parse_resource_list(found.status.allocatable) if found is not None else {}
+            self._allocatable[node] = cached
+        return cached
+
+    def requested(self, node: str) -> dict[str, int]:
+        """Sum of the effective requests of the pods holding resources on ``node``,
+        plus ``pods``: how many they are (``NodeInfo.Requested`` and ``len(Pods)``)."""
+        cached = self._requested.get(node)
+        if cached is None:
+            cached = self._sum_requests(self.pods_by_node.get(node, ()))
+            self._requested[node] = cached
+        return cached
+
+    @staticmethod
+    def _sum_requests(pods: Iterable[Pod]) -> dict[str, int]:
+        from gpuplane.k8s.requests import pod_requests
+
+        total: dict[str, int] = {}
+        count = 0
+        get = total.get
+        for pod in pods:
+            count += 1
+            try:
+                requests = pod_requests(pod)
+            except (ValueError, TypeError):
+                # A quantity the API server would have rejected: such a pod cannot exist
+                # in a real cluster; count it, but do not guess its size.
+                continue
+            for name, amount in requests.items():
+                total[name] = get(name, 0) + amount
+        total[_PODS] = get(_PODS, 0) + count
+        return total
+
+    def free(self, node: str) -> dict[str, int]:
+        """``allocatable - requested`` for every resource in allocatable (may be negative
+        when a device plugin withdrew devices that running pods still hold)."""
+        requested = self.requested(node)
+        return {name: amount - requested.get(name, 0) for name, amount in self.allocatable(node).items()}
+
+    # -- cluster facts -------------------------------------------------------------------
+
+    def kubernetes_version(self) -> str | None:
+        """``"1.31"``: the server's version when known, else the highest kubelet minor.
+
+        The control plane is never older than its kubelets (version skew policy,
+        kubernetes.io/releases/version-skew-policy), so the newest kubelet is the
+        best lower bound a snapshot offers.
+        """
+        if self.server_version:
+            parsed = _minor_version(self.server_version)
+            if parsed:
+                return f"{parsed[0]}.{parsed[1]}"
+        best: tuple[int, int] | None = None
+        seen: set[str] = set()
+        for node in self.nodes:
+            version = node.status.node_info.kubelet_version
+            if version in seen:
+                continue
+            seen.add(version)
+            parsed = _minor_version(version)
+            if parsed and (best is None or parsed > best):
+                best = parsed
+        return f"{best[0]}.{best[1]}" if best else None
+
+    def gpu_nodes(self) -> list[Node]:
+        """Nodes that advertise an accelerator resource or carry GPU node labels.
+
+        Label-only nodes matter: a GPU node whose device plugin is broken shows no
+        GPU in allocatable but still has GFD / operator / cloud accelerator labels.
+        """
+        if self._gpu_nodes is None:
+            self._gpu_nodes = [node for node in self.nodes if is_gpu_node(node)]
+        return self._gpu_nodes
+
+    def node_ready(self, node: str) -> bool | None:
+        """The node's ``Ready`` condition (None when the node or condition is absent)."""
+        found = self.node_by_name.get(node)
+        if found is None:
+            return None
+        for condition in found.status.conditions:
+            if condition.type == "Ready":
+                return condition.status == "True"
+        return None
+
+    def __repr__(self) -> str:
+        return (
+            f"<ClusterState {self.source or '<memory>'}: {len(self.nodes)} nodes, {len(self.pods)} pods, "
+            f"{len(self.pending_pods)} pending, {len(self.objects)} other objects>"
+        )
+
+
+def is_gpu_node(node: Node) -> bool:
+    """GPU capacity/allocatable, or a GPU label (``nvidia.com/gpu.present=true`` ...)."""
+    from gpuplane.gpu.resources import is_gpu_resource
+
+    status = node.status
+    for name in status.capacity:
+        if is_gpu_resource(name):
+            return True
+    for name in status.allocatable:
+        if is_gpu_resource(name):
+            return True
+    labels = node.metadata.labels
+    if labels:
+        for key in GPU_NODE_LABELS:
+            value = labels.get(key)
+            if value is not None and value not in _FALSE_VALUES:
+                return True
+    return False
+
+
+def load_cluster_state(
+    source: str,
+    *,
+    context: str | None = None,
+    kubeconfig: str | None = None,
+    progress: bool = False,
+) -> tuple[ClusterState, list[LoadError]]:
+    """Read ``source`` (snapshot file/folder or ``live``) and index it.
+
+    Returns the state and the load errors (bad files, bad objects): callers
+    report them and still use what loaded (exit 2 per spec/cli.md).
+    """
+    from gpuplane.sources.cluster import read_cluster
+
+    data = read_cluster(source, context=context, kubeconfig=kubeconfig, progress=progress)
+    state = ClusterState.from_input(data)
+    return state, state.errors

@@ -1,0 +1,74 @@
+"""Dispatch from an object's (API group, kind) to the expander of its controller family."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpuplane.k8s.workloads import core, kubeflow, ray, serving, sigs, spark, volcano
+from gpuplane.k8s.workloads.model import ExpandContext, PodSet, Related
+from gpuplane.sources.manifest import Manifest
+
+Expander = Callable[[Manifest, ExpandContext], list[PodSet]]
+
+EXPANDERS: dict[tuple[str, str], Expander] = {
+    ("", "Pod"): core.expand_pod,
+    ("apps", "Deployment"): core.expand_replicated,
+    ("apps", "ReplicaSet"): core.expand_replicated,
+    ("", "ReplicationController"): core.expand_replicated,
+    ("apps", "StatefulSet"): core.expand_statefulset,
+    ("apps", "DaemonSet"): core.expand_daemonset,
+    ("batch", "Job"): core.expand_job,
+    ("batch", "CronJob"): core.expand_cronjob,
+    **{("kubeflow.org", kind): kubeflow.expand_replica_job for kind in kubeflow.REPLICA_FIELDS},
+    ("trainer.kubeflow.org", "TrainJob"): kubeflow.expand_trainjob,
+    ("jobset.x-k8s.io", "JobSet"): sigs.expand_jobset,
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): sigs.expand_leaderworkerset,
+    ("ray.io", "RayCluster"): ray.expand_raycluster,
+    ("ray.io", "RayJob"): ray.expand_rayjob,
+    ("ray.io", "RayService"): ray.expand_rayservice,
+    ("batch.volcano.sh", "Job"): volcano.expand_volcano_job,
+    ("serving.kserve.io", "InferenceService"): serving.expand_inferenceservice,
+    ("sparkoperator.k8s.io", "SparkApplication"): spark.expand_sparkapplication,
+}
+
+WORKLOAD_KINDS: frozenset[tuple[str, str]] = frozenset(EXPANDERS)
+
+# Malformed input (a list where a map belongs, ...) must never escape as a traceback:
+# the object then simply creates no PodSets; the linter's schema checks report the shape.
+_MALFORMED = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+
+
+def is_workload(obj: Manifest) -> bool:
+    """True for kinds this module expands into pods."""
+    return (obj.group, obj.kind) in EXPANDERS
+
+
+def expand(obj: Manifest, *, nodes: list | None = None, related: Related | None = None) -> list[PodSet]:
+    """PodSets of one object; ``[]`` for objects that create no pods (Service, ConfigMap, ...).
+
+    ``nodes`` (typed ``Node`` list) sizes DaemonSets; ``related`` resolves references to
+    other objects (TrainingRuntimes, PodGroups, ServingRuntimes).
+    """
+    expander = EXPANDERS.get((obj.group, obj.kind))
+    if expander is None or not isinstance(obj.data, dict):
+        return []
+    try:
+        return expander(obj, ExpandContext(nodes, related))
+    except _MALFORMED:
+        return []
+
+
+def expand_all(objects: list[Manifest], nodes: list | None = None) -> list[PodSet]:
+    """Expand every object, resolving references among ``objects`` themselves."""
+    related = Related.from_objects(objects)
+    ctx = ExpandContext(nodes, related)
+    out: list[PodSet] = []
+    for obj in objects:
+        expander = EXPANDERS.get((obj.group, obj.kind))
+        if expander is None or not isinstance(obj.data, dict):
+            continue
+        try:
+            out.extend(expander(obj, ctx))
+        except _MALFORMED:
+            continue
+    return out

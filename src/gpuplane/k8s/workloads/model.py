@@ -1,0 +1,325 @@
+"""The workload model every engine reads: :class:`PodSet` (a group of identical pods a
+controller creates) and :class:`Gang` (pods that must be placed together).
+
+Why one model: lint rules, the scheduler simulator and diagnose all need "which pods
+does this object create, how many, from which template, and must they start
+together?". Answering that once per controller kind (this package) keeps
+``spec.pytorchReplicaSpecs`` out of every rule (design.md "One model, many engines").
+
+Templates are NOT copied: ``PodSet.template`` is the dict inside the manifest (so a
+finding's field path, ``template_path``, points at the real line). The only exceptions
+are templates a controller *builds* from its own fields (KServe predictors, Spark
+drivers, TrainJob trainer overrides): those are marked ``synthetic=True`` and their
+``template_path`` points at the controller field they were built from, so
+``Manifest.field_line`` still lands on the closest real line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from gpuplane.k8s.objects import Pod, prune_nulls
+from gpuplane.sources.manifest import FieldPath, Manifest
+
+
+@dataclass(slots=True)
+class Gang:
+    """Pods that a gang mechanism places all-or-nothing.
+
+    ``mechanism`` says who enforces it: ``volcano`` (PodGroup + Volcano scheduler),
+    ``coscheduling`` (scheduler-plugins PodGroup), ``kueue`` (admission of the whole
+    workload, all-or-nothing with ``waitForPodsReady``), ``training-operator`` (the
+    Kubeflow operator creates a PodGroup for its configured gang scheduler), ...
+    ``min_member`` is the number of pods that must fit together (None = unknown).
+    """
+
+    mechanism: str
+    name: str
+    min_member: int | None
+    queue: str | None = None
+
+
+@dataclass(slots=True)
+class PodSet:
+    """A group of identical pods created by one controller object.
+
+    Extra fields beyond the shared contract:
+    - ``volume_claim_templates``: StatefulSet / LeaderWorkerSet PVC templates (each pod gets its own claims).
+    - ``count_known``: False when ``count`` is a placeholder (a DaemonSet expanded without nodes).
+    - ``max_count``: upper bound for elastic / autoscaled sets (PyTorch elastic, Ray, KServe), else None.
+    - ``priority_class``: priority class the gang/PodGroup carries (``runPolicy.schedulingPolicy.priorityClass``).
+    - ``template_source``: the object whose data holds ``template`` when it is not ``source``
+      (a TrainJob's pods come from its TrainingRuntime); None means ``source``.
+    - ``synthetic``: the template was built or patched from controller fields (not the dict at ``template_path``).
+    - ``injected``: ``{"metadata": {...}, "spec": {...}}`` the controller adds to every pod it creates
+      (DaemonSet tolerations, Volcano Job ``schedulerName``); applied to :meth:`pod` only, never
+      to ``template``, so field paths stay true. Lists are appended, maps merged, scalars set when unset.
+    """
+
+    source: Manifest
+    name: str
+    role: str
+    count: int
+    template: dict
+    template_path: FieldPath
+    gang: Gang | None = None
+    queue: str | None = None
+    distributed: bool = False
+    volume_claim_templates: list[dict] = field(default_factory=list)
+    count_known: bool = True
+    max_count: int | None = None
+    priority_class: str | None = None
+    template_source: Manifest | None = None
+    synthetic: bool = False
+    injected: dict | None = None
+    pod_error: str | None = None
+    _pod: Pod | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def spec_path(self) -> FieldPath:
+        """Path of the pod spec inside the source object (``("spec",)`` for a bare Pod)."""
+        return (*self.template_path, "spec")
+
+    @property
+    def kind(self) -> str:
+        return self.source.kind
+
+    @property
+    def key(self) -> str:
+        """``Kind/namespace/name:podset`` — a stable id for reports and JSON."""
+        return f"{self.source.kind}/{self.source.namespace or 'default'}/{self.source.name}:{self.name}"
+
+    def pod(self) -> Pod:
+        """The template as a typed :class:`Pod`, converted on first use and cached.
+
+        Never raises: a field with a type the API would reject is dropped (recorded in
+        ``pod_error``) so one bad label does not hide the rest of the template from the
+        engines. ``metadata.namespace`` defaults to the controller's namespace.
+        """
+        if self._pod is None:
+            self._pod, self.pod_error = _convert_template(self.template, self.source.namespace, self.injected)
+        return self._pod
+
+    def field_line(self, path: FieldPath) -> int:
+        """Line of ``path`` (relative to the pod template) in the file that holds the template."""
+        holder = self.template_source or self.source
+        return holder.field_line((*self.template_path, *path))
+
+
+class Related:
+    """Objects a workload refers to, indexed by (group, kind, namespace, name).
+
+    Used to resolve a TrainJob's ``runtimeRef``, the PodGroup a pod joins (Volcano or
+    coscheduling) and a KServe model's ServingRuntime. Cluster-scoped kinds are
+    indexed with namespace ``None``.
+    """
+
+    INDEXED: frozenset[tuple[str, str]] = frozenset(
+        {
+            ("trainer.kubeflow.org", "TrainingRuntime"),
+            ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+            ("scheduling.volcano.sh", "PodGroup"),
+            ("scheduling.x-k8s.io", "PodGroup"),
+            ("scheduling.sigs.k8s.io", "PodGroup"),
+            ("serving.kserve.io", "ServingRuntime"),
+            ("serving.kserve.io", "ClusterServingRuntime"),
+        }
+    )
+    CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset(
+        {("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("serving.kserve.io", "ClusterServingRuntime")}
+    )
+
+    __slots__ = ("_index",)
+
+    def __init__(self) -> None:
+        self._index: dict[tuple[str, str, str | None, str], Manifest] = {}
+
+    @classmethod
+    def from_objects(cls, objects: list[Manifest]) -> Related:
+        related = cls()
+        for obj in objects:
+            related.add(obj)
+        return related
+
+    def add(self, obj: Manifest) -> None:
+        gk = (obj.group, obj.kind)
+        if gk in self.INDEXED:
+            ns = None if gk in self.CLUSTER_SCOPED else (obj.namespace or "default")
+            self._index[(gk[0], gk[1], ns, obj.name)] = obj
+
+    def get(self, group: str, kind: str, namespace: str | None, name: str) -> Manifest | None:
+        ns = None if (group, kind) in self.CLUSTER_SCOPED else (namespace or "default")
+        return self._index.get((group, kind, ns, name))
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+# -- small, defensive field readers (malformed input must never raise) ----------------------
+
+
+def as_dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def as_int(value: Any, default: int | None) -> int | None:
+    """An integer field; ``default`` when missing or not an integer (bools are not integers)."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return default
+
+
+def as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def nonneg(value: int | None) -> int:
+    return value if value is not None and value > 0 else 0
+
+
+def dig(data: Any, *path: str | int) -> Any:
+    """Walk nested dicts/lists; None when a step is missing or mistyped."""
+    node = data
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(node, list) or not 0 <= step < len(node):
+                return None
+            node = node[step]
+        elif isinstance(node, dict):
+            node = node.get(step)
+        else:
+            return None
+    return node
+
+
+# -- typed conversion of templates ---------------------------------------------------------
+
+_ERROR_PATH = re.compile(r"at `\$((?:\.[^.\[`]+|\[\d+\]|\[\.\.\.\])*)`")
+_STEP = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|(\[\.\.\.\])")
+_MAX_REPAIRS = 20
+_ANY_KEY = "[...]"  # msgspec's marker for "some value of this map"
+
+
+def _convert_template(template: dict, namespace: str | None, injected: dict | None = None) -> tuple[Pod, str | None]:
+    """Typed Pod of a template; drop fields of the wrong type instead of failing."""
+    data = prune_nulls(template) if isinstance(template, dict) else {}
+    if injected:
+        _inject(data, injected)
+    errors: list[str] = []
+    pod = None
+    for _ in range(_MAX_REPAIRS):
+        try:
+            pod = msgspec.convert(data, Pod, strict=False)
+            break
+        except msgspec.ValidationError as exc:
+            message = str(exc)
+            errors.append(message)
+            if not _repair(data, message):
+                break
+    if pod is None:
+        pod = Pod()
+    if not pod.metadata.namespace and namespace:
+        pod.metadata.namespace = namespace
+    return pod, ("; ".join(errors) or None)
+
+
+def _inject(data: dict, extra: dict) -> None:
+    """Merge controller-added fields into the (already copied) template data."""
+    for key, value in extra.items():
+        current = data.get(key)
+        if isinstance(value, dict):
+            if not isinstance(current, dict):
+                current = data[key] = {}
+            _inject(current, value)
+        elif isinstance(value, list):
+            data[key] = [*(current if isinstance(current, list) else []), *value]
+        elif current is None or current == "":
+            data[key] = value
+
+
+def _repair(data: dict, message: str) -> bool:
+    """Remove the value a msgspec error points at (the pruned copy is ours to mutate)."""
+    match = _ERROR_PATH.search(message)
+    if not match:
+        return False
+    path: list[str | int] = []
+    for name, index, _any in _STEP.findall(match.group(1)):
+        path.append(name if name else (int(index) if index else _ANY_KEY))
+    if not path:
+        return False
+    if path[-1] == _ANY_KEY:
+        # a map value of the wrong type (a number as a label value, a list as a quantity):
+        # keep the well-typed entries only
+        parent = dig(data, *path[:-1])
+        if not isinstance(parent, dict):
+            return False
+        allowed: tuple[type, ...] = (str,) if "Expected `str`" in message else (str, int, float)
+        bad = [k for k, v in parent.items() if isinstance(v, bool) or not isinstance(v, allowed)]
+        for key in bad:
+            del parent[key]
+        return bool(bad)
+    node = dig(data, *path[:-1])
+    last = path[-1]
+    if isinstance(node, dict) and last in node:
+        del node[last]
+        return True
+    if isinstance(node, list) and isinstance(last, int) and 0 <= last < len(node):
+        del node[last]
+        return True
+    return False
+
+
+@dataclass(slots=True)
+class ExpandContext:
+    """What an expander may look at besides the object: cluster nodes and related objects."""
+
+    nodes: list | None = None
+    related: Related | None = None
+
+
+def job_pod_count(job_spec: dict) -> int:
+    """Pods a batch/v1 Job runs at once: ``min(parallelism, completions)``.
+
+    ``parallelism`` defaults to 1; a Job without ``completions`` runs ``parallelism`` pods
+    (work-queue mode); ``parallelism: 0`` pauses it. Kueue sizes the Job's PodSet the same
+    way (reference/scheduling.md §4.4; staging/src/k8s.io/api/batch/v1/types.go).
+    """
+    parallelism = nonneg(as_int(job_spec.get("parallelism"), 1))
+    completions = as_int(job_spec.get("completions"), None)
+    if completions is not None:
+        return min(parallelism, nonneg(completions))
+    return parallelism
+
+
+# Role names: a fixed vocabulary so engines can match on them.
+KNOWN_ROLES: frozenset[str] = frozenset(
+    {
+        "master", "worker", "chief", "ps", "evaluator", "launcher", "driver", "executor", "head",
+        "leader", "predictor", "transformer", "explainer", "trainer", "initializer", "node",
+        "scheduler", "server", "submitter",
+    }
+)
+_ROLE_HINTS = ("master", "launcher", "chief", "driver", "leader", "head", "evaluator", "executor", "worker")
+
+
+def role_from_name(name: str, default: str) -> str:
+    """Normalize a replica/task/job name to a role: exact match, then a known word inside it."""
+    lowered = name.lower()
+    if lowered in KNOWN_ROLES:
+        return lowered
+    for hint in _ROLE_HINTS:
+        if hint in lowered:
+            return hint
+    return default

@@ -1,0 +1,127 @@
+"""KubeRay ``ray.io/v1``: RayCluster, RayJob, RayService.
+
+A Ray cluster is one head pod plus, per ``workerGroupSpecs[]`` entry, the group's desired
+replicas × ``numOfHosts`` worker pods. Desired replicas follow KubeRay's
+``GetWorkerGroupDesiredReplicas`` (ray-operator/controllers/ray/utils/util.go): ``replicas``
+clamped into ``[minReplicas, maxReplicas]`` (CRD defaults 0, 0, 2147483647), 0 for a
+suspended group. A RayJob in ``K8sJobMode`` (the default) adds a submitter Job pod
+(``submitterPodTemplate`` or KubeRay's default: the head image, 500m/200Mi requests, 1/1Gi limits,
+ray-operator/controllers/ray/common/job.go ``GetDefaultSubmitterTemplate``).
+
+Batch scheduling: the label ``ray.io/scheduler-name`` (``volcano``, ``yunikorn``) makes KubeRay
+create a PodGroup ``ray-<name>-pg`` covering the head and the desired workers; the Volcano queue
+comes from the ``volcano.sh/queue-name`` label.
+"""
+
+from __future__ import annotations
+
+from gpuplane.k8s.workloads.gangs import VOLCANO_QUEUE_SHORT, finish
+from gpuplane.k8s.workloads.model import (
+    ExpandContext,
+    Gang,
+    PodSet,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    dig,
+    nonneg,
+)
+from gpuplane.sources.manifest import Manifest
+
+_INT32_MAX = 2**31 - 1
+RAY_SCHEDULER_LABEL = "ray.io/scheduler-name"
+
+
+def _desired_replicas(group: dict) -> int:
+    if group.get("suspend") is True:
+        return 0
+    minimum = nonneg(as_int(group.get("minReplicas"), 0))
+    maximum = nonneg(as_int(group.get("maxReplicas"), _INT32_MAX))
+    replicas = as_int(group.get("replicas"), None)
+    if minimum > maximum:
+        return maximum
+    if replicas is None or replicas < minimum:
+        return minimum
+    return min(replicas, maximum)
+
+
+def _cluster_podsets(obj: Manifest, cluster: dict, base: tuple[str, ...], suspended: bool) -> list[PodSet]:
+    podsets: list[PodSet] = []
+    head = dig(cluster, "headGroupSpec", "template")
+    if isinstance(head, dict):
+        podsets.append(PodSet(obj, "head", "head", 0 if suspended else 1, head, (*base, "headGroupSpec", "template")))
+    for index, group in enumerate(as_list(cluster.get("workerGroupSpecs"))):
+        template = dig(group, "template")
+        if not isinstance(template, dict):
+            continue
+        name = as_str(dig(group, "groupName")) or f"worker-group-{index}"
+        hosts = nonneg(as_int(group.get("numOfHosts"), 1))
+        count = 0 if suspended else _desired_replicas(group) * hosts
+        max_replicas = as_int(group.get("maxReplicas"), None)
+        ps = PodSet(obj, name, "worker", count, template, (*base, "workerGroupSpecs", index, "template"))
+        ps.max_count = max_replicas * hosts if max_replicas is not None else None
+        podsets.append(ps)
+    workers = any(ps.role == "worker" and ps.count > 0 for ps in podsets)
+    for ps in podsets:
+        ps.distributed = workers
+    return podsets
+
+
+def _ray_gang(obj: Manifest, podsets: list[PodSet]) -> Gang | None:
+    scheduler = as_str(obj.labels.get(RAY_SCHEDULER_LABEL))
+    if not scheduler:
+        return None
+    total = sum(ps.count for ps in podsets if ps.role in ("head", "worker"))
+    return Gang(scheduler, f"ray-{obj.name}-pg", total, as_str(obj.labels.get(VOLCANO_QUEUE_SHORT)))
+
+
+def expand_raycluster(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
+    spec = as_dict(obj.data.get("spec"))
+    podsets = _cluster_podsets(obj, spec, ("spec",), spec.get("suspend") is True)
+    return finish(obj, podsets, ctx.related, native=_ray_gang(obj, podsets))
+
+
+def expand_rayservice(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
+    cluster = as_dict(dig(obj.data, "spec", "rayClusterConfig"))
+    podsets = _cluster_podsets(obj, cluster, ("spec", "rayClusterConfig"), False)
+    return finish(obj, podsets, ctx.related, kueue_whole=False, native=_ray_gang(obj, podsets))
+
+
+def expand_rayjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
+    spec = as_dict(obj.data.get("spec"))
+    suspended = spec.get("suspend") is True
+    cluster = as_dict(spec.get("rayClusterSpec"))
+    podsets = _cluster_podsets(obj, cluster, ("spec", "rayClusterSpec"), suspended) if cluster else []
+    mode = spec.get("submissionMode") or "K8sJobMode"
+    if mode == "K8sJobMode":
+        submitter = spec.get("submitterPodTemplate")
+        if isinstance(submitter, dict):
+            ps = PodSet(obj, "submitter", "submitter", 0 if suspended else 1, submitter, ("spec", "submitterPodTemplate"))
+        else:
+            ps = PodSet(obj, "submitter", "submitter", 0 if suspended else 1, _default_submitter(cluster),
+                        ("spec", "entrypoint"), synthetic=True)
+        ps.distributed = any(p.distributed for p in podsets)
+        podsets.append(ps)
+    if not podsets:
+        return []
+    return finish(obj, podsets, ctx.related, native=_ray_gang(obj, podsets))
+
+
+def _default_submitter(cluster: dict) -> dict:
+    image = dig(cluster, "headGroupSpec", "template", "spec", "containers", 0, "image")
+    return {
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "ray-job-submitter",
+                    "image": image if isinstance(image, str) else "rayproject/ray:latest",
+                    "resources": {
+                        "limits": {"cpu": "1", "memory": "1Gi"},
+                        "requests": {"cpu": "500m", "memory": "200Mi"},
+                    },
+                }
+            ],
+        }
+    }

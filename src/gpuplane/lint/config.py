@@ -1,0 +1,124 @@
+"""Lint configuration: ``.gpuplane.yaml`` (found upward from the cwd) plus CLI flags.
+
+File format::
+
+    disable: [gpu-type-unpinned]            # rule ids turned off
+    enable: []                              # when non-empty: only these rules run
+    severity:                               # per-rule severity overrides
+      cpu-pod-on-gpu-nodes: error
+    ignore:                                 # glob patterns of paths not linted
+      - charts/vendor/**
+    fail-on: warning                        # default for --fail-on
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuplane.lint.finding import SEVERITIES
+
+CONFIG_NAMES = (".gpuplane.yaml", ".gpuplane.yml")
+FAIL_ON = ("error", "warning", "info", "never")
+
+
+class ConfigError(ValueError):
+    """An unusable config file: reported as one line, exit 2."""
+
+
+@dataclass(slots=True)
+class LintConfig:
+    disable: set[str] = field(default_factory=set)
+    enable: set[str] = field(default_factory=set)
+    severity: dict[str, str] = field(default_factory=dict)
+    ignore: list[str] = field(default_factory=list)
+    fail_on: str | None = None
+    base_dir: str = "."
+    source: str | None = None
+
+    def rule_enabled(self, rule_id: str) -> bool:
+        if rule_id in self.disable:
+            return False
+        return not self.enable or rule_id in self.enable
+
+    def path_ignored(self, path: str) -> bool:
+        """True when ``path`` matches an ignore glob (relative to the config file's folder)."""
+        if not self.ignore or not path or path.startswith("<"):
+            return False
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.base_dir))
+        candidates = (rel.replace(os.sep, "/"), path.replace(os.sep, "/"))
+        for pattern in self.ignore:
+            for candidate in candidates:
+                if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(candidate, pattern.rstrip("/") + "/*"):
+                    return True
+        return False
+
+
+def find_config(start: str | None = None) -> str | None:
+    """The nearest ``.gpuplane.yaml`` in ``start`` (default cwd) or any parent folder."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                return str(candidate)
+    return None
+
+
+def _id_list(value: Any, key: str, source: str) -> set[str]:
+    if value is None:
+        return set()
+    if isinstance(value, str):
+        return {v.strip() for v in value.split(",") if v.strip()}
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return {v.strip() for v in value if v.strip()}
+    raise ConfigError(f"{source}: '{key}' must be a list of rule ids")
+
+
+def load_config(path: str) -> LintConfig:
+    """Parse one config file; raise :class:`ConfigError` with a one-line message."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at top level")
+    known = {"disable", "enable", "severity", "ignore", "ignore-paths", "ignore_paths", "fail-on", "fail_on"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key '{unknown[0]}' (known: disable, enable, severity, ignore, fail-on)")
+    severity = data.get("severity") or {}
+    if not isinstance(severity, dict):
+        raise ConfigError(f"{path}: 'severity' must map rule ids to error|warning|info")
+    for rule_id, level in severity.items():
+        if level not in SEVERITIES:
+            raise ConfigError(f"{path}: severity of {rule_id} must be one of error, warning, info (got {level!r})")
+    ignore = data.get("ignore", data.get("ignore-paths", data.get("ignore_paths"))) or []
+    if isinstance(ignore, str):
+        ignore = [ignore]
+    if not isinstance(ignore, list) or not all(isinstance(p, str) for p in ignore):
+        raise ConfigError(f"{path}: 'ignore' must be a list of path globs")
+    fail_on = data.get("fail-on", data.get("fail_on"))
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise ConfigError(f"{path}: 'fail-on' must be one of {', '.join(FAIL_ON)}")
+    return LintConfig(
+        disable=_id_list(data.get("disable"), "disable", path),
+        enable=_id_list(data.get("enable"), "enable", path),
+        severity={str(k): str(v) for k, v in severity.items()},
+        ignore=list(ignore),
+        fail_on=fail_on,
+        base_dir=str(Path(path).resolve().parent),
+        source=path,
+    )

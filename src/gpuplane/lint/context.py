@@ -1,0 +1,198 @@
+"""What a rule sees: the input objects, their PodSets (expanded once), the cluster.
+
+Rules never re-derive shared facts: PodSets come from the workload model
+(design.md "One model, many engines"), GPU requests and the AI kind groups are
+computed once per PodSet here and cached, and kind indexes are built once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gpuplane.lint import kinds
+from gpuplane.lint.finding import Finding, PatchOp
+from gpuplane.sources.manifest import FieldPath, Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.cluster import ClusterState
+    from gpuplane.k8s.workloads import PodSet
+    from gpuplane.lint.registry import RuleMeta
+
+APP_AND_INIT = ("initContainers", "containers")
+ALL_SECTIONS = ("initContainers", "containers", "ephemeralContainers")
+
+
+@dataclass(slots=True)
+class ContainerRef:
+    """One container of a pod template and where it sits in its object.
+
+    ``path`` is relative to the object root (``Manifest.data``), e.g.
+    ``("spec", "template", "spec", "containers", 0)``.
+    """
+
+    data: dict[str, Any]
+    path: FieldPath
+    section: str
+    index: int
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name") or f"{self.section}[{self.index}]")
+
+    @property
+    def is_init(self) -> bool:
+        return self.section == "initContainers"
+
+    def resources(self, kind: str) -> dict[str, Any]:
+        """``resources.requests`` or ``resources.limits`` (empty dict when absent or mistyped)."""
+        res = self.data.get("resources")
+        if not isinstance(res, dict):
+            return {}
+        value = res.get(kind)
+        return value if isinstance(value, dict) else {}
+
+    def env(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        env = self.data.get("env")
+        if isinstance(env, list):
+            for i, item in enumerate(env):
+                if isinstance(item, dict):
+                    yield i, item
+
+
+class LintContext:
+    """Shared, read-only view of one lint run, plus the ``report`` helper for rules."""
+
+    def __init__(
+        self,
+        objects: list[Manifest],
+        podsets: list[PodSet],
+        cluster: ClusterState | None = None,
+    ) -> None:
+        self.objects = objects
+        self.podsets = podsets
+        self.cluster = cluster
+        self.rule: RuleMeta | None = None  # set by the engine while a rule runs
+        self._by_kind: dict[str, list[Manifest]] | None = None
+        self._gpu_requests: dict[int, dict[str, int]] = {}
+        self._gpu_podsets: list[PodSet] | None = None
+        self._gpu_claim_templates: set[str] | None = None
+
+    # -- objects -------------------------------------------------------------------------------
+
+    def by_kind(self, kind: str, group: str | None = None, *, include_cluster: bool = False) -> list[Manifest]:
+        """Input objects of ``kind`` (optionally of API ``group``; ``""`` is core).
+
+        With ``include_cluster`` the cluster's objects of that kind are appended
+        (those not also in the input, by namespace/name): use it to look things up
+        (PriorityClasses, Namespaces, queues), never to report findings on.
+        """
+        if self._by_kind is None:
+            index: dict[str, list[Manifest]] = {}
+            for obj in self.objects:
+                index.setdefault(obj.kind, []).append(obj)
+            self._by_kind = index
+        found = self._by_kind.get(kind, [])
+        if group is not None:
+            found = [o for o in found if o.group == group]
+        if include_cluster and self.cluster is not None:
+            seen = {(o.namespace, o.name) for o in found}
+            extra = [
+                m for m in _cluster_objects(self.cluster, kind)
+                if (group is None or m.group == group) and (m.namespace, m.name) not in seen
+            ]
+            if extra:
+                found = [*found, *extra]
+        return found
+
+    # -- pod sets ------------------------------------------------------------------------------
+
+    @staticmethod
+    def holder(ps: PodSet) -> Manifest:
+        """The object whose data holds ``ps``'s template (a TrainJob's runtime, else the source):
+        report template findings on it so paths and lines are right."""
+        return ps.template_source or ps.source
+
+    def containers(self, ps: PodSet, sections: Sequence[str] = APP_AND_INIT) -> Iterator[ContainerRef]:
+        """Containers of ``ps``'s pod template, with their paths in :meth:`holder`'s data."""
+        spec = pod_spec(ps)
+        base = (*tuple(ps.template_path), "spec")
+        for section in sections:
+            items = spec.get(section)
+            if not isinstance(items, list):
+                continue
+            for i, item in enumerate(items):
+                if isinstance(item, dict):
+                    yield ContainerRef(item, (*base, section, i), section, i)
+
+    def gpu_requests(self, ps: PodSet) -> dict[str, int]:
+        """Accelerator requests of one pod of ``ps`` (summed over app containers), cached."""
+        key = id(ps)
+        found = self._gpu_requests.get(key)
+        if found is None:
+            found = self._gpu_requests[key] = kinds.gpu_requests(ps)
+        return found
+
+    def gpu_podsets(self) -> list[PodSet]:
+        """PodSets that ask for any accelerator (device-plugin resource or a GPU DRA claim)."""
+        if self._gpu_podsets is None:
+            templates = self._claim_templates()
+            self._gpu_podsets = [
+                ps for ps in self.podsets
+                if self.gpu_requests(ps) or kinds.init_gpu_requests(ps) or kinds.has_gpu_claim(ps, templates)
+            ]
+        return self._gpu_podsets
+
+    def is_gpu(self, ps: PodSet) -> bool:
+        return any(p is ps for p in self.gpu_podsets())
+
+    def _claim_templates(self) -> set[str]:
+        """Names of ResourceClaimTemplates/ResourceClaims in the input that ask for a GPU device class."""
+        if self._gpu_claim_templates is None:
+            names: set[str] = set()
+            for kind in ("ResourceClaimTemplate", "ResourceClaim"):
+                for obj in self.by_kind(kind, include_cluster=True):
+                    if kinds.claim_object_is_gpu(obj.data):
+                        names.add(obj.name)
+            self._gpu_claim_templates = names
+        return self._gpu_claim_templates
+
+    # -- findings ------------------------------------------------------------------------------
+
+    def report(
+        self,
+        obj: Manifest,
+        path: FieldPath,
+        message: str,
+        fix: str,
+        *,
+        severity: str | None = None,
+        patch: Sequence[PatchOp] = (),
+    ) -> Finding:
+        """A finding of the running rule (its id and default severity filled in)."""
+        meta = self.rule
+        if meta is None:
+            raise RuntimeError("LintContext.report() called outside a rule run")
+        return Finding(meta.id, severity or meta.severity, obj, tuple(path), message, fix, tuple(patch))
+
+
+def pod_spec(ps: PodSet) -> dict[str, Any]:
+    """The pod spec dict of a PodSet's template (empty when missing or mistyped)."""
+    template = ps.template if isinstance(ps.template, dict) else {}
+    spec = template.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _cluster_objects(cluster: Any, kind: str) -> list[Manifest]:
+    """The cluster's objects of ``kind`` as Manifests, whatever shape ClusterState keeps them in."""
+    getter = getattr(cluster, "by_kind", None)
+    if getter is None:
+        return []
+    out: list[Manifest] = []
+    for item in getter(kind) or ():
+        if isinstance(item, Manifest):
+            out.append(item)
+        elif isinstance(item, dict):
+            out.append(Manifest(item))
+    return out

@@ -1,0 +1,128 @@
+"""Run the registered rules over a set of objects.
+
+The engine expands workloads into PodSets once and shares them with every rule
+(design.md "Fast by construction": rules are linear passes over shared data),
+applies suppression (``gpuplane.io/ignore`` annotation, config file, --disable /
+--enable), severity overrides, and sorts findings by file and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gpuplane.lint.config import LintConfig
+from gpuplane.lint.context import LintContext
+from gpuplane.lint.finding import SEVERITY_RANK, Finding
+from gpuplane.lint.registry import RuleMeta, all_rules
+from gpuplane.sources.manifest import Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.cluster import ClusterState
+
+IGNORE_ANNOTATION = "gpuplane.io/ignore"
+
+
+@dataclass(slots=True)
+class RuleFailure:
+    """A rule that raised on this input: reported on stderr, the run goes on."""
+
+    rule: str
+    message: str
+
+
+@dataclass(slots=True)
+class LintResult:
+    findings: list[Finding]
+    objects: int
+    failures: list[RuleFailure] = field(default_factory=list)
+
+    def summary(self) -> dict[str, int]:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            counts[f.severity] = counts.get(f.severity, 0) + 1
+        return {"objects": self.objects, "findings": len(self.findings), **counts}
+
+    def to_json(self) -> dict[str, object]:
+        """The document of ``gpuplane lint -f json`` (spec/cli.md)."""
+        return {"findings": [f.to_json() for f in self.findings], "summary": self.summary()}
+
+    def reaches(self, fail_on: str) -> bool:
+        """True when some finding is at or above ``fail_on`` (exit code 1)."""
+        if fail_on == "never":
+            return False
+        floor = SEVERITY_RANK[fail_on]
+        return any(SEVERITY_RANK.get(f.severity, 0) >= floor for f in self.findings)
+
+
+def ignored_rules(obj: Manifest) -> frozenset[str]:
+    """Rule ids silenced on ``obj`` by ``gpuplane.io/ignore: "id,id"`` (``all`` silences every rule)."""
+    value = obj.annotations.get(IGNORE_ANNOTATION)
+    if not value or not isinstance(value, str):
+        return frozenset()
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def select_rules(config: LintConfig, *, with_cluster: bool, rules: Iterable[RuleMeta] | None = None) -> list[RuleMeta]:
+    """The rules to run: enabled by config/flags; ``required``-context rules only with a cluster."""
+    chosen = []
+    for meta in rules if rules is not None else all_rules():
+        if meta.category == "cluster" and not config.enable:
+            continue  # cluster rules belong to `gpuplane diagnose`
+        if not config.rule_enabled(meta.id):
+            continue
+        if meta.context == "required" and not with_cluster:
+            continue
+        chosen.append(meta)
+    return chosen
+
+
+def expand_podsets(objects: list[Manifest], cluster: ClusterState | None) -> list:
+    """PodSets of every workload in ``objects`` (expanded once for all rules)."""
+    from gpuplane.k8s.workloads import expand_all
+
+    nodes = cluster.nodes if cluster is not None else None
+    return expand_all(objects, nodes=nodes)
+
+
+def run_lint(
+    objects: list[Manifest],
+    *,
+    cluster: ClusterState | None = None,
+    config: LintConfig | None = None,
+    rules: Iterable[RuleMeta] | None = None,
+) -> LintResult:
+    """Lint ``objects`` (optionally against ``cluster``) and return sorted findings."""
+    config = config or LintConfig()
+    if config.ignore:
+        objects = [o for o in objects if not config.path_ignored(o.path)]
+    podsets = expand_podsets(objects, cluster)
+    ctx = LintContext(objects, podsets, cluster)
+    findings: list[Finding] = []
+    failures: list[RuleFailure] = []
+    overrides = config.severity
+    ignore_cache: dict[int, frozenset[str]] = {}
+    seen: set[tuple[str, int, tuple]] = set()  # one finding per (rule, object, field): shared templates
+    for meta in select_rules(config, with_cluster=cluster is not None, rules=rules):
+        ctx.rule = meta
+        try:
+            for finding in meta.check(ctx):
+                key = id(finding.object)
+                silenced = ignore_cache.get(key)
+                if silenced is None:
+                    silenced = ignore_cache[key] = ignored_rules(finding.object)
+                if silenced and (meta.id in silenced or "all" in silenced):
+                    continue
+                dedupe = (meta.id, key, finding.path)
+                if dedupe in seen:
+                    continue
+                seen.add(dedupe)
+                if meta.id in overrides:
+                    finding.severity = overrides[meta.id]
+                findings.append(finding)
+        except Exception as exc:  # a rule bug must not hide every other finding
+            failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
+    ctx.rule = None
+    findings.sort(key=Finding.sort_key)
+    return LintResult(findings, len(objects), failures)

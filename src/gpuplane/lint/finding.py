@@ -1,0 +1,113 @@
+"""A lint finding and the mechanical patches that fix it.
+
+A finding points at one field of one object (so the report can give the line of
+the offending field, not just of the object) and always carries a human fix.
+Rules with a safe mechanical fix also attach patch operations; ``--fix`` applies
+them to the source file (lint/fix.py), and a future admission webhook can apply
+the same operations as a JSON patch (the Polaris model in design.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplane.sources.manifest import FieldPath, Manifest
+
+SEVERITIES = ("error", "warning", "info")
+# Rank used for --fail-on and sorting: higher is more severe.
+SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class SetValue:
+    """Set the field at ``path`` to ``value``, creating missing maps on the way."""
+
+    path: FieldPath
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class AppendItem:
+    """Append ``value`` to the list at ``path`` (the list is created when missing)."""
+
+    path: FieldPath
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class RenameKey:
+    """Rename the last key of ``path`` to ``new_key``, keeping its value and position."""
+
+    path: FieldPath
+    new_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteKey:
+    """Remove the field at ``path``."""
+
+    path: FieldPath
+
+
+# Paths of every operation are relative to the object root (``Manifest.data``).
+PatchOp = SetValue | AppendItem | RenameKey | DeleteKey
+
+
+def format_field(path: FieldPath) -> str:
+    """Render a field path the way kubectl explain and API errors do.
+
+    ``("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")`` ->
+    ``spec.containers[0].resources.limits[nvidia.com/gpu]`` (keys holding dots
+    or slashes are bracketed, as the API server prints them in field errors).
+    """
+    out: list[str] = []
+    for step in path:
+        if isinstance(step, int) or "." in step or "/" in step:
+            out.append(f"[{step}]")
+        else:
+            out.append(f".{step}" if out else step)
+    return "".join(out)
+
+
+@dataclass(slots=True)
+class Finding:
+    """One problem: which rule, how bad, where (object + field), what and how to fix."""
+
+    rule: str
+    severity: str
+    object: Manifest
+    path: FieldPath
+    message: str
+    fix: str
+    patch: tuple[PatchOp, ...] = ()
+
+    @property
+    def line(self) -> int:
+        """Line of the offending field (nearest existing ancestor), computed lazily."""
+        return self.object.field_line(self.path)
+
+    @property
+    def field(self) -> str:
+        return format_field(self.path)
+
+    @property
+    def file(self) -> str:
+        return self.object.path
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.object.path, self.line, -SEVERITY_RANK.get(self.severity, 0), self.rule)
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as spec/cli.md shows it (plus ``field`` and ``fixable``)."""
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "object": self.object.ref(),
+            "path": self.object.path,
+            "line": self.line,
+            "field": self.field,
+            "message": self.message,
+            "fix": self.fix,
+            "fixable": bool(self.patch),
+        }

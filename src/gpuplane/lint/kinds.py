@@ -1,0 +1,268 @@
+"""AI kind groups over PodSets: "GPU workload", "training job", "inference server".
+
+kube-linter keeps kind matchers (DeploymentLike, JobLike) in one registry so
+checks do not re-derive them; these are the AI-specific groups on top, computed
+from the expanded PodSet (its source object, pod template and GPU requests).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.workloads import PodSet
+
+# Controllers whose pods are distributed/batch training (Kubeflow training-operator,
+# Kubeflow Trainer v2, MPI operator, JobSet, KubeRay, Volcano).
+TRAINING_KINDS = frozenset({
+    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob",
+    "TrainJob", "JobSet", "RayJob",
+})
+BATCH_KINDS = frozenset({"Job", "CronJob"})
+SERVING_KINDS = frozenset({"InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService",
+                           "InferenceGraph", "LLMInferenceService"})
+LONG_RUNNING_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet", "ReplicaSet"})
+
+# Image name fragments of inference servers (lower-case substrings of the image reference).
+SERVING_IMAGE_HINTS = (
+    "vllm", "text-generation-inference", "tgi", "tritonserver", "triton", "tensorrt-llm", "trtllm",
+    "sglang", "lmdeploy", "ollama", "llama.cpp", "llama-cpp", "nvcr.io/nim", "/nim/", "torchserve",
+    "tensorflow/serving", "text-embeddings-inference", "kserve", "seldon", "mlserver", "ray-serve",
+    "infinity", "aphrodite", "lorax",
+)
+
+# DRA device classes of the GPU drivers (NVIDIA, Intel, AMD DRA drivers).
+GPU_DEVICE_CLASS_HINTS = ("gpu.nvidia.com", "mig.nvidia.com", "gpu.intel.com", "gpu.amd.com", "gpu")
+
+# classify() kinds that count devices (HAMi memory/core shares and Intel monitoring do not).
+ACCELERATOR_KINDS = frozenset({"gpu", "mig", "shared", "other-accelerator"})
+
+_GPU_NAME_CACHE: dict[str, bool] = {}
+
+
+def is_accelerator_resource(name: str) -> bool:
+    """True for a device-plugin accelerator resource (GPU, MIG, shared, AMD, Intel ...), cached."""
+    found = _GPU_NAME_CACHE.get(name)
+    if found is None:
+        if "/" not in name or name.startswith(("requests.", "limits.")):
+            found = False
+        else:
+            from gpuplane.gpu.resources import classify
+
+            res = classify(name)
+            found = res is not None and res.kind in ACCELERATOR_KINDS
+        _GPU_NAME_CACHE[name] = found
+    return found
+
+
+_SUFFIX = {
+    "": 1, "m": Fraction(1, 1000), "u": Fraction(1, 10**6), "n": Fraction(1, 10**9),
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+}
+_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$")
+
+
+def quantity_value(value: Any) -> Fraction | None:
+    """Exact value of a Kubernetes quantity (``"500m"`` -> 1/2), None when malformed.
+
+    Grammar of k8s.io/apimachinery ``resource.ParseQuantity`` (decimal SI, binary
+    SI and exponent suffixes); exact fractions so ``1`` == ``"1000m"``.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        return Fraction(str(value))
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY.match(value.strip())
+    if not match:
+        return None
+    number, exponent, suffix = match.groups()
+    base = Fraction(number)
+    if exponent:
+        return base * Fraction(10) ** int(exponent[1:])
+    return base * _SUFFIX[suffix or ""]
+
+
+def quantity_count(value: Any) -> int | None:
+    """Integer device count of a quantity (``1``, ``"2"``), None when not a whole number."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    q = quantity_value(value)
+    if q is None or q.denominator != 1:
+        return None
+    return int(q)
+
+
+def _pod_spec(ps: PodSet) -> dict[str, Any]:
+    template = ps.template if isinstance(ps.template, dict) else {}
+    spec = template.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def container_gpu_requests(container: dict[str, Any]) -> dict[str, int]:
+    """Accelerator requests of one container: ``requests`` where set, else ``limits``.
+
+    For extended resources the API defaults a missing request to the limit
+    (pkg/apis/core/v1/defaults.go SetDefaults_ResourceList via the pod
+    defaulting of requests from limits), so limits count when requests are absent.
+    """
+    res = container.get("resources")
+    if not isinstance(res, dict):
+        return {}
+    out: dict[str, int] = {}
+    for kind in ("limits", "requests"):  # requests override limits
+        block = res.get(kind)
+        if not isinstance(block, dict):
+            continue
+        for name, value in block.items():
+            if isinstance(name, str) and is_accelerator_resource(name):
+                count = quantity_count(value)
+                if count:
+                    out[name] = count
+                elif kind == "requests" and name in out and count == 0:
+                    del out[name]
+    return out
+
+
+def _section_requests(ps: PodSet, section: str) -> list[dict[str, int]]:
+    items = _pod_spec(ps).get(section)
+    if not isinstance(items, list):
+        return []
+    return [container_gpu_requests(c) for c in items if isinstance(c, dict)]
+
+
+def gpu_requests(ps: PodSet) -> dict[str, int]:
+    """Accelerator requests of one pod of ``ps``, summed over its app containers."""
+    total: dict[str, int] = {}
+    for req in _section_requests(ps, "containers"):
+        for name, count in req.items():
+            total[name] = total.get(name, 0) + count
+    return total
+
+
+def init_gpu_requests(ps: PodSet) -> dict[str, int]:
+    """Largest accelerator request of any single init container (init containers run one at a time)."""
+    top: dict[str, int] = {}
+    for req in _section_requests(ps, "initContainers"):
+        for name, count in req.items():
+            if count > top.get(name, 0):
+                top[name] = count
+    return top
+
+
+def effective_gpu_requests(ps: PodSet) -> dict[str, int]:
+    """What the scheduler reserves per pod: max(largest init container, sum of app containers).
+
+    Mirrors the pod resource formula of kube-scheduler (resourcehelper.PodRequests
+    in k8s.io/component-helpers/resource/helpers.go, non-sidecar init containers).
+    """
+    total = dict(gpu_requests(ps))
+    for name, count in init_gpu_requests(ps).items():
+        if count > total.get(name, 0):
+            total[name] = count
+    return total
+
+
+def claim_object_is_gpu(data: dict[str, Any]) -> bool:
+    """A ResourceClaim/ResourceClaimTemplate whose device requests name a GPU device class."""
+    spec = data.get("spec")
+    if not isinstance(spec, dict):
+        return False
+    if data.get("kind") == "ResourceClaimTemplate":
+        spec = spec.get("spec") if isinstance(spec.get("spec"), dict) else {}
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    if not isinstance(requests, list):
+        return False
+    for req in requests:
+        if not isinstance(req, dict):
+            continue
+        classes = [req.get("deviceClassName")]
+        exactly = req.get("exactly")
+        if isinstance(exactly, dict):
+            classes.append(exactly.get("deviceClassName"))
+        for alt in req.get("firstAvailable") or ():
+            if isinstance(alt, dict):
+                classes.append(alt.get("deviceClassName"))
+        if any(isinstance(c, str) and any(h in c for h in GPU_DEVICE_CLASS_HINTS) for c in classes):
+            return True
+    return False
+
+
+def has_gpu_claim(ps: PodSet, gpu_claim_names: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Pod asks for a DRA claim known (from the input) or named to be a GPU."""
+    claims = _pod_spec(ps).get("resourceClaims")
+    if not isinstance(claims, list):
+        return False
+    for claim in claims:
+        if not isinstance(claim, dict):
+            continue
+        ref = claim.get("resourceClaimTemplateName") or claim.get("resourceClaimName") or ""
+        source = claim.get("source")
+        if isinstance(source, dict):  # v1alpha/v1beta1 shape
+            ref = source.get("resourceClaimTemplateName") or source.get("resourceClaimName") or ref
+        if ref in gpu_claim_names or "gpu" in str(ref).lower() or "gpu" in str(claim.get("name", "")).lower():
+            return True
+    return False
+
+
+def is_gpu_podset(ps: PodSet) -> bool:
+    """The pod set asks for any accelerator (app or init containers, or a GPU DRA claim)."""
+    return bool(gpu_requests(ps) or init_gpu_requests(ps) or has_gpu_claim(ps))
+
+
+def _images(ps: PodSet) -> list[str]:
+    spec = _pod_spec(ps)
+    out: list[str] = []
+    for section in ("containers", "initContainers"):
+        for c in spec.get(section) or ():
+            if isinstance(c, dict) and isinstance(c.get("image"), str):
+                out.append(c["image"].lower())
+    return out
+
+
+def _has_container_port(ps: PodSet) -> bool:
+    return any(isinstance(c, dict) and c.get("ports") for c in _pod_spec(ps).get("containers") or ())
+
+
+def is_training(ps: PodSet) -> bool:
+    """Training/batch GPU pods: training-operator kinds, Trainer, JobSet, RayJob,
+    Volcano Jobs, and GPU Jobs/CronJobs (and LWS groups that are not serving)."""
+    kind = ps.source.kind
+    if kind in TRAINING_KINDS:
+        return True
+    if kind == "Job" and ps.source.group == "batch.volcano.sh":
+        return True
+    if kind in BATCH_KINDS or kind == "LeaderWorkerSet":
+        return is_gpu_podset(ps) and not is_inference(ps)
+    return False
+
+
+def is_inference(ps: PodSet) -> bool:
+    """Inference servers: KServe / RayService kinds, or a long-running GPU workload
+    (Deployment, StatefulSet, LeaderWorkerSet) running a known serving image or exposing a port."""
+    kind = ps.source.kind
+    if kind in SERVING_KINDS:
+        return True
+    if kind in LONG_RUNNING_KINDS and is_gpu_podset(ps):
+        images = _images(ps)
+        if any(h in image for image in images for h in SERVING_IMAGE_HINTS):
+            return True
+        return _has_container_port(ps)
+    return False
+
+
+def is_daemon(ps: PodSet) -> bool:
+    """A node agent: a DaemonSet, or a pod owned by one."""
+    if ps.source.kind == "DaemonSet":
+        return True
+    owners = ps.source.metadata.get("ownerReferences")
+    return isinstance(owners, list) and any(isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in owners)

@@ -1,0 +1,1 @@
+"""Renderers: turn engine results (findings, explanations) into text, JSON, SARIF, HTML."""

@@ -1,0 +1,214 @@
+"""The cluster, indexed once for scheduling: NodeInfos, resource matrices, node classes.
+
+Why: explaining 2,000 Pending pods on 5,000 nodes must not redo per-node work per pod
+(design.md "Fast by construction"). Everything here is computed once per ClusterState:
+- ``NodeInfo`` per node (pods, requested, used host ports), like the scheduler's snapshot;
+- a resources x nodes matrix of allocatable and requested (numpy), so NodeResourcesFit
+  is a vector comparison;
+- *static node classes*: nodes with equal taints, cordon flag and labels (ignoring the
+  unique hostname label) get the same verdict from every static plugin, which is then
+  evaluated once per class, not per node;
+- pod priorities (PriorityClass resolution) and the nominated pods.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gpuplane.k8s.cluster import ClusterState
+from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.requests import pod_requests
+from gpuplane.scheduler.framework import NodeInfo
+from gpuplane.scheduler.plugins.node_ports import pod_host_ports
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+PODS = "pods"
+# pkg/apis/scheduling/types.go: the priority of a pod without any PriorityClass.
+DEFAULT_PRIORITY = 0
+
+
+class ClusterIndex:
+    """Per-node state computed once from a :class:`ClusterState` (see module docstring)."""
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        # Per-cluster results a plugin computes once on first use (e.g. CSINode limits).
+        self.cache: dict[str, Any] = {}
+        self.node_infos: list[NodeInfo] = []
+        self.by_name: dict[str, int] = {}
+        for i, node in enumerate(cluster.nodes):
+            name = node.metadata.name
+            pods = cluster.pods_by_node.get(name, [])
+            info = NodeInfo(
+                index=i,
+                name=name,
+                node=node,
+                pods=pods,
+                allocatable=cluster.allocatable(name),
+                requested=cluster.requested(name),
+            )
+            for pod in pods:
+                if pod.spec.containers and any(c.ports for c in pod.spec.containers):
+                    info.used_ports.update(pod_host_ports(pod))
+            self.node_infos.append(info)
+            self.by_name[name] = i
+        self.num_nodes = len(self.node_infos)
+        self._build_resources()
+        self._build_classes()
+        self._priority_default = self._global_default_priority()
+        self._namespace_labels: dict[str, dict[str, str]] = {
+            name: dict(obj.labels) for name, obj in cluster.namespaces.items()
+        }
+        self.nominated: list[tuple[Pod, int]] = [
+            (pod, self.by_name[pod.status.nominated_node_name])
+            for pod in cluster.pending_pods
+            if pod.status.nominated_node_name in self.by_name
+        ]
+        self._anti_affinity_pods: list[tuple[Pod, int]] | None = None
+        self._priority_levels: Any = None
+
+    # -- resources -----------------------------------------------------------------------
+
+    def _build_resources(self) -> None:
+        names: dict[str, int] = {}
+        for info in self.node_infos:
+            for name in info.allocatable:
+                if name not in names:
+                    names[name] = len(names)
+            for name in info.requested:
+                if name not in names:
+                    names[name] = len(names)
+        names.setdefault(PODS, len(names))
+        self.resource_index = names
+        n = self.num_nodes
+        alloc = np.zeros((len(names), n), dtype=np.int64)
+        req = np.zeros((len(names), n), dtype=np.int64)
+        for j, info in enumerate(self.node_infos):
+            for name, amount in info.allocatable.items():
+                alloc[names[name], j] = amount
+            for name, amount in info.requested.items():
+                req[names[name], j] = amount
+        self.alloc = alloc
+        self.req = req
+
+    def resource_row(self, name: str) -> int | None:
+        return self.resource_index.get(name)
+
+    # -- static node classes ---------------------------------------------------------------
+
+    def _build_classes(self) -> None:
+        keys: dict[Any, int] = {}
+        ids = np.empty(self.num_nodes, dtype=np.int32)
+        reps: list[int] = []
+        for j, info in enumerate(self.node_infos):
+            spec = info.node.spec
+            labels = info.node.metadata.labels
+            key = (
+                spec.unschedulable,
+                tuple((t.key, t.value, t.effect) for t in spec.taints),
+                frozenset(item for item in labels.items() if item[0] != HOSTNAME_LABEL),
+            )
+            cid = keys.get(key)
+            if cid is None:
+                cid = keys[key] = len(reps)
+                reps.append(j)
+            ids[j] = cid
+        self.class_ids = ids
+        self.class_reps = reps
+
+    # -- priorities ------------------------------------------------------------------------
+
+    def _global_default_priority(self) -> int:
+        for obj in self.cluster.priority_classes.values():
+            if obj.data.get("globalDefault") is True:
+                return _int(obj.data.get("value"))
+        return DEFAULT_PRIORITY
+
+    def priority(self, pod: Pod) -> int:
+        """``corev1helpers.PodPriority``: ``spec.priority``, set by the Priority admission
+        plugin from ``priorityClassName`` (or the globalDefault class) at creation; resolved
+        here too for manifests that never went through admission."""
+        if pod.spec.priority is not None:
+            return pod.spec.priority
+        name = pod.spec.priority_class_name
+        if name:
+            obj = self.cluster.priority_classes.get(name)
+            if obj is not None:
+                return _int(obj.data.get("value"))
+            if name == "system-node-critical":
+                return 2000001000
+            if name == "system-cluster-critical":
+                return 2000000000
+        return self._priority_default
+
+    def preemption_policy(self, pod: Pod) -> str:
+        if pod.spec.preemption_policy:
+            return pod.spec.preemption_policy
+        obj = self.cluster.priority_classes.get(pod.spec.priority_class_name or "")
+        if obj is not None and obj.data.get("preemptionPolicy"):
+            return str(obj.data["preemptionPolicy"])
+        return "PreemptLowerPriority"
+
+    def priority_levels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per node, cumulative requests of pods by priority: ``(levels, cum, counts)``.
+
+        ``cum[k]`` (resources x nodes) sums the pods whose priority is below ``levels[k]``;
+        ``counts[k]`` counts them. DefaultPreemption's first step removes exactly those.
+        """
+        if self._priority_levels is None:
+            by_level: dict[int, list[tuple[int, Pod]]] = {}
+            for info in self.node_infos:
+                for pod in info.pods:
+                    by_level.setdefault(self.priority(pod), []).append((info.index, pod))
+            levels = sorted(by_level)
+            shape = (len(levels) + 1, len(self.resource_index), self.num_nodes)
+            cum = np.zeros(shape, dtype=np.int64)
+            counts = np.zeros((len(levels) + 1, self.num_nodes), dtype=np.int64)
+            pods_row = self.resource_index[PODS]
+            for k, level in enumerate(levels):
+                cum[k + 1] = cum[k]
+                counts[k + 1] = counts[k]
+                for j, pod in by_level[level]:
+                    try:
+                        requests = pod_requests(pod)
+                    except (ValueError, TypeError):
+                        requests = {}
+                    for name, amount in requests.items():
+                        row = self.resource_index.get(name)
+                        if row is not None:
+                            cum[k + 1, row, j] += amount
+                    cum[k + 1, pods_row, j] += 1
+                    counts[k + 1, j] += 1
+            # levels[k] pairs with cum[k]: pods strictly below levels[k] are cum[k].
+            self._priority_levels = (np.array(levels + [2**62], dtype=np.int64), cum, counts)
+        return self._priority_levels
+
+    # -- pods ------------------------------------------------------------------------------
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        return self._namespace_labels.get(namespace, {})
+
+    def anti_affinity_pods(self) -> list[tuple[Pod, int]]:
+        """Pods on nodes with required anti-affinity (InterPodAffinity checks them for every pod)."""
+        if self._anti_affinity_pods is None:
+            found: list[tuple[Pod, int]] = []
+            for info in self.node_infos:
+                for pod in info.pods:
+                    affinity = pod.spec.affinity
+                    if (
+                        affinity is not None
+                        and affinity.pod_anti_affinity is not None
+                        and affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution
+                    ):
+                        found.append((pod, info.index))
+            self._anti_affinity_pods = found
+        return self._anti_affinity_pods
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return DEFAULT_PRIORITY

@@ -1,0 +1,48 @@
+"""The plugin interface the framework drives (upstream PreFilterPlugin / FilterPlugin).
+
+A plugin answers three questions: does this pod concern me at all (PreFilter ``Skip``),
+what do I compute once per pod (PreFilter, may reject the pod outright or cut the node
+set), and does this node pass (Filter). ``static`` plugins read only the node's own
+spec/labels, so the framework evaluates them once per group of identical nodes.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.framework import NodeInfo, Status
+
+
+class PreFilterResult:
+    """A node-name set that limits which nodes Filter sees (None would mean all nodes)."""
+
+    __slots__ = ("node_names",)
+
+    def __init__(self, node_names: set[str]) -> None:
+        self.node_names = node_names
+
+
+class FilterPlugin:
+    """Base class: a plugin that filters nothing until a subclass says otherwise."""
+
+    name: ClassVar[str] = ""
+    # True when Filter depends only on the node object (labels, taints, spec), not on pods.
+    static: ClassVar[bool] = False
+
+    def relevant(self, ctx: PodContext) -> bool:
+        """False = upstream's PreFilter ``Skip``: Filter is not run for this pod."""
+        return True
+
+    def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
+        """Per-pod preparation; a rejected Status stops the cycle (see framework)."""
+        return None, None
+
+    def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
+        """None when the node passes."""
+        return None
+
+    def static_key(self, ctx: PodContext) -> bool:
+        """For static plugins: True when node labels beyond the shared class key matter
+        (the pod names a node by hostname or metadata.name), forcing per-node evaluation."""
+        return False

@@ -1,0 +1,193 @@
+"""DynamicResources (DRA): ResourceClaims, DeviceClasses and the devices ResourceSlices publish.
+
+Upstream: kubernetes/kubernetes pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go
+(in the default profile, just before DefaultPreemption, from v1.34 when DRA went GA and on by
+default). Every rejection is ``statusUnschedulable`` = UnschedulableAndUnresolvable.
+PreFilter: the pod's claims must exist (a template claim is the one the resourceclaim
+controller created, owned by the pod, annotated ``resource.kubernetes.io/pod-claim-name``),
+not be deleting, not be reserved for other pods, and their device classes must exist.
+Filter: an allocated claim must reach the node (its allocation node selector); unallocated
+claims need enough free devices of the class's driver on the node (``cannot allocate all
+claims``). Device selectors are CEL; gpuplane reads the driver from the usual
+``device.driver == "..."`` selector and counts devices, it does not evaluate other CEL.
+PostFilter (v1.34-v1.36) adds its no-op text before the preemption clause: see preemption.py.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from gpuplane.k8s.objects import NodeSelector
+from gpuplane.k8s.selectors import node_selector_matches
+from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
+from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
+from gpuplane.sources.manifest import Manifest
+
+NAME = "DynamicResources"
+GROUP = "resource.k8s.io"
+# dynamicresources.go PreFilter / Filter texts
+ERR_CLAIM_NOT_FOUND = 'resourceclaim.resource.k8s.io "{}" not found'
+ERR_CLAIM_NOT_CREATED = 'pod "{}/{}": ResourceClaim not created yet'
+ERR_CLAIM_DELETING = 'resourceclaim "{}" is being deleted'
+ERR_CLAIM_IN_USE = "resourceclaim in use"
+ERR_NO_DEVICE_CLASS = "request {}: device class {} does not exist"
+ERR_NOT_ON_NODE = "resourceclaim not available on the node"
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+_DRIVER_RE = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
+
+
+def _requests(claim: Manifest) -> list[tuple[str, str, int, bool]]:
+    """``(name, deviceClassName, count, all)`` per request (v1 ``exactly`` or v1beta1 flat)."""
+    out: list[tuple[str, str, int, bool]] = []
+    for req in claim.get("spec", "devices", "requests", default=[]) or []:
+        if not isinstance(req, dict):
+            continue
+        body = req.get("exactly") if isinstance(req.get("exactly"), dict) else req
+        mode = body.get("allocationMode") or "ExactCount"
+        count = body.get("count") or 1
+        out.append((str(req.get("name", "")), str(body.get("deviceClassName", "")), int(count), mode == "All"))
+    return out
+
+
+def _class_driver(device_class: Manifest) -> str | None:
+    for sel in device_class.get("spec", "selectors", default=[]) or []:
+        expr = (sel.get("cel") or {}).get("expression", "") if isinstance(sel, dict) else ""
+        match = _DRIVER_RE.search(expr or "")
+        if match:
+            return match.group(1)
+    return None
+
+
+def _slices_by_node(ctx: PodContext) -> dict[str, list[tuple[str, str, str]]]:
+    """Node name -> ``(driver, pool, device)`` of the devices its ResourceSlices publish."""
+    cached = ctx.index.cache.get(NAME + "/slices")
+    if cached is None:
+        cached = {}
+        for obj in ctx.index.cluster.by_kind("ResourceSlice", GROUP):
+            node = obj.get("spec", "nodeName")
+            if not node:
+                continue
+            driver = str(obj.get("spec", "driver") or "")
+            pool = str(obj.get("spec", "pool", "name") or "")
+            for dev in obj.get("spec", "devices", default=[]) or []:
+                if isinstance(dev, dict):
+                    cached.setdefault(node, []).append((driver, pool, str(dev.get("name", ""))))
+        ctx.index.cache[NAME + "/slices"] = cached
+    return cached
+
+
+def _allocated_devices(ctx: PodContext) -> set[tuple[str, str, str]]:
+    cached = ctx.index.cache.get(NAME + "/allocated")
+    if cached is None:
+        cached = set()
+        for obj in ctx.index.cluster.by_kind("ResourceClaim", GROUP):
+            for res in obj.get("status", "allocation", "devices", "results", default=[]) or []:
+                if isinstance(res, dict):
+                    cached.add((str(res.get("driver", "")), str(res.get("pool", "")), str(res.get("device", ""))))
+        ctx.index.cache[NAME + "/allocated"] = cached
+    return cached
+
+
+class DynamicResources(FilterPlugin):
+    name = NAME
+
+    def relevant(self, ctx: PodContext) -> bool:
+        return bool(ctx.pod.spec.resource_claims)
+
+    def _find_claim(self, ctx: PodContext, ref: Any) -> tuple[Manifest | None, str]:
+        claims = [c for c in ctx.index.cluster.by_kind("ResourceClaim", GROUP) if (c.namespace or "default") == ctx.namespace]
+        if ref.resource_claim_name:
+            for claim in claims:
+                if claim.name == ref.resource_claim_name:
+                    return claim, ""
+            return None, ERR_CLAIM_NOT_FOUND.format(ref.resource_claim_name)
+        uid = ctx.pod.metadata.uid
+        for claim in claims:
+            owned = any(o.get("uid") == uid for o in claim.metadata.get("ownerReferences") or [] if isinstance(o, dict))
+            if owned and claim.annotations.get(POD_CLAIM_NAME_ANNOTATION) == ref.name:
+                return claim, ""
+        return None, ERR_CLAIM_NOT_CREATED.format(ctx.namespace, ctx.pod.metadata.name)
+
+    def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
+        ctx.state[NAME] = []  # upstream writes its state first: PostFilter can read it
+        if not ctx.pod.spec.resource_claims:
+            return None, None
+        classes = {c.name: c for c in ctx.index.cluster.by_kind("DeviceClass", GROUP)}
+        found: list[Manifest] = []
+        for ref in ctx.pod.spec.resource_claims:
+            claim, error = self._find_claim(ctx, ref)
+            if claim is None:
+                return None, unresolvable(NAME, error)
+            if claim.metadata.get("deletionTimestamp"):
+                return None, unresolvable(NAME, ERR_CLAIM_DELETING.format(claim.name))
+            reserved = claim.get("status", "reservedFor", default=[]) or []
+            if claim.get("status", "allocation") and reserved and not any(
+                isinstance(r, dict) and r.get("uid") == ctx.pod.metadata.uid for r in reserved
+            ) and len(reserved) >= 256:
+                return None, unresolvable(NAME, ERR_CLAIM_IN_USE)
+            if not claim.get("status", "allocation"):
+                for req_name, class_name, _, _ in _requests(claim):
+                    if class_name not in classes:
+                        return None, unresolvable(NAME, ERR_NO_DEVICE_CLASS.format(req_name, class_name))
+            found.append(claim)
+        ctx.state[NAME] = found
+        ctx.state[NAME + "/classes"] = classes
+        return None, None
+
+    def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
+        claims: list[Manifest] = ctx.state.get(NAME) or []
+        if not claims:
+            return None
+        classes: dict[str, Manifest] = ctx.state[NAME + "/classes"]
+        devices = _slices_by_node(ctx).get(node.name, [])
+        allocated = _allocated_devices(ctx)
+        free: dict[str, int] = {}
+        for driver, pool, dev in devices:
+            if (driver, pool, dev) not in allocated:
+                free[driver] = free.get(driver, 0) + 1
+        for claim in claims:
+            allocation = claim.get("status", "allocation")
+            if allocation:
+                raw = allocation.get("nodeSelector") if isinstance(allocation, dict) else None
+                if raw:
+                    try:
+                        selector = msgspec.convert(raw, NodeSelector, strict=False)
+                    except msgspec.ValidationError:
+                        selector = None
+                    if selector is not None and not node_selector_matches(selector, node.node):
+                        return unresolvable(NAME, ERR_NOT_ON_NODE)
+                continue
+            for _, class_name, count, all_mode in _requests(claim):
+                driver = _class_driver(classes[class_name]) if class_name in classes else None
+                available = free.get(driver, 0) if driver else sum(free.values())
+                need = max(available, 1) if all_mode else count
+                if available < need:
+                    return unresolvable(NAME, ERR_CANNOT_ALLOCATE)
+                if driver:
+                    free[driver] = available - need
+        return None
+
+
+def postfilter_text(ctx: PodContext, prefilter_reached: bool) -> tuple[str, bool]:
+    """The DynamicResources PostFilter text and whether it aborts PostFilter (Error status).
+
+    dynamicresources.go PostFilter: reading its cycle state fails (``not found``, an Error
+    that stops the PostFilter loop) when an earlier PreFilter rejected the pod; no claims gives
+    ``no new claims to deallocate``; claims that cannot be deallocated give
+    ``still not schedulable`` (``deallocation of ResourceClaim completed`` when an allocated,
+    unreserved claim is released for another try).
+    """
+    if not prefilter_reached or NAME not in ctx.state:
+        return "not found", True
+    claims: list[Manifest] = ctx.state[NAME]
+    if not claims:
+        return "no new claims to deallocate", False
+    for claim in claims:
+        if claim.get("status", "allocation") and not claim.get("status", "reservedFor"):
+            return "deallocation of ResourceClaim completed", False
+    return "still not schedulable", False

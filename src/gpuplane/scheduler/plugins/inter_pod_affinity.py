@@ -1,0 +1,147 @@
+"""InterPodAffinity: required pod affinity, pod anti-affinity, and existing pods' anti-affinity.
+
+Upstream: kubernetes/kubernetes pkg/scheduler/framework/plugins/interpodaffinity/filtering.go.
+PreFilter counts, per (topologyKey, value), the existing pods matching *all* the incoming
+pod's affinity terms, those matching each anti-affinity term, and the existing pods whose
+own required anti-affinity terms match the incoming pod. Filter checks, in this order:
+affinity (``ErrReasonAffinityRulesNotMatch``, UnschedulableAndUnresolvable; a pod whose terms
+match no pod in the cluster but match itself may start the group), anti-affinity
+(``ErrReasonAntiAffinityRulesNotMatch``, Unschedulable), existing pods' anti-affinity
+(``ErrReasonExistingAntiAffinityRulesNotMatch``, Unschedulable).
+A term's namespaces are ``namespaces`` plus those selected by ``namespaceSelector``; both
+empty means the incoming pod's namespace (``GetNamespacesFromPodAffinityTerm``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gpuplane.k8s.objects import Pod, PodAffinityTerm
+from gpuplane.k8s.selectors import label_selector_matches
+from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable, unschedulable
+from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
+from gpuplane.scheduler.plugins.selectors_util import with_label_keys
+
+NAME = "InterPodAffinity"
+# interpodaffinity/filtering.go
+ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+
+
+class Term:
+    """An affinity term resolved against its owner pod (upstream ``framework.AffinityTerm``)."""
+
+    __slots__ = ("key", "namespace_selector", "namespaces", "selector")
+
+    def __init__(self, term: PodAffinityTerm, owner: Pod) -> None:
+        self.key = term.topology_key
+        self.selector = with_label_keys(term.label_selector, owner, term.match_label_keys, term.mismatch_label_keys)
+        self.namespaces = set(term.namespaces)
+        self.namespace_selector = term.namespace_selector
+        if not self.namespaces and self.namespace_selector is None:
+            self.namespaces = {owner.metadata.namespace or "default"}
+
+    def matches(self, pod: Pod, ns_labels: dict[str, str]) -> bool:
+        namespace = pod.metadata.namespace or "default"
+        if namespace not in self.namespaces and not (
+            self.namespace_selector is not None and label_selector_matches(self.namespace_selector, ns_labels)
+        ):
+            return False
+        return self.selector is not None and label_selector_matches(self.selector, pod.metadata.labels)
+
+
+def _required(pod: Pod, anti: bool) -> list[PodAffinityTerm]:
+    affinity = pod.spec.affinity
+    if affinity is None:
+        return []
+    block = affinity.pod_anti_affinity if anti else affinity.pod_affinity
+    return list(block.required_during_scheduling_ignored_during_execution) if block is not None else []
+
+
+class InterPodAffinity(FilterPlugin):
+    name = NAME
+
+    def relevant(self, ctx: PodContext) -> bool:
+        pod = ctx.pod
+        affinity = [Term(t, pod) for t in _required(pod, anti=False)]
+        anti = [Term(t, pod) for t in _required(pod, anti=True)]
+        # Existing pods' anti-affinity terms that match the incoming pod.
+        index = ctx.index
+        ns_labels = index.namespace_labels(ctx.namespace)
+        existing: list[tuple[str, int, Pod]] = []
+        for other, node_idx in index.anti_affinity_pods():
+            for raw in _required(other, anti=True):
+                term = Term(raw, other)
+                if term.matches(pod, ns_labels):
+                    existing.append((term.key, node_idx, other))
+        if not affinity and not anti and not existing:
+            return False
+        ctx.state[NAME] = (affinity, anti, existing)
+        return True
+
+    def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
+        if NAME not in ctx.state:
+            return None, None
+        affinity, anti, _ = ctx.state[NAME]
+        affinity_counts: Counter[tuple[str, str]] = Counter()
+        anti_counts: Counter[tuple[str, str]] = Counter()
+        if affinity or anti:
+            index = ctx.index
+            for info in index.node_infos:
+                labels = info.labels
+                for other in info.pods:
+                    ns_labels = index.namespace_labels(other.metadata.namespace or "default")
+                    if affinity and all(t.matches(other, ns_labels) for t in affinity):
+                        for t in affinity:
+                            if t.key in labels:
+                                affinity_counts[(t.key, labels[t.key])] += 1
+                    for t in anti:
+                        if t.key in labels and t.matches(other, ns_labels):
+                            anti_counts[(t.key, labels[t.key])] += 1
+        existing_counts: Counter[tuple[str, str]] = Counter()
+        node_infos = ctx.index.node_infos
+        for key, owner_idx, _ in ctx.state[NAME][2]:
+            value = node_infos[owner_idx].labels.get(key)
+            if value is not None:
+                existing_counts[(key, value)] += 1
+        ctx.state[NAME + "/counts"] = (affinity_counts, anti_counts, existing_counts)
+        return None, None
+
+    def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
+        affinity, anti, existing = ctx.state[NAME]
+        affinity_counts, anti_counts, existing_counts = ctx.state[NAME + "/counts"]
+        labels = node.labels
+        removed = ctx.removed.get(node.index, ())
+        if affinity:
+            pods_exist = True
+            for t in affinity:
+                value = labels.get(t.key)
+                if value is None:
+                    return unresolvable(NAME, ERR_REASON_AFFINITY)
+                if affinity_counts.get((t.key, value), 0) <= 0:
+                    pods_exist = False
+            if not pods_exist:
+                ns_labels = ctx.index.namespace_labels(ctx.namespace)
+                self_match = all(t.matches(ctx.pod, ns_labels) for t in affinity)
+                if affinity_counts or not self_match:
+                    return unresolvable(NAME, ERR_REASON_AFFINITY)
+        for t in anti:
+            value = labels.get(t.key)
+            if value is None:
+                continue
+            count = anti_counts.get((t.key, value), 0)
+            if removed:
+                ns = ctx.index.namespace_labels
+                count -= sum(1 for p in removed if t.matches(p, ns(p.metadata.namespace or "default")))
+            if count > 0:
+                return unschedulable(NAME, ERR_REASON_ANTI_AFFINITY)
+        for (key, value), count in existing_counts.items():
+            if labels.get(key) != value:
+                continue
+            if removed:
+                count -= sum(1 for k, _, owner in existing if k == key and any(owner is r for r in removed))
+            if count > 0:
+                return unschedulable(NAME, ERR_REASON_EXISTING_ANTI_AFFINITY)
+        return None

@@ -1,0 +1,54 @@
+"""VolumeRestrictions: ReadWriteOncePod claims already used by another pod.
+
+Upstream: kubernetes/kubernetes pkg/scheduler/framework/plugins/volumerestrictions/volume_restrictions.go.
+PreFilter counts the pods (anywhere in the cluster) that use one of this pod's
+ReadWriteOncePod claims; Filter then rejects every node with
+``ErrReasonReadWriteOncePodConflict`` (Unschedulable: preempting the holder frees the claim).
+``ErrReasonDiskConflict`` concerns in-tree inline disks (GCE PD, EBS, RBD, iSCSI) that the
+typed Pod model does not carry.
+"""
+
+from __future__ import annotations
+
+from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.framework import NodeInfo, Status, unschedulable
+from gpuplane.scheduler.plugins.base import FilterPlugin
+from gpuplane.scheduler.plugins.volumes import get_pvc, pod_claim_names
+
+NAME = "VolumeRestrictions"
+# volume_restrictions.go
+ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
+ERR_REASON_RWOP_CONFLICT = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
+
+
+class VolumeRestrictions(FilterPlugin):
+    name = NAME
+
+    def relevant(self, ctx: PodContext) -> bool:
+        rwop: set[str] = set()
+        for claim, _ in pod_claim_names(ctx.pod):
+            pvc = get_pvc(ctx, claim)
+            if pvc is not None and "ReadWriteOncePod" in (pvc.get("spec", "accessModes") or ()):
+                rwop.add(claim)
+        if not rwop:
+            return False
+        users: list[tuple[int, object]] = []
+        for info in ctx.index.node_infos:
+            for other in info.pods:
+                if (other.metadata.namespace or "default") != ctx.namespace:
+                    continue
+                if any(c in rwop for c, _ in pod_claim_names(other)):
+                    users.append((info.index, other))
+        ctx.state[NAME] = users
+        return bool(users)
+
+    def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
+        users = ctx.state[NAME]
+        remaining = [
+            u for u in users if not any(u[1] is removed for removed in ctx.removed.get(u[0], ()))
+        ]
+        if remaining:
+            return unschedulable(NAME, ERR_REASON_RWOP_CONFLICT)
+        return None

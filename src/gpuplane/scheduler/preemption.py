@@ -1,0 +1,240 @@
+"""The PostFilter stage: DefaultPreemption (and DynamicResources' no-op text, v1.34-v1.36).
+
+Upstream: kubernetes/kubernetes pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go
+(``PodEligibleToPreemptOthers``, ``SelectVictimsOnNode``) and
+pkg/scheduler/framework/preemption/preemption.go (``Preempt``, ``findCandidates``,
+``nodesWherePreemptionMightHelp``, ``pickOneNodeForPreemption``);
+``RunPostFilterPlugins`` (runtime/framework.go) joins rejecting plugins' reasons with ``", "``.
+
+Semantics (reference/scheduling.md §1.4, §3.6):
+- ``preemptionPolicy: Never`` -> ``preemption: not eligible due to preemptionPolicy=Never.``
+- only nodes whose Filter status was Unschedulable are tried; the others count as
+  ``Preemption is not helpful for scheduling``;
+- on a tried node every pod of *strictly lower* priority is removed; none ->
+  ``No preemption victims found for incoming pod``; still no fit -> that filter's reasons;
+- if some node fits, preemption succeeds: the pod is nominated there and no clause is
+  appended. Victims are then the minimal set (higher-priority victims reprieved first, PDB-
+  protected ones before others) and the node is chosen by fewest PDB violations, lowest
+  highest-victim priority, smallest priority sum, fewest victims.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.selectors import label_selector_matches
+from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.framework import U, UU, Status, build_fit_message
+from gpuplane.scheduler.plugins.base import FilterPlugin
+from gpuplane.scheduler.plugins.dynamic_resources import postfilter_text
+from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit
+from gpuplane.scheduler.runtime import Diagnosis, Framework, first_failure
+
+NAME = "DefaultPreemption"
+# default_preemption.go PodEligibleToPreemptOthers
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+# default_preemption.go SelectVictimsOnNode
+NO_VICTIMS = "No preemption victims found for incoming pod"
+# preemption.go nodesWherePreemptionMightHelp
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+PREFIX = "preemption: "
+
+
+@dataclass(slots=True)
+class PreemptionOutcome:
+    """The PostFilter text, and on success the nominated node and its victims."""
+
+    message: str = ""
+    nominated_node: str | None = None
+    victims: list[Pod] = field(default_factory=list)
+    pdb_violations: int = 0
+    # per node index, the dry-run Status (None = candidate) for nodes that were tried
+    tried: dict[int, Status | None] = field(default_factory=dict)
+
+
+def run_postfilter(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[FilterPlugin]) -> PreemptionOutcome:
+    """RunPostFilterPlugins of the default profile for a pod that did not fit."""
+    parts: list[str] = []
+    if fw.wording.dra_postfilter_text:
+        text, aborts = postfilter_text(ctx, diag.prefilter_completed)
+        if aborts:
+            return PreemptionOutcome(message=text)
+        parts.append(text)
+    outcome = preempt(fw, ctx, diag, active)
+    if outcome.nominated_node is not None:
+        outcome.message = ""  # a successful PostFilter ends the loop with a Success status
+        return outcome
+    parts.append(PREFIX + outcome.message)
+    outcome.message = ", ".join(parts)
+    return outcome
+
+
+def _terminating_by_preemption(pod: Pod) -> bool:
+    if pod.metadata.deletion_timestamp is None:
+        return False
+    return any(
+        c.type == "DisruptionTarget" and c.status == "True" and c.reason == "PreemptionByScheduler"
+        for c in pod.status.conditions
+    )
+
+
+def _status_codes(diag: Diagnosis, num_nodes: int) -> np.ndarray:
+    codes = np.full(num_nodes, int(UU), dtype=np.int8)
+    for status, nodes in diag.groups.items():
+        if status.code == U:
+            codes[nodes] = int(U)
+    return codes
+
+
+def preempt(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[FilterPlugin]) -> PreemptionOutcome:
+    index = fw.index
+    pod = ctx.pod
+    if index.preemption_policy(pod) == "Never":
+        return PreemptionOutcome(message=NOT_ELIGIBLE_NEVER)
+    codes = _status_codes(diag, index.num_nodes)
+    nominated = pod.status.nominated_node_name
+    if nominated and nominated in index.by_name:
+        j = index.by_name[nominated]
+        if codes[j] != int(UU):
+            for other in index.node_infos[j].pods:
+                if index.priority(other) < ctx.priority and _terminating_by_preemption(other):
+                    return PreemptionOutcome(message=NOT_ELIGIBLE_TERMINATING)
+    potential = np.nonzero(codes == int(U))[0]
+    n = index.num_nodes
+    if len(potential) == 0:
+        return PreemptionOutcome(message=build_fit_message(n, "", Counter({NOT_HELPFUL: n})))
+    tried = dry_run(fw, ctx, potential, active)
+    candidates = [j for j, status in tried.items() if status is None]
+    if candidates:
+        return _pick(fw, ctx, candidates, active, tried)
+    hist: Counter[str] = Counter()
+    for status in tried.values():
+        assert status is not None
+        for reason in status.reasons:
+            hist[reason] += 1
+    hist[NOT_HELPFUL] += n - len(tried)
+    if hist[NOT_HELPFUL] == 0:
+        del hist[NOT_HELPFUL]
+    return PreemptionOutcome(message=build_fit_message(n, "", hist), tried=tried)
+
+
+_NO_VICTIMS_STATUS = Status(UU, (NO_VICTIMS,), NAME)
+
+
+def dry_run(fw: Framework, ctx: PodContext, nodes: np.ndarray, active: list[FilterPlugin]) -> dict[int, Status | None]:
+    """``SelectVictimsOnNode`` step one on each node: remove every lower-priority pod, re-filter."""
+    index = fw.index
+    levels, cum, counts = index.priority_levels()
+    k = int(np.searchsorted(levels, ctx.priority, side="left"))
+    victims_count = counts[k]
+    out: dict[int, Status | None] = {}
+    dynamic = [p for p in active if not p.static]
+    only_fit = all(isinstance(p, NodeResourcesFit) for p in dynamic)
+    has_victims = nodes[victims_count[nodes] > 0]
+    for j in nodes[victims_count[nodes] == 0].tolist():
+        out[j] = _NO_VICTIMS_STATUS
+    if len(has_victims) == 0:
+        return out
+    if only_fit:
+        fit = next(p for p in dynamic if isinstance(p, NodeResourcesFit))
+        freed = cum[k]
+        failed = fit.filter_vector(ctx, has_victims, -freed)
+        bad: set[int] = set()
+        for node_idx, status in failed:
+            for j in node_idx.tolist():
+                out[j] = status
+                bad.add(j)
+        for j in has_victims.tolist():
+            if j not in bad:
+                out[j] = None
+        return out
+    infos = index.node_infos
+    for j in has_victims.tolist():
+        info = infos[j]
+        ctx.removed = {j: [p for p in info.pods if index.priority(p) < ctx.priority]}
+        try:
+            out[j] = first_failure(ctx, dynamic, info)
+        finally:
+            ctx.removed = {}
+    return out
+
+
+def _pdbs_for(fw: Framework) -> list[tuple[str, object, int]]:
+    cached = fw.index.cache.get("pdbs")
+    if cached is None:
+        import msgspec
+
+        from gpuplane.k8s.objects import LabelSelector
+
+        cached = []
+        for obj in fw.index.cluster.pdbs:
+            raw = obj.get("spec", "selector")
+            try:
+                selector = msgspec.convert(raw or {}, LabelSelector, strict=False)
+            except msgspec.ValidationError:
+                continue
+            allowed = obj.get("status", "disruptionsAllowed", default=0)
+            cached.append((obj.namespace or "default", selector, int(allowed) if isinstance(allowed, int) else 0))
+        fw.index.cache["pdbs"] = cached
+    return cached
+
+
+def _violating(fw: Framework, victims: list[Pod]) -> tuple[list[Pod], list[Pod]]:
+    """``filterPodsWithPDBViolation``: victims whose eviction would break a PDB, and the rest."""
+    pdbs = _pdbs_for(fw)
+    allowed = [a for _, _, a in pdbs]
+    violating: list[Pod] = []
+    safe: list[Pod] = []
+    for pod in victims:
+        ns = pod.metadata.namespace or "default"
+        broke = False
+        for i, (pdb_ns, selector, _) in enumerate(pdbs):
+            if pdb_ns == ns and label_selector_matches(selector, pod.metadata.labels):
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    broke = True
+        (violating if broke else safe).append(pod)
+    return violating, safe
+
+
+def _pick(
+    fw: Framework, ctx: PodContext, candidates: list[int], active: list[FilterPlugin], tried: dict[int, Status | None]
+) -> PreemptionOutcome:
+    index = fw.index
+    dynamic = [p for p in active if not p.static]
+    best: tuple | None = None
+    best_out: PreemptionOutcome | None = None
+    for j in candidates[:100]:
+        info = index.node_infos[j]
+        lower = [p for p in info.pods if index.priority(p) < ctx.priority]
+        lower.sort(key=lambda p: -index.priority(p))
+        violating, safe = _violating(fw, lower)
+        removed = list(lower)
+        victims: list[Pod] = []
+        violations = 0
+        for group, is_violating in ((violating, True), (safe, False)):
+            for pod in group:
+                trial = [p for p in removed if p is not pod]
+                ctx.removed = {j: trial}
+                fits = first_failure(ctx, dynamic, info) is None
+                ctx.removed = {}
+                if fits:
+                    removed = trial
+                else:
+                    victims.append(pod)
+                    if is_violating:
+                        violations += 1
+        prios = [index.priority(p) for p in victims]
+        key = (violations, max(prios, default=-(2**31)), sum(prios), len(victims))
+        if best is None or key < best:
+            best = key
+            best_out = PreemptionOutcome(
+                nominated_node=info.name, victims=victims, pdb_violations=violations, tried=tried
+            )
+    assert best_out is not None
+    return best_out
