@@ -818,6 +818,13 @@ def other_objects() -> list[dict[str, Any]]:
     return items
 
 
+class NoAliasDumper(yaml.SafeDumper):
+    """kubectl never writes YAML anchors; shared Python objects must be written out in full."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def main() -> int:
     build_nodes()
     build_system_pods()
@@ -831,7 +838,7 @@ def main() -> int:
               "# Try: gpuplane inventory --cluster examples/clusters/demo.yaml\n"
               "#      gpuplane why-pending --cluster examples/clusters/demo.yaml\n")
     out = Path(__file__).with_name("demo.yaml")
-    text = yaml.safe_dump(document, sort_keys=True, default_flow_style=False, width=1000)
+    text = yaml.dump(document, Dumper=NoAliasDumper, sort_keys=True, default_flow_style=False, width=1000)
     out.write_text(header + text)
     print(f"wrote {out} ({len(NODES)} nodes, {len(PODS)} pods, {len(items) - len(NODES) - len(PODS)} other objects)",
           file=sys.stderr)

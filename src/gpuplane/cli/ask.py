@@ -1,20 +1,85 @@
-"""``gpuplane ask``: answers from the built-in knowledge base, offline."""
+"""``gpuplane ask``: answers from the built-in knowledge base, offline.
+
+The engine lives in :mod:`gpuplane.knowledge`; this module only parses, picks
+the mode (offline by default, LLM when ``GPUPLANE_LLM_BASE_URL`` is set) and
+renders. Heavy modules (yaml via the knowledge loader, rich) are imported inside
+the command so ``gpuplane --help`` stays instant.
+"""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from gpuplane.cli.common import format_option, not_available
+from gpuplane.cli.common import emit_json, fail, format_option
+
+MAX_QUESTION = 2000
 
 
 @click.command()
 @click.argument("question")
 @format_option("text", "json")
-def ask(question: str, fmt: str) -> None:
+@click.option("-n", "--sections", "max_sections", type=click.IntRange(1, 5), default=3, show_default=True,
+              help="How many knowledge-base sections the answer may draw on.")
+@click.option("--offline", is_flag=True, default=False,
+              help="Never call the LLM endpoint, even when GPUPLANE_LLM_BASE_URL is set.")
+def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
     """Answer QUESTION from the knowledge base, with sources.
+
+    Offline retrieval over the built-in sections and the lint rule docs. When
+    GPUPLANE_LLM_BASE_URL (an OpenAI-compatible endpoint; also GPUPLANE_LLM_MODEL,
+    GPUPLANE_LLM_API_KEY) is set, a model rephrases the answer grounded in the same
+    sections; any failure falls back to the offline answer.
 
     \b
     Example:
       gpuplane ask "time-slicing or MIG for notebooks?"
+      gpuplane ask "which ResourceQuota key limits GPUs?" -f json
     """
-    not_available("ask")
+    question = " ".join(question.split())
+    if not question:
+        fail("ask: the question is empty.")
+    if len(question) > MAX_QUESTION:
+        fail(f"ask: the question is longer than {MAX_QUESTION} characters.")
+
+    from gpuplane.knowledge import KnowledgeError
+    from gpuplane.knowledge.answer import answer
+
+    try:
+        result = answer(question, max_sections=max_sections)
+    except KnowledgeError as exc:
+        fail(f"knowledge base: {exc}")
+
+    if not offline and result.hits:
+        from gpuplane.knowledge.llm import LLMError, ask_llm, config_from_env
+
+        cfg = config_from_env()
+        if cfg is not None:
+            try:
+                result.answer = ask_llm(question, result.hits, cfg)
+                result.mode = "llm"
+            except LLMError as exc:
+                click.echo(f"gpuplane: LLM mode failed ({exc}); answering offline.", err=True)
+
+    if fmt == "json":
+        emit_json(result.to_json())
+        return
+    _print_text(result.answer, result.sources)
+
+
+def _print_text(markdown: str, sources: list[dict[str, str]]) -> None:
+    """Markdown through rich on a terminal; the raw Markdown when piped (it reads fine as text)."""
+    lines = ["", "Sources:"] + [f"  - {s['section']}: {s['title']}" for s in sources]
+    if not sys.stdout.isatty():
+        click.echo(markdown)
+        if sources:
+            click.echo("\n".join(lines))
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    console = Console()
+    console.print(Markdown(markdown))
+    if sources:
+        console.print("\n".join(lines), style="dim", markup=False, highlight=False)

@@ -2,19 +2,41 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from gpuplane.cli.common import cluster_options, format_option, not_available
+from gpuplane.cli.common import EXIT_OK, EXIT_USAGE, cluster_options, emit_json, fail, format_option
 
 
 @click.command()
 @cluster_options(required=True)
 @format_option("text", "json")
-def inventory(**kwargs: object) -> None:
+def inventory(cluster: str, kube_context: str | None, kubeconfig: str | None, fmt: str) -> None:
     """GPU capacity per node, pool and model: allocatable, allocated, free, MIG/time-slicing layout.
 
     \b
     Example:
       gpuplane inventory --cluster examples/clusters/demo.yaml
+      gpuplane inventory --cluster live -f json
     """
-    not_available("inventory")
+    # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
+    from gpuplane.diagnose.inventory import build_inventory
+    from gpuplane.k8s.cluster import load_cluster_state
+
+    state, errors = load_cluster_state(
+        cluster, context=kube_context, kubeconfig=kubeconfig, progress=sys.stderr.isatty()
+    )
+    for error in errors:
+        click.echo(f"gpuplane: {error}", err=True)
+    if errors and not state.nodes and not state.pods and not state.objects:
+        fail(f"nothing usable in cluster source {cluster!r}")
+    result = build_inventory(state)
+    if fmt == "json":
+        emit_json(result.to_json())
+    else:
+        from gpuplane.report.console import make_console
+        from gpuplane.report.inventory_text import render_inventory
+
+        render_inventory(result, make_console())
+    sys.exit(EXIT_USAGE if errors else EXIT_OK)

@@ -67,8 +67,7 @@ def lint(
         fail(str(exc))
     cfg.disable |= _ids(disable)
     if enable:
-        cfg.enable = _ids(enable)
-        cfg.disable -= cfg.enable
+        cfg.enable = _ids(enable)  # --disable still wins over --enable for the same id
     threshold = fail_on or cfg.fail_on or "error"
 
     loaded = load_paths(paths)

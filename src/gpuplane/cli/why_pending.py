@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import cluster_options, format_option, not_available
+from gpuplane.cli.common import cluster_options, emit_json, fail, format_option
 
 
 @click.command("why-pending")
@@ -13,7 +13,14 @@ from gpuplane.cli.common import cluster_options, format_option, not_available
 @click.option("--kubernetes-version", default=None, metavar="1.MINOR",
               help="Word messages as this kube-scheduler version (default: from the cluster).")
 @format_option("text", "json")
-def why_pending(**kwargs: object) -> None:
+def why_pending(
+    cluster: str,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    pod: str | None,
+    kubernetes_version: str | None,
+    fmt: str,
+) -> None:
     """Explain why GPU pods are Pending, in kube-scheduler's own words, with causes and fixes.
 
     \b
@@ -21,4 +28,32 @@ def why_pending(**kwargs: object) -> None:
       gpuplane why-pending --cluster snapshot.yaml
       gpuplane why-pending --cluster live --pod team-a/train-worker-3 -f json
     """
-    not_available("why-pending")
+    from gpuplane.k8s.cluster import load_cluster_state
+    from gpuplane.scheduler.scheduler import Scheduler
+    from gpuplane.scheduler.versions import parse_minor
+
+    if kubernetes_version is not None and parse_minor(kubernetes_version) is None:
+        fail(f"--kubernetes-version {kubernetes_version!r} is not a Kubernetes version like 1.31")
+    if pod is not None and pod.count("/") != 1:
+        fail(f"--pod {pod!r}: expected NAMESPACE/NAME")
+    try:
+        state, errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
+    except (OSError, ValueError) as exc:
+        fail(f"--cluster {cluster}: {exc}")
+    for error in errors:
+        click.echo(f"gpuplane: {error}", err=True)
+    scheduler = Scheduler(state, version=kubernetes_version)
+    if pod is not None and not any(p.key == pod for p in state.pending_pods):
+        known = any(p.key == pod for p in state.pods)
+        fail(f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}")
+    explanations = scheduler.pending(pod)
+    if fmt == "json":
+        from gpuplane.report.why_pending_text import to_json
+
+        emit_json(to_json(explanations, scheduler))
+    else:
+        from gpuplane.report.why_pending_text import render_text
+
+        render_text(explanations, scheduler)
+    if errors:
+        raise SystemExit(2)

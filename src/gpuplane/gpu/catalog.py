@@ -144,7 +144,7 @@ class Catalog:
         direct = self.models.get(name_or_product)
         if direct is not None:
             return direct
-        name = self._by_product.get(_strip_gfd_suffix(name_or_product))
+        name = self._by_product.get(name_or_product) or self._by_product.get(_strip_gfd_suffix(name_or_product))
         if name is None:
             name = self._by_key.get(_norm(name_or_product))
         return self.models.get(name) if name else None

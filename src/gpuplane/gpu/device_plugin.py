@@ -163,7 +163,9 @@ def _check_devices(raw: Any, path: tuple[str | int, ...], problems: list[ConfigP
                 continue
             if isinstance(item, str) and _is_device_ref(item):
                 continue
-            _problem(problems, f"unsupported type for device in devices list: {item}, {type(item).__name__}", path)
+            # Upstream formats the item decoded as a Go string: non-strings print as "".
+            shown = item if isinstance(item, str) else ""
+            _problem(problems, f"unsupported type for device in devices list: {shown}, string", path)
             return False
         return True
     _problem(problems, f"unrecognized type for devices spec: {raw!r}", path)

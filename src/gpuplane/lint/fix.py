@@ -124,8 +124,11 @@ def apply_op(root: Any, op: PatchOp) -> None:
         if op.new_key in parent:
             raise KeyError(f"{op.new_key} already present")
         position = list(parent.keys()).index(old)
+        comment = parent.ca.items.pop(old, None) if hasattr(parent, "ca") else None
         value = parent.pop(old)
         parent.insert(position, op.new_key, value)
+        if comment is not None:
+            parent.ca.items[op.new_key] = comment  # keep the end-of-line comment on the renamed key
     elif isinstance(op, DeleteKey):
         parent = _walk(root, op.path[:-1], create=False)
         del parent[op.path[-1]]

@@ -88,11 +88,11 @@ class Framework:
 
     def run_prefilter(self, ctx: PodContext) -> tuple[list[FilterPlugin], Diagnosis | None, set[int] | None]:
         """Relevant plugins, a terminal Diagnosis when PreFilter rejects, and the node subset."""
-        active = [p for p in self.plugins if p.relevant(ctx) or p.name in ("NodeUnschedulable", "TaintToleration")]
+        active = [p for p in self.plugins if p.relevant(ctx)]
+        ctx.state["_active_plugins"] = active
         names: set[str] | None = None
         cutting: list[str] = []
         last_unschedulable: Status | None = None
-        n = self.index.num_nodes
         for plugin in self.plugins:
             if plugin not in active and plugin.name not in ("NodeResourcesFit", "DynamicResources"):
                 continue
@@ -120,7 +120,6 @@ class Framework:
         if names is None:
             return active, None, None
         subset = {self.index.by_name[name] for name in names if name in self.index.by_name}
-        del n
         ctx.state["_prefilter_plugins"] = cutting
         return active, None, subset
 

@@ -219,6 +219,10 @@ class LiveReader:
             self._fail(f"cannot load the Kubernetes configuration: {exc}")
             return False
         self.session.source = f"live:{config.context_name}"
+        if config.user is None:  # kubectl allows a context without a user (no authentication); lightkube needs one
+            from lightkube.config.models import User
+
+            config = config._replace(user=User())
         try:
             self._client = Client(config, ConnectionParams(timeout=httpx2.Timeout(TIMEOUT_S)))
         except (ConfigError, OSError, ValueError, AssertionError) as exc:
@@ -242,6 +246,8 @@ class LiveReader:
             response = self._client.get(url, params=params)
         except httpx2.HTTPError as exc:
             raise ConnectionError(f"cannot reach the API server: {exc}") from exc
+        if response.status_code == 401:  # every later call would fail the same way
+            raise ConnectionError(f"the API server rejected the credentials: {_status_text(401, response.content)}")
         return response.status_code, response.content
 
     # -- reading -------------------------------------------------------------------------------

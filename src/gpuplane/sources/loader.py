@@ -383,6 +383,8 @@ def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int) -> LoadError:
     mark = getattr(exc, "problem_mark", None)
     line = first_line + mark.line if mark is not None else first_line
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if problem == "exceeded maximum nesting depth":  # LibYAML's own bound (1000 levels)
+        problem = f"nesting deeper than {limits.MAX_DEPTH} levels"
     return LoadError(path, line, f"invalid YAML: {problem}")
 
 

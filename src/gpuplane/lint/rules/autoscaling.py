@@ -101,9 +101,9 @@ def _gpu_pools(ctx: LintContext) -> list[tuple[Manifest, int]]:
 def _gpu_taint_key(pool: Manifest) -> str:
     for _i, req in _requirements(pool):
         if req.get("key") in ("karpenter.k8s.aws/instance-gpu-manufacturer",
-                              "karpenter.azure.com/sku-gpu-manufacturer"):
-            if "amd" in [v.lower() for v in _values(req)]:
-                return "amd.com/gpu"
+                              "karpenter.azure.com/sku-gpu-manufacturer") and "amd" in [
+                                  v.lower() for v in _values(req)]:
+            return "amd.com/gpu"
     return "nvidia.com/gpu"
 
 

@@ -31,7 +31,10 @@ The Deployment "train" is invalid: spec.template.spec.containers[0].resources.li
 ```
 
 For custom resources (PyTorchJob, RayJob ...) the CRD accepts the object and the *operator's* pod creation
-fails instead, so the job sits there with `FailedCreate` events and no pods.
+fails instead, so the job sits there with no pods. Kubeflow Trainer's `trainer.resourcesPerNode` with
+only `requests` fails this way when JobSet creates the Job (kubeflow/trainer#2363):
+`Job.batch "torch-test-trainer-node-0" is invalid: spec.template.spec.containers[0].resources.limits:
+Required value: Limit must be set for non overcommitable resources`.
 
 ## How to fix
 Put the count under `limits`. A limit alone is enough: the API server defaults the request to the limit.
@@ -54,6 +57,7 @@ resources:
 ## References
 - kubernetes/kubernetes `pkg/apis/core/validation/validation.go` (`ValidateResourceRequirements`)
 - https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+- kubeflow/trainer#2363 (the same rejection for a TrainJob's `resourcesPerNode`)
 """
 
 

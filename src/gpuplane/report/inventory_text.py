@@ -1,0 +1,131 @@
+"""Human rendering of a GPU inventory: tables per model, per pool, per node.
+
+Big clusters stay readable: with more than :data:`MAX_NODE_ROWS` GPU nodes the
+node table lists only nodes with problems (the pools table already carries the
+totals of the healthy ones); ``-f json`` always has every node.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpuplane.diagnose.inventory import Inventory, NodeInventory, ResourceUse
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+MAX_NODE_ROWS = 40
+
+
+def _short(name: str) -> str:
+    """``nvidia.com/mig-3g.20gb`` -> ``mig-3g.20gb``; ``nvidia.com/gpu`` -> ``gpu`` (tables are narrow)."""
+    prefix, sep, rest = name.partition("/")
+    return rest if sep and prefix == "nvidia.com" else name
+
+
+def _usage(use: ResourceUse) -> str:
+    return f"{use.allocated}/{use.allocatable}"
+
+
+def _resources_cell(resources: dict[str, ResourceUse]) -> str:
+    """One line per resource: ``gpu 5/7 used``; capacity shown when devices are unhealthy."""
+    lines = []
+    for name, use in sorted(resources.items()):
+        extra = f" (capacity {use.capacity})" if use.capacity != use.allocatable else ""
+        lines.append(f"{_short(name)} {_usage(use)}{extra}")
+    return "\n".join(lines) or "-"
+
+
+def _layout_cell(node: NodeInventory) -> str:
+    parts = []
+    if node.mig is not None:
+        devices = ", ".join(f"{count}x {profile}" for profile, count in node.mig.devices.items())
+        head = f"MIG {node.mig.strategy or '?'}"
+        if node.mig.config:
+            head += f" [{node.mig.config}]"
+        parts.append(f"{head}: {devices}" if devices else head)
+    if node.sharing is not None:
+        names = ", ".join(_short(n) for n in node.sharing.resources)
+        parts.append(f"{node.sharing.strategy} x{node.sharing.replicas}" + (f" ({names})" if names else ""))
+    return "\n".join(parts) or "whole GPUs"
+
+
+def _status_cell(node: NodeInventory, styled: bool) -> str:
+    if not node.flags:
+        return "[green]ok[/green]" if styled else "ok"
+    text = ", ".join(flag.flag for flag in node.flags)
+    return f"[red]{text}[/red]" if styled else text
+
+
+def render_inventory(inventory: Inventory, console: Console) -> None:
+    """Print the inventory tables and the problem list to ``console``."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    styled = console.color_system is not None
+    doc_summary = inventory.to_json()["summary"]
+    version = f", Kubernetes {inventory.kubernetes_version}" if inventory.kubernetes_version else ""
+    console.print(
+        f"[bold]GPU inventory[/bold] of {escape(inventory.source or 'cluster')}: {doc_summary['gpuNodes']} GPU nodes "
+        f"of {doc_summary['nodes']}, {doc_summary['gpus']} GPUs{version}"
+    )
+    if not inventory.nodes:
+        console.print("No GPU nodes found (no GPU resources or GPU labels on any node).")
+        return
+    console.print(
+        f"Schedulable GPU units: {doc_summary['allocated']} allocated of {doc_summary['allocatable']} allocatable, "
+        f"{doc_summary['free']} free (whole GPUs, MIG devices and shared replicas as advertised)."
+    )
+
+    models = Table(title="By model", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+    for column in ("model", "nodes", "GPUs", "allocatable", "allocated", "free", "by resource"):
+        models.add_column(column, justify="right" if column in ("nodes", "GPUs", "allocatable", "allocated", "free") else "left")
+    for group in inventory.models:
+        models.add_row(
+            escape(group.key), str(group.nodes), str(group.gpus), str(group.units.allocatable),
+            str(group.units.allocated), str(group.units.free), escape(_resources_cell(group.resources)),
+        )
+    console.print()
+    console.print(models)
+
+    pools = Table(title="By pool", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+    for column in ("pool", "model", "nodes", "GPUs", "allocatable", "allocated", "free", "problem nodes"):
+        pools.add_column(column, justify="right" if column not in ("pool", "model") else "left")
+    for group in inventory.pools:
+        problems = str(group.problem_nodes) if group.problem_nodes else "-"
+        if styled and group.problem_nodes:
+            problems = f"[red]{problems}[/red]"
+        pools.add_row(
+            escape(group.key), escape(", ".join(sorted(group.models))), str(group.nodes), str(group.gpus),
+            str(group.units.allocatable), str(group.units.allocated), str(group.units.free), problems,
+        )
+    console.print(pools)
+
+    shown = inventory.nodes
+    hidden = 0
+    title = "Nodes"
+    if len(shown) > MAX_NODE_ROWS:
+        shown = inventory.problem_nodes
+        hidden = len(inventory.nodes) - len(shown)
+        title = "Nodes with problems"
+    if shown:
+        nodes = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+        for column in ("node", "pool", "model", "GPUs", "used/allocatable", "layout", "status"):
+            nodes.add_column(column, justify="right" if column == "GPUs" else "left")
+        for node in shown:
+            nodes.add_row(
+                escape(node.name), escape(node.pool), escape(node.model_key), str(node.gpus),
+                escape(_resources_cell(node.resources)), escape(_layout_cell(node)), _status_cell(node, styled),
+            )
+        console.print(nodes)
+    if hidden:
+        console.print(f"{hidden} healthy GPU nodes not listed (see the pools table; -f json lists every node).")
+
+    problems = inventory.problem_nodes
+    if problems:
+        console.print()
+        console.print("[bold]Problems[/bold]" if styled else "Problems")
+        for node in problems:
+            for flag in node.flags:
+                console.print(f"  {node.name}: {flag.message}", markup=False)

@@ -1,0 +1,87 @@
+"""Renderers for ``why-pending``: the JSON contract (spec/cli.md) and a readable text report.
+
+The text form groups nodes by identical reasons (one table row per distinct verdict), so a
+5,000-node cluster prints a handful of rows, not 5,000.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuplane.scheduler.scheduler import Explanation, Scheduler
+
+
+def to_json(explanations: list[Explanation], scheduler: Scheduler) -> dict[str, Any]:
+    """``{"pods": [{"pod", "message", "nodes", "causes", "fixes", ...}], "kubernetesVersion"}``."""
+    pods = []
+    for expl in explanations:
+        item: dict[str, Any] = {
+            "pod": expl.pod.key,
+            "message": expl.message,
+            "nodes": expl.nodes(),
+            "causes": expl.causes,
+            "fixes": expl.fixes,
+            "stage": expl.stage,
+            "table": expl.table(),
+        }
+        if expl.subject is not None:
+            item["object"] = expl.subject
+        if expl.preemption is not None and expl.preemption.nominated_node:
+            item["preemption"] = {
+                "nominatedNode": expl.preemption.nominated_node,
+                "victims": [p.key for p in expl.preemption.victims],
+                "pdbViolations": expl.preemption.pdb_violations,
+            }
+        if expl.feasible_nodes:
+            item["feasibleNodes"] = expl.feasible_nodes
+        pods.append(item)
+    return {
+        "kubernetesVersion": scheduler.wording.label,
+        "nodes": scheduler.index.num_nodes,
+        "pods": pods,
+    }
+
+
+def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
+    """Rich text on stdout: per pod the message, a grouped node table, causes and fixes."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=True)
+    if not explanations:
+        console.print(f"No Pending pods ({scheduler.index.num_nodes} nodes, kube-scheduler {scheduler.wording.label} wording).")
+        return
+    console.print(
+        f"[bold]{len(explanations)} Pending[/bold] on {scheduler.index.num_nodes} nodes "
+        f"(kube-scheduler {scheduler.wording.label} wording)\n"
+    )
+    for expl in explanations:
+        title = expl.pod.key if expl.subject is None else f"{expl.subject['kind']} {expl.pod.key}"
+        console.print(f"[bold cyan]{title}[/bold cyan]  [dim]({expl.stage})[/dim]")
+        if expl.message:
+            console.print(f"  [yellow]{_escape(expl.message)}[/yellow]")
+        if expl.groups:
+            table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
+            table.add_column("nodes", justify="right")
+            table.add_column("plugin")
+            table.add_column("reasons")
+            table.add_column("e.g.")
+            for row in expl.table():
+                sample = ", ".join(row["sample"][:3]) + (", ..." if row["nodes"] > 3 else "")
+                table.add_row(str(row["nodes"]), row["plugin"], _escape("; ".join(row["reasons"])), sample)
+            console.print(table)
+        for cause in expl.causes:
+            console.print(f"  [bold]cause:[/bold] {_escape(cause)}")
+        for fix in expl.fixes:
+            lines = fix.splitlines()
+            console.print(f"  [green]fix:[/green] {_escape(lines[0])}")
+            for line in lines[1:]:
+                console.print(f"       {_escape(line)}")
+        console.print()
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

@@ -1,0 +1,265 @@
+"""Why a pod (or a workload's pods) never reaches kube-scheduler's Filter stage.
+
+Before the scheduler: scheduling gates (the API server stamps ``PodScheduled=False`` /
+``SchedulingGated`` / ``Scheduling is blocked due to non-empty scheduling gates``,
+kubernetes/kubernetes pkg/registry/core/pod/strategy.go), a ``schedulerName`` no running
+scheduler answers to, a gang (Volcano / coscheduling PodGroup) short of its minimum
+members, a Kueue workload not admitted (its Job stays suspended, no pod exists), a
+ResourceQuota that refuses the controller's pods, and a nomination left by preemption.
+Texts of the other systems come from reference/scheduling.md §4 (Volcano
+``plugins/gang/gang.go``, scheduler-plugins ``pkg/coscheduling/core/core.go``, Kueue
+``pkg/scheduler/flavorassigner/flavorassigner.go``, kube-apiserver resourcequota admission).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpuplane.k8s.objects import Pod
+from gpuplane.sources.manifest import Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.scheduler.scheduler import Explanation, Scheduler
+
+# pkg/registry/core/pod/strategy.go (PodScheduled condition of a gated pod)
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
+KUEUE_TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+COSCHEDULING_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.x-k8s.io")
+# scheduler-plugins pkg/coscheduling/core/core.go PreFilter
+COSCHEDULING_NOT_ENOUGH = "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}"
+# Names the usual second schedulers run under, and how their pods are recognised.
+KNOWN_SCHEDULER_PODS = {
+    "volcano": ("volcano-scheduler",),
+    "scheduler-plugins-scheduler": ("scheduler-plugins-scheduler",),
+    "kai-scheduler": ("kai-scheduler", "scheduler"),
+    "yunikorn": ("yunikorn-scheduler",),
+}
+TERMINAL = ("Succeeded", "Failed")
+
+
+def _explanation(pod: Pod, message: str, stage: str) -> Explanation:
+    from gpuplane.scheduler.scheduler import Explanation
+
+    return Explanation(pod, message, stage=stage)
+
+
+def scheduler_running(sched: Scheduler, name: str) -> bool:
+    """Is a scheduler called ``name`` running? (a Running pod named after it, or a
+    KubeSchedulerConfiguration profile in a ConfigMap naming it)."""
+    if name == "default-scheduler":
+        return True
+    hints = KNOWN_SCHEDULER_PODS.get(name, (name,))
+    for pod in sched.cluster.pods:
+        if pod.status.phase != "Running":
+            continue
+        pod_name = pod.metadata.name
+        if any(pod_name.startswith(h) for h in hints) or name in pod_name:
+            return True
+    for cm in sched.cluster.by_kind("ConfigMap", ""):
+        for value in (cm.data.get("data") or {}).values():
+            if isinstance(value, str) and "KubeSchedulerConfiguration" in value and f"schedulerName: {name}" in value:
+                return any(p.status.phase == "Running" and p.metadata.namespace == cm.namespace for p in sched.cluster.pods)
+    return False
+
+
+def _podgroup(sched: Scheduler, pod: Pod) -> tuple[str, Manifest | None, str]:
+    """(mechanism, PodGroup object, group name) for a gang member, else ("", None, "")."""
+    ns = pod.metadata.namespace or "default"
+    name = pod.metadata.annotations.get(VOLCANO_GROUP_ANNOTATION)
+    if name:
+        for pg in sched.cluster.by_kind("PodGroup", "scheduling.volcano.sh"):
+            if pg.name == name and (pg.namespace or "default") == ns:
+                return "volcano", pg, name
+        return "volcano", None, name
+    for label in COSCHEDULING_LABELS:
+        name = pod.metadata.labels.get(label)
+        if name:
+            for pg in sched.cluster.by_kind("PodGroup", "scheduling.x-k8s.io"):
+                if pg.name == name and (pg.namespace or "default") == ns:
+                    return "coscheduling", pg, name
+            return "coscheduling", None, name
+    return "", None, ""
+
+
+def _members(sched: Scheduler, mechanism: str, name: str, ns: str) -> tuple[int, int]:
+    """(existing non-terminal member pods, of which bound to a node)."""
+    total = bound = 0
+    for other in sched.cluster.pods:
+        if (other.metadata.namespace or "default") != ns or other.status.phase in TERMINAL:
+            continue
+        if mechanism == "volcano":
+            member = other.metadata.annotations.get(VOLCANO_GROUP_ANNOTATION) == name
+        else:
+            member = any(other.metadata.labels.get(label) == name for label in COSCHEDULING_LABELS)
+        if member:
+            total += 1
+            if other.spec.node_name:
+                bound += 1
+    return total, bound
+
+
+def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
+    """An Explanation when the pod is stopped before kube-scheduler's filters (stage != scheduler),
+    one with extra causes (stage == scheduler), or None."""
+    gates = [g.name for g in pod.spec.scheduling_gates]
+    if gates:
+        expl = _explanation(pod, GATED_MESSAGE, "gated")
+        expl.causes.append(f"the pod has scheduling gates {gates}: it never enters the scheduling queue until they are removed")
+        if KUEUE_ADMISSION_GATE in gates:
+            queue = pod.metadata.labels.get(KUEUE_QUEUE_LABEL, "")
+            expl.causes.append(
+                f"Kueue holds it behind the gate {KUEUE_ADMISSION_GATE} until its Workload is admitted"
+                + (f" by LocalQueue {queue!r}" if queue else "")
+                + "; the reason is on the Workload (kubectl get workloads -n "
+                + f"{pod.metadata.namespace or 'default'} -o wide)"
+            )
+        if KUEUE_TOPOLOGY_GATE in gates:
+            expl.causes.append("Kueue topology-aware scheduling has not assigned this pod's topology domain yet")
+        other = [g for g in gates if not g.startswith("kueue.x-k8s.io/")]
+        if other:
+            expl.fixes.append(
+                f"kubectl patch pod {pod.metadata.name} -n {pod.metadata.namespace or 'default'} --type json "
+                "-p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]'  # once what the gate waits for is done"
+            )
+        return expl
+    scheduler_name = pod.spec.scheduler_name or "default-scheduler"
+    if not scheduler_running(sched, scheduler_name):
+        expl = _explanation(pod, "", "other-scheduler")
+        expl.causes.append(
+            f"schedulerName is {scheduler_name!r} but no scheduler of that name runs in the cluster: "
+            "no scheduler will ever pick this pod up, so there is no FailedScheduling event"
+        )
+        expl.fixes.append(
+            f"install the {scheduler_name} scheduler, or set `spec.schedulerName: default-scheduler` in the pod template"
+        )
+        return expl
+    ns = pod.metadata.namespace or "default"
+    mechanism, pg, group = _podgroup(sched, pod)
+    if mechanism:
+        total, bound = _members(sched, mechanism, group, ns)
+        min_member = int(pg.get("spec", "minMember", default=1) or 1) if pg is not None else None
+        if pg is None:
+            expl = _explanation(pod, "", "gang")
+            expl.causes.append(f"the pod belongs to {mechanism} PodGroup {ns}/{group}, which does not exist")
+            expl.fixes.append(f"create the PodGroup {ns}/{group} (or fix the pod's group annotation/label)")
+            return expl
+        if min_member is not None and total < min_member:
+            if mechanism == "coscheduling":
+                text = COSCHEDULING_NOT_ENOUGH.format(pod.metadata.name, total, min_member)
+                expl = _explanation(pod, f"0/{sched.index.num_nodes} nodes are available: {text}.", "gang")
+            else:
+                expl = _explanation(pod, _volcano_condition(pg), "gang")
+            expl.causes.append(
+                f"{mechanism} PodGroup {ns}/{group} needs minMember={min_member} pods but only {total} exist "
+                f"({bound} placed): the gang waits all-or-nothing for the rest"
+            )
+            expl.fixes.append(
+                "check why the controller did not create the missing pods (quota, queue, a failed pod), "
+                f"or lower minMember of PodGroup {ns}/{group} if the job can start with fewer"
+            )
+            return expl
+        phase = pg.get("status", "phase")
+        if mechanism == "volcano" and phase == "Pending":
+            expl = _explanation(pod, _volcano_condition(pg), "queue")
+            queue = pg.get("spec", "queue") or "default"
+            expl.causes.append(
+                f"Volcano PodGroup {ns}/{group} is still Pending: queue {queue!r} has not admitted it (Inqueue)"
+            )
+            return expl
+        if mechanism == "volcano" and bound:
+            expl = _explanation(pod, "", "scheduler")
+            expl.causes.append(
+                f"Volcano gang {ns}/{group}: {bound} of {total} pods are placed, minMember={min_member}; "
+                "the rest must fit at the same time"
+            )
+            return expl
+    if pod.status.nominated_node_name:
+        expl = _explanation(pod, "", "scheduler")
+        expl.causes.append(
+            f"preemption already nominated node {pod.status.nominated_node_name}: the pod waits there for its "
+            "victims to terminate (graceful termination)"
+        )
+        return expl
+    return None
+
+
+def _volcano_condition(pg: Manifest) -> str:
+    for cond in pg.get("status", "conditions", default=[]) or []:
+        if isinstance(cond, dict) and cond.get("type") == "Unschedulable" and cond.get("message"):
+            return str(cond["message"])
+    return ""
+
+
+# Kueue texts (kubernetes-sigs/kueue pkg/cache, pkg/scheduler; reference/scheduling.md §4.4)
+KUEUE_LOCALQUEUE_MISSING = "LocalQueue {} doesn't exist"
+KUEUE_CLUSTERQUEUE_MISSING = "ClusterQueue {} doesn't exist"
+
+
+def workload_explanations(sched: Scheduler) -> list[Explanation]:
+    """Workloads whose pods do not exist yet: a Kueue job held suspended, or a controller
+    whose pod creation the ResourceQuota admission refuses (``exceeded quota: ...``)."""
+    from gpuplane.k8s.objects import ObjectMeta
+
+    out: list[Explanation] = []
+    cluster = sched.cluster
+    local_queues = {(q.namespace or "default", q.name): q for q in cluster.by_kind("LocalQueue", "kueue.x-k8s.io")}
+    cluster_queues = {q.name for q in cluster.by_kind("ClusterQueue", "kueue.x-k8s.io")}
+    workloads = cluster.by_kind("Workload", "kueue.x-k8s.io")
+    for obj in cluster.objects:
+        if obj.kind in ("Pod", "Workload"):
+            continue
+        ns = obj.namespace or "default"
+        subject = Pod(metadata=ObjectMeta(name=obj.name, namespace=ns))
+        queue = obj.labels.get(KUEUE_QUEUE_LABEL)
+        suspended = obj.get("spec", "suspend") is True or obj.get("spec", "runPolicy", "suspend") is True
+        if queue and suspended:
+            expl = _explanation(subject, "", "queue")
+            expl.subject = obj.ref()
+            lq = local_queues.get((ns, queue))
+            if lq is None:
+                expl.message = KUEUE_LOCALQUEUE_MISSING.format(queue)
+                expl.causes.append(f"{obj.kind} {ns}/{obj.name} waits in Kueue, but LocalQueue {ns}/{queue} does not exist")
+                expl.fixes.append(f"create LocalQueue {queue} in {ns} pointing at a ClusterQueue, or fix the label {KUEUE_QUEUE_LABEL}")
+            else:
+                cq = lq.get("spec", "clusterQueue") or ""
+                if cq and cq not in cluster_queues:
+                    expl.message = KUEUE_CLUSTERQUEUE_MISSING.format(cq)
+                    expl.causes.append(f"LocalQueue {ns}/{queue} points at ClusterQueue {cq}, which does not exist")
+                else:
+                    text = _workload_condition(workloads, obj)
+                    expl.message = text
+                    expl.causes.append(
+                        f"{obj.kind} {ns}/{obj.name} is suspended by Kueue until ClusterQueue {cq or '?'} admits it"
+                        + (f": {text}" if text else "")
+                    )
+                    if "insufficient" in text:
+                        expl.fixes.append(f"raise nominalQuota (or borrowingLimit) in ClusterQueue {cq}, or wait for admitted workloads to finish")
+            out.append(expl)
+            continue
+        for cond in obj.get("status", "conditions", default=[]) or []:
+            message = cond.get("message", "") if isinstance(cond, dict) else ""
+            if isinstance(message, str) and "exceeded quota" in message:
+                expl = _explanation(subject, message, "quota")
+                expl.subject = obj.ref()
+                expl.causes.append(
+                    f"ResourceQuota admission refuses the pods of {obj.kind} {ns}/{obj.name}: they are never created"
+                )
+                expl.fixes.append(f"kubectl describe resourcequota -n {ns}  # raise the hard limit or free quota")
+                out.append(expl)
+                break
+    return out
+
+
+def _workload_condition(workloads: list[Manifest], owner: Manifest) -> str:
+    uid = owner.metadata.get("uid")
+    for wl in workloads:
+        owners = wl.metadata.get("ownerReferences") or []
+        if not any(isinstance(o, dict) and (o.get("uid") == uid or o.get("name") == owner.name) for o in owners):
+            continue
+        for cond in wl.get("status", "conditions", default=[]) or []:
+            if isinstance(cond, dict) and cond.get("type") == "QuotaReserved" and cond.get("status") == "False":
+                return str(cond.get("message") or "")
+    return ""

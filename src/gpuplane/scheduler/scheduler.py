@@ -1,0 +1,294 @@
+"""``Scheduler``: the public face of the kube-scheduler model.
+
+``explain(pod)`` answers "why is it Pending" (message, per-node reasons, causes, fixes);
+``schedule(pod)`` runs a full cycle (filter, score, pick) and ``assume(pod, node)`` places
+a pod so simulate can schedule pods one after another. The cluster is indexed once
+(:class:`ClusterIndex`), so many pods cost little each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gpuplane.k8s.cluster import ClusterState
+from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.requests import pod_requests
+from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.framework import (
+    ERR_NO_NODES_AVAILABLE,
+    Code,
+    FitError,
+    ScheduleResult,
+    Status,
+)
+from gpuplane.scheduler.index import ClusterIndex
+from gpuplane.scheduler.preemption import PreemptionOutcome, run_postfilter
+from gpuplane.scheduler.runtime import Diagnosis, Framework
+from gpuplane.scheduler.scoring import score_nodes
+from gpuplane.scheduler.versions import Wording, resolve_wording
+
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+@dataclass(slots=True)
+class Explanation:
+    """Everything why-pending reports for one pod."""
+
+    pod: Pod
+    message: str
+    # distinct failing Status -> node names (grouped: 5,000 nodes stay readable)
+    groups: list[tuple[Status, list[str]]] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+    stage: str = "scheduler"  # scheduler | gated | gang | queue | quota | other-scheduler | schedulable
+    fit_error: FitError | None = None
+    preemption: PreemptionOutcome | None = None
+    feasible_nodes: list[str] = field(default_factory=list)
+    plugin_order: list[str] = field(default_factory=list)
+    # the controller object explained, when no pod exists yet (Kueue, quota)
+    subject: dict[str, Any] | None = None
+
+    def nodes(self) -> dict[str, list[str]]:
+        """``{node: [reasons]}`` for every node that failed."""
+        out: dict[str, list[str]] = {}
+        for status, names in self.groups:
+            reasons = list(status.reasons)
+            for name in names:
+                out[name] = reasons
+        return out
+
+    def table(self) -> list[dict[str, Any]]:
+        """kube-scheduler-simulator style rows, grouped: plugins passed, the failing plugin."""
+        rows = []
+        for status, names in self.groups:
+            failed = status.plugin
+            passed = []
+            for plugin in self.plugin_order:
+                if plugin == failed:
+                    break
+                passed.append(plugin)
+            rows.append(
+                {
+                    "nodes": len(names),
+                    "sample": names[:5],
+                    "plugin": failed or "PreFilter",
+                    "code": status.code.name,
+                    "reasons": list(status.reasons),
+                    "passed": passed if failed in self.plugin_order else [],
+                }
+            )
+        rows.sort(key=lambda r: -r["nodes"])
+        return rows
+
+
+class Scheduler:
+    """kube-scheduler's default profile over one cluster snapshot."""
+
+    def __init__(self, cluster: ClusterState, version: str | None = None) -> None:
+        self.cluster = cluster
+        self.wording: Wording = resolve_wording(version, cluster.kubernetes_version())
+        self.index = ClusterIndex(cluster)
+        self.framework = Framework(self.index, self.wording)
+
+    # -- cycle pieces ------------------------------------------------------------------------
+
+    def context(self, pod: Pod) -> PodContext:
+        try:
+            requests = pod_requests(pod)
+        except (ValueError, TypeError):
+            requests = {}
+        return PodContext(pod, requests, self.index.priority(pod), self.wording, self.index)
+
+    def _nominated_extra(self, ctx: PodContext) -> np.ndarray | None:
+        """Requests of other pods nominated to nodes with priority >= this pod's
+        (``RunFilterPluginsWithNominatedPods`` counts them as already there)."""
+        index = self.index
+        extra: np.ndarray | None = None
+        for other, j in index.nominated:
+            if other is ctx.pod or index.priority(other) < ctx.priority:
+                continue
+            if extra is None:
+                extra = np.zeros_like(index.req)
+            try:
+                requests = pod_requests(other)
+            except (ValueError, TypeError):
+                continue
+            for name, amount in requests.items():
+                row = index.resource_index.get(name)
+                if row is not None:
+                    extra[row, j] += amount
+            extra[index.resource_index["pods"], j] += 1
+        return extra
+
+    def diagnose(self, pod: Pod) -> tuple[PodContext, Diagnosis]:
+        """PreFilter + Filter only (no PostFilter): the raw per-node verdicts."""
+        ctx = self.context(pod)
+        return ctx, self.framework.run(ctx, self._nominated_extra(ctx))
+
+    def fit_error(self, ctx: PodContext, diag: Diagnosis) -> FitError:
+        groups = list(diag.groups.items())
+        return FitError(
+            num_all_nodes=self.index.num_nodes,
+            groups=groups,
+            prefilter_msg=diag.prefilter_status.message if diag.prefilter_status is not None else "",
+            absent_status=diag.absent_status,
+            absent_count=len(diag.absent),
+        )
+
+    # -- public API --------------------------------------------------------------------------
+
+    def schedule_one(self, pod: Pod) -> ScheduleResult | FitError:
+        """One scheduling cycle: the chosen node, or the FitError (with PostFilter text)."""
+        if self.index.num_nodes == 0:
+            return FitError(num_all_nodes=0, groups=[])
+        ctx = self.context(pod)
+        diag = self.framework.run(ctx, self._nominated_extra(ctx))
+        if diag.error:
+            return FitError(num_all_nodes=self.index.num_nodes, groups=[], prefilter_msg=diag.error)
+        if len(diag.feasible):
+            feasible = diag.feasible.tolist()
+            scores = score_nodes(ctx, feasible)
+            best = max(feasible, key=lambda j: (scores[j], -j))
+            infos = self.index.node_infos
+            return ScheduleResult(
+                node=infos[best].name,
+                evaluated_nodes=self.index.num_nodes,
+                feasible_nodes=len(feasible),
+                scores={infos[j].name: s for j, s in scores.items()},
+            )
+        fit = self.fit_error(ctx, diag)
+        outcome = run_postfilter(self.framework, ctx, diag, ctx.state.get("_active_plugins", []))
+        fit.postfilter_msg = outcome.message
+        return fit
+
+    def schedule(self, pod: Pod) -> ScheduleResult | FitError:
+        return self.schedule_one(pod)
+
+    def assume(self, pod: Pod, node: str) -> None:
+        """Place ``pod`` on ``node`` in this model (its resources, ports and labels count from now)."""
+        from gpuplane.scheduler.plugins.node_ports import pod_host_ports
+
+        index = self.index
+        j = index.by_name[node]
+        info = index.node_infos[j]
+        info.pods = [*info.pods, pod]
+        try:
+            requests = pod_requests(pod)
+        except (ValueError, TypeError):
+            requests = {}
+        new_requested = dict(info.requested)
+        for name, amount in requests.items():
+            new_requested[name] = new_requested.get(name, 0) + amount
+            row = index.resource_index.get(name)
+            if row is None:
+                row = index.resource_index[name] = len(index.resource_index)
+                index.alloc = np.vstack([index.alloc, np.zeros((1, index.num_nodes), dtype=np.int64)])
+                index.req = np.vstack([index.req, np.zeros((1, index.num_nodes), dtype=np.int64)])
+            index.req[row, j] += amount
+        new_requested["pods"] = new_requested.get("pods", 0) + 1
+        index.req[index.resource_index["pods"], j] += 1
+        info.requested = new_requested
+        info.used_ports = info.used_ports | set(pod_host_ports(pod))
+        index._anti_affinity_pods = None
+        index._priority_levels = None
+
+    def explain(self, pod: Pod) -> Explanation:
+        """Why ``pod`` is Pending, in kube-scheduler's words, with causes and fixes."""
+        from gpuplane.scheduler.explain import add_causes
+        from gpuplane.scheduler.prequeue import prequeue_explanation
+
+        early = prequeue_explanation(self, pod)
+        if early is not None and early.stage != "scheduler":
+            add_causes(self, early)
+            return early
+        expl = self._explain_scheduler(pod)
+        if early is not None:
+            expl.causes[:0] = early.causes
+            expl.fixes[:0] = early.fixes
+        add_causes(self, expl)
+        return expl
+
+    def pending(self, only: str | None = None) -> list[Explanation]:
+        """Explanations for every Pending pod (or the one ``ns/name``), then for workloads whose
+        pods do not exist yet (Kueue-suspended, quota-refused)."""
+        from gpuplane.scheduler.prequeue import workload_explanations
+
+        pods = self.cluster.pending_pods
+        if only is not None:
+            pods = [p for p in pods if p.key == only]
+        out = [self.explain(p) for p in pods]
+        if only is None:
+            out.extend(workload_explanations(self))
+        return out
+
+    def _explain_scheduler(self, pod: Pod) -> Explanation:
+        fw = self.framework
+        plugin_order = [p.name for p in fw.plugins]
+        if self.index.num_nodes == 0:
+            return Explanation(pod, ERR_NO_NODES_AVAILABLE, plugin_order=plugin_order)
+        ctx = self.context(pod)
+        diag = fw.run(ctx, self._nominated_extra(ctx))
+        if diag.error:
+            return Explanation(pod, diag.error, stage="scheduler-error", plugin_order=plugin_order)
+        infos = self.index.node_infos
+        groups = [(status, [infos[j].name for j in nodes]) for status, nodes in diag.groups.items()]
+        if diag.absent_status is not None and diag.absent:
+            groups.append((diag.absent_status, [infos[j].name for j in diag.absent]))
+        if len(diag.feasible):
+            feasible = [infos[j].name for j in diag.feasible.tolist()]
+            return Explanation(
+                pod, "", groups=groups, stage="schedulable", feasible_nodes=feasible, plugin_order=plugin_order
+            )
+        fit = self.fit_error(ctx, diag)
+        scheduler_name = pod.spec.scheduler_name or DEFAULT_SCHEDULER
+        if scheduler_name != DEFAULT_SCHEDULER:
+            # Another scheduler answers this pod: no kube-scheduler PostFilter; Volcano words
+            # the same filter verdicts its own way.
+            message = volcano_message(fit) if scheduler_name == "volcano" else ""
+            return Explanation(
+                pod, message, groups=groups, fit_error=fit, stage="scheduler", plugin_order=plugin_order
+            )
+        outcome = run_postfilter(fw, ctx, diag, ctx.state.get("_active_plugins", []))
+        fit.postfilter_msg = outcome.message
+        return Explanation(
+            pod,
+            fit.message(),
+            groups=groups,
+            fit_error=fit,
+            preemption=outcome,
+            plugin_order=plugin_order,
+        )
+
+
+def volcano_message(fit: FitError) -> str:
+    """Volcano's ``FitErrors.Error()`` (volcano-sh/volcano pkg/scheduler/api/unschedule_info.go):
+    ``0/<n> nodes are unavailable: <histogram>.`` where n counts the nodes that recorded an
+    error and a resource shortfall names one resource (reference/scheduling.md §4.2); the
+    device resource is named when it is short, as Volcano's predicates report it."""
+    from collections import Counter
+
+    from gpuplane.gpu.resources import is_gpu_resource
+    from gpuplane.scheduler.framework import build_fit_message
+
+    if fit.prefilter_msg:
+        return ""
+    hist: Counter[str] = Counter()
+    failing = 0
+    for status, nodes in fit.groups:
+        failing += len(nodes)
+        reasons = list(status.reasons)
+        if status.plugin == "NodeResourcesFit" and len(reasons) > 1:
+            gpu = [r for r in reasons if is_gpu_resource(r.removeprefix("Insufficient "))]
+            reasons = gpu[:1] or reasons[:1]
+        for reason in reasons:
+            hist[reason] += len(nodes)
+    if not failing:
+        return "all nodes are unavailable"
+    return build_fit_message(failing, "", hist).replace("nodes are available", "nodes are unavailable", 1)
+
+
+def is_rejection(status: Status) -> bool:
+    return status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
