@@ -12,15 +12,9 @@ controller adds a toleration for ``node.kubernetes.io/unschedulable``.
 
 from __future__ import annotations
 
-from gpuplane.k8s.objects import (
-    Node,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    Pod,
-    Taint,
-    Toleration,
-    node_from_dict,
-)
+from gpuplane.k8s.objects import Node, Pod, Toleration, node_from_dict
+from gpuplane.k8s.selectors import pod_matches_required_node_affinity
+from gpuplane.k8s.tolerations import find_untolerated_taint
 
 # AddOrUpdateDaemonPodTolerations (pkg/controller/daemon/util/daemonset_util.go)
 DAEMON_TOLERATIONS: tuple[Toleration, ...] = (
@@ -46,24 +40,12 @@ def daemon_tolerations(pod: Pod) -> list[Toleration]:
 
 def should_run(pod: Pod, node: Node, tolerations: list[Toleration] | None = None) -> bool:
     """True when the DaemonSet controller would create a daemon pod on ``node``."""
-    name = node.metadata.name
-    if pod.spec.node_name and pod.spec.node_name != name:
+    if pod.spec.node_name and pod.spec.node_name != node.metadata.name:
         return False
-    labels = node.metadata.labels
-    for key, value in pod.spec.node_selector.items():
-        if labels.get(key) != value:
-            return False
-    affinity = pod.spec.affinity
-    required = affinity.node_affinity.required_during_scheduling_ignored_during_execution if (
-        affinity and affinity.node_affinity
-    ) else None
-    if required is not None and not any(_term_matches(t, labels, name) for t in required.node_selector_terms):
+    if not pod_matches_required_node_affinity(pod, node):
         return False
     tols = tolerations if tolerations is not None else daemon_tolerations(pod)
-    return all(
-        taint.effect not in _FILTERED_EFFECTS or any(_tolerates(t, taint) for t in tols)
-        for taint in node.spec.taints
-    )
+    return find_untolerated_taint(node.spec.taints, tols, _FILTERED_EFFECTS) is None
 
 
 def eligible_nodes(pod: Pod, nodes: list) -> list[Node]:
@@ -71,49 +53,3 @@ def eligible_nodes(pod: Pod, nodes: list) -> list[Node]:
     tols = daemon_tolerations(pod)
     typed = (n if isinstance(n, Node) else node_from_dict(n) for n in nodes if isinstance(n, (Node, dict)))
     return [n for n in typed if should_run(pod, n, tols)]
-
-
-def _tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """``Toleration.ToleratesTaint`` (staging/src/k8s.io/api/core/v1/toleration.go)."""
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    if toleration.operator == "Exists":
-        return True
-    if toleration.operator in ("", "Equal"):
-        return toleration.value == taint.value
-    return False
-
-
-def _term_matches(term: NodeSelectorTerm, labels: dict[str, str], node_name: str) -> bool:
-    """A term with no requirements matches nothing (component-helpers nodeaffinity.go)."""
-    if not term.match_expressions and not term.match_fields:
-        return False
-    for req in term.match_expressions:
-        if not _requirement_matches(req, labels):
-            return False
-    # matchFields supports only metadata.name upstream
-    return all(req.key == "metadata.name" and _requirement_matches(req, {"metadata.name": node_name})
-               for req in term.match_fields)
-
-
-def _requirement_matches(req: NodeSelectorRequirement, labels: dict[str, str]) -> bool:
-    present = req.key in labels
-    value = labels.get(req.key, "")
-    op = req.operator
-    if op == "In":
-        return present and value in req.values
-    if op == "NotIn":
-        return not present or value not in req.values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt") and present and len(req.values) == 1:
-        try:
-            left, right = int(value), int(req.values[0])
-        except ValueError:
-            return False
-        return left > right if op == "Gt" else left < right
-    return False
