@@ -25,7 +25,7 @@ Pending pods: an 8-GPU job no node can host although 9 whole GPUs are free
 asking ``nvidia.com/gpu`` on the MIG pool; two workers of a Volcano gang whose
 other two workers run.
 
-Run: ``python examples/clusters/build_demo.py`` (rewrites demo.yaml next to it).
+Run: ``python examples/clusters/build_demo.py [OUT]`` (default: rewrites demo.yaml next to it).
 Message formats: reference/scheduling.md §1.2 (FitError), §1.4 (preemption),
 §1.6 (v1.31 taint wording ``node(s) had untolerated taint {key: value}``),
 §4.2 (Volcano).
@@ -320,7 +320,7 @@ def pod_status(pod: dict[str, Any], node: str | None, phase: str, waiting: dict[
     status: dict[str, Any] = {"conditions": conditions, "containerStatuses": statuses, "hostIP": host_ip,
                               "hostIPs": [{"ip": host_ip}], "phase": phase, "qosClass": qos(pod), "startTime": T1}
     if phase != "Pending":
-        pod_ip = "10.0.%d.%d" % (100 + len(PODS) // 200, len(PODS) % 200 + 20)
+        pod_ip = f"10.0.{100 + len(PODS) // 200}.{len(PODS) % 200 + 20}"
         status["podIP"] = pod_ip
         status["podIPs"] = [{"ip": pod_ip}]
     return status
@@ -343,7 +343,7 @@ def daemon(namespace: str, ds: str, image: str, node: dict[str, Any], resources:
     name = node["metadata"]["name"]
     return add_pod(namespace, f"{ds}-{suffix(ds + name)}", name, [(ds, image, resources or {})],
                    owner=("apps/v1", "DaemonSet", ds), labels={"app": ds, "controller-revision-hash": "6b7c9d8f5d"},
-                   tolerations=DAEMON_TOLERATIONS + [GPU_TOLERATION], priority_class="system-node-critical",
+                   tolerations=[*DAEMON_TOLERATIONS, GPU_TOLERATION], priority_class="system-node-critical",
                    extra_spec={"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}]}}}},
                    **kwargs)
@@ -825,7 +825,11 @@ class NoAliasDumper(yaml.SafeDumper):
         return True
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    out = Path(args[0]) if args else Path(__file__).with_name("demo.yaml")
+    NODES.clear()
+    PODS.clear()
     build_nodes()
     build_system_pods()
     build_workloads()
@@ -837,7 +841,6 @@ def main() -> int:
     header = ("# A demo GPU cluster snapshot (kubectl get -o yaml List style), built by build_demo.py.\n"
               "# Try: gpuplane inventory --cluster examples/clusters/demo.yaml\n"
               "#      gpuplane why-pending --cluster examples/clusters/demo.yaml\n")
-    out = Path(__file__).with_name("demo.yaml")
     text = yaml.dump(document, Dumper=NoAliasDumper, sort_keys=True, default_flow_style=False, width=1000)
     out.write_text(header + text)
     print(f"wrote {out} ({len(NODES)} nodes, {len(PODS)} pods, {len(items) - len(NODES) - len(PODS)} other objects)",

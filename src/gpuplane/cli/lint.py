@@ -47,7 +47,12 @@ def lint(
       gpuplane lint -f sarif k8s/ > gpuplane.sarif
       gpuplane lint --fix --dry-run k8s/
     """
+    import gc
     import sys
+
+    # A short-lived process building millions of small objects (documents, line maps, findings,
+    # JSON): the cyclic GC only costs time here (3-4x on 20,000 objects), memory is freed at exit.
+    gc.disable()
 
     from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
     from gpuplane.lint.registry import all_rules

@@ -8,6 +8,7 @@ applies suppression (``gpuplane.io/ignore`` annotation, config file, --disable /
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -95,6 +96,21 @@ def run_lint(
 ) -> LintResult:
     """Lint ``objects`` (optionally against ``cluster``) and return sorted findings."""
     config = config or LintConfig()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # rules and lazy line maps allocate millions of short-lived objects: 3-4x faster without GC
+    try:
+        return _run(objects, cluster, config, rules)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _run(
+    objects: list[Manifest],
+    cluster: ClusterState | None,
+    config: LintConfig,
+    rules: Iterable[RuleMeta] | None,
+) -> LintResult:
     if config.ignore:
         objects = [o for o in objects if not config.path_ignored(o.path)]
     podsets = expand_podsets(objects, cluster)

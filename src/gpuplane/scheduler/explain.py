@@ -27,6 +27,9 @@ GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "sku", 
 def _model(sched: Scheduler, node_name: str) -> str:
     from gpuplane.gpu.catalog import catalog
 
+    cache = sched.index.cache.setdefault("explain/model", {})
+    if node_name in cache:
+        return cache[node_name]
     node = sched.cluster.node_by_name.get(node_name)
     if node is None:
         return ""
@@ -34,7 +37,8 @@ def _model(sched: Scheduler, node_name: str) -> str:
         model = catalog().model_for_node_labels(node.metadata.labels)
     except (OSError, ValueError, KeyError):
         model = None
-    return model.name if model is not None else ""
+    cache[node_name] = model.name if model is not None else ""
+    return cache[node_name]
 
 
 def add_causes(sched: Scheduler, expl: Explanation) -> None:

@@ -68,6 +68,7 @@ class ClusterIndex:
         ]
         self._anti_affinity_pods: list[tuple[Pod, int]] | None = None
         self._priority_levels: Any = None
+        self._requests_cache: dict[int, dict[str, int]] = {}
 
     # -- resources -----------------------------------------------------------------------
 
@@ -171,10 +172,7 @@ class ClusterIndex:
                 cum[k + 1] = cum[k]
                 counts[k + 1] = counts[k]
                 for j, pod in by_level[level]:
-                    try:
-                        requests = pod_requests(pod)
-                    except (ValueError, TypeError):
-                        requests = {}
+                    requests = self.pod_requests(pod)
                     for name, amount in requests.items():
                         row = self.resource_index.get(name)
                         if row is not None:
@@ -186,6 +184,18 @@ class ClusterIndex:
         return self._priority_levels
 
     # -- pods ------------------------------------------------------------------------------
+
+    def pod_requests(self, pod: Pod) -> dict[str, int]:
+        """``pod_requests`` memoized per pod object (preemption asks for the same pods often)."""
+        key = id(pod)
+        cached = self._requests_cache.get(key)
+        if cached is None:
+            try:
+                cached = pod_requests(pod)
+            except (ValueError, TypeError):
+                cached = {}
+            self._requests_cache[key] = cached
+        return cached
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         return self._namespace_labels.get(namespace, {})

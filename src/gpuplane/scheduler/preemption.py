@@ -205,8 +205,14 @@ def _violating(fw: Framework, victims: list[Pod]) -> tuple[list[Pod], list[Pod]]
 def _pick(
     fw: Framework, ctx: PodContext, candidates: list[int], active: list[FilterPlugin], tried: dict[int, Status | None]
 ) -> PreemptionOutcome:
+    """Victims per candidate (``SelectVictimsOnNode`` reprieve) and ``pickOneNodeForPreemption``.
+
+    Upstream stops the dry run after ``max(10% of nodes, 100)`` candidates; the first 100
+    candidates in node order are compared here.
+    """
     index = fw.index
     dynamic = [p for p in active if not p.static]
+    only_fit = all(isinstance(p, NodeResourcesFit) for p in dynamic)
     best: tuple | None = None
     best_out: PreemptionOutcome | None = None
     for j in candidates[:100]:
@@ -214,21 +220,10 @@ def _pick(
         lower = [p for p in info.pods if index.priority(p) < ctx.priority]
         lower.sort(key=lambda p: -index.priority(p))
         violating, safe = _violating(fw, lower)
-        removed = list(lower)
-        victims: list[Pod] = []
-        violations = 0
-        for group, is_violating in ((violating, True), (safe, False)):
-            for pod in group:
-                trial = [p for p in removed if p is not pod]
-                ctx.removed = {j: trial}
-                fits = first_failure(ctx, dynamic, info) is None
-                ctx.removed = {}
-                if fits:
-                    removed = trial
-                else:
-                    victims.append(pod)
-                    if is_violating:
-                        violations += 1
+        if only_fit:
+            victims, violations = _reprieve_resources(ctx, info, lower, violating, safe)
+        else:
+            victims, violations = _reprieve_filters(ctx, dynamic, info, lower, violating, safe)
         prios = [index.priority(p) for p in victims]
         key = (violations, max(prios, default=-(2**31)), sum(prios), len(victims))
         if best is None or key < best:
@@ -238,3 +233,49 @@ def _pick(
             )
     assert best_out is not None
     return best_out
+
+
+def _reprieve_resources(ctx: PodContext, info, lower: list[Pod], violating: list[Pod], safe: list[Pod]) -> tuple[list[Pod], int]:
+    """Reprieve on resources only: add each pod back while the preemptor still fits."""
+    index = ctx.index
+    names = [n for n, v in ctx.requests.items() if v > 0]
+    free = {n: info.allocatable.get(n, 0) - info.requested.get(n, 0) for n in names}
+    free_pods = info.allocatable.get("pods", 0) - info.requested.get("pods", 0) + len(lower)
+    for pod in lower:
+        req = index.pod_requests(pod)
+        for n in names:
+            free[n] += req.get(n, 0)
+    victims: list[Pod] = []
+    violations = 0
+    for group, is_violating in ((violating, True), (safe, False)):
+        for pod in group:
+            req = index.pod_requests(pod)
+            if free_pods - 1 >= 1 and all(free[n] - req.get(n, 0) >= ctx.requests[n] for n in names):
+                for n in names:
+                    free[n] -= req.get(n, 0)
+                free_pods -= 1
+            else:
+                victims.append(pod)
+                violations += is_violating
+    return victims, violations
+
+
+def _reprieve_filters(
+    ctx: PodContext, dynamic: list[FilterPlugin], info, lower: list[Pod], violating: list[Pod], safe: list[Pod]
+) -> tuple[list[Pod], int]:
+    j = info.index
+    removed = list(lower)
+    victims: list[Pod] = []
+    violations = 0
+    for group, is_violating in ((violating, True), (safe, False)):
+        for pod in group:
+            trial = [p for p in removed if p is not pod]
+            ctx.removed = {j: trial}
+            fits = first_failure(ctx, dynamic, info) is None
+            ctx.removed = {}
+            if fits:
+                removed = trial
+            else:
+                victims.append(pod)
+                violations += is_violating
+    return victims, violations

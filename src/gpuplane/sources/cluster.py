@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -83,6 +84,9 @@ class _Named(msgspec.Struct):
     metadata: _NamedMeta | None = None
 
 
+# kubectl (keys sorted) and `gpuplane snapshot` both start each item with apiVersion then kind:
+# recognise typed kinds from the first bytes, without a second parse of the whole item.
+_TYPED_PREFIX = re.compile(rb'\{\s*"apiVersion"\s*:\s*"v1"\s*,\s*"kind"\s*:\s*"(Pod|Node)"')
 _KIND = msgspec.json.Decoder(_Kinded)
 _POD = msgspec.json.Decoder(Pod)
 _NODE = msgspec.json.Decoder(Node)
@@ -209,9 +213,13 @@ def decode_items(
     pods, nodes, objects, errors = cluster.pods, cluster.nodes, cluster.objects, cluster.errors
     for index, raw in enumerate(items):
         try:
-            peek = _KIND.decode(raw)
-            kind = peek.kind or item_kind
-            api_version = peek.apiVersion or list_version
+            hint = _TYPED_PREFIX.match(bytes(memoryview(raw)[:96]))
+            if hint is not None:
+                kind, api_version = ("Pod" if hint.group(1) == b"Pod" else "Node"), "v1"
+            else:
+                peek = _KIND.decode(raw)
+                kind = peek.kind or item_kind
+                api_version = peek.apiVersion or list_version
             if api_version == "v1" and kind == "Pod":
                 pods.append(_POD.decode(raw))
                 continue

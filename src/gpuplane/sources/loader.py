@@ -124,11 +124,12 @@ def read_bytes(path: str) -> tuple[bytes | None, LoadError | None]:
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
-            head = handle.read(8192)
+            head = handle.read(4096)
             is_json = path.endswith(".json") or head.lstrip()[:1] in (b"{", b"[")
             if size > limits.max_file_bytes(is_json):
                 return None, LoadError(path, 0, limits.size_error(size, is_json))
-            raw = head + handle.read()
+            handle.seek(0)
+            raw = handle.read()  # one buffer, no concatenation: snapshots can be GBs
     except IsADirectoryError:
         return None, LoadError(path, 0, "is a directory")
     except OSError as exc:

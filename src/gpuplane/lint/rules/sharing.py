@@ -770,7 +770,8 @@ that cannot be applied: YAML/format errors, unknown profile names, counts
 above a profile's maximum, or combinations that do not fit one GPU (too many
 slices, overlapping placements), checked against the GPU named by the entry's
 `device-filter`, or against every GPU model offering those profiles when there
-is no filter. Also `nvidia.com/mig.config` label values (input Nodes, Karpenter
+is no filter (profiles no catalog GPU offers are left alone there: the entry may
+target a GPU newer than the catalog). Also `nvidia.com/mig.config` label values (input Nodes, Karpenter
 NodePool templates, `--cluster` nodes) that name no entry of the mig-parted
 configs in the input, or whose entry does not fit the node's GPU model.
 
@@ -839,7 +840,9 @@ def _fits_some_model(profiles: dict[str, int]) -> tuple[bool, str]:
             return True, ""
         reason = reason or why
     if not offered:
-        return False, f"no GPU model offers {' + '.join(wanted)} together"
+        # Profiles of a GPU the catalog does not know (NVIDIA ships entries for new GPUs
+        # first): not proven wrong, so not reported.
+        return True, ""
     return False, reason
 
 
@@ -1010,7 +1013,7 @@ def mig_multiple_devices_per_container(ctx: LintContext) -> Iterator[Finding]:
             total = sum(count for _n, count, _p in mig)
             if total < 2:
                 continue
-            name, _count, path = mig[0]
+            _name, _count, path = mig[0]
             shown = ", ".join(f"{n}: {k}" for n, k, _p in mig)
             yield ctx.report(
                 ps.source, path,

@@ -182,7 +182,8 @@ def postfilter_text(ctx: PodContext, prefilter_reached: bool) -> tuple[str, bool
     ``still not schedulable`` (``deallocation of ResourceClaim completed`` when an allocated,
     unreserved claim is released for another try).
     """
-    if not prefilter_reached or NAME not in ctx.state:
+    del prefilter_reached  # the state itself says whether this plugin's PreFilter ran
+    if NAME not in ctx.state:
         return "not found", True
     claims: list[Manifest] = ctx.state[NAME]
     if not claims:

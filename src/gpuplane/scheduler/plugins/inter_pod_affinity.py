@@ -52,6 +52,15 @@ class Term:
         return self.selector is not None and label_selector_matches(self.selector, pod.metadata.labels)
 
 
+def _signature(terms: list[Term]) -> tuple:
+    import msgspec
+
+    return tuple(
+        (t.key, msgspec.json.encode(t.selector), tuple(sorted(t.namespaces)), msgspec.json.encode(t.namespace_selector))
+        for t in terms
+    )
+
+
 def _required(pod: Pod, anti: bool) -> list[PodAffinityTerm]:
     affinity = pod.spec.affinity
     if affinity is None:
@@ -88,18 +97,13 @@ class InterPodAffinity(FilterPlugin):
         affinity_counts: Counter[tuple[str, str]] = Counter()
         anti_counts: Counter[tuple[str, str]] = Counter()
         if affinity or anti:
-            index = ctx.index
-            for info in index.node_infos:
-                labels = info.labels
-                for other in info.pods:
-                    ns_labels = index.namespace_labels(other.metadata.namespace or "default")
-                    if affinity and all(t.matches(other, ns_labels) for t in affinity):
-                        for t in affinity:
-                            if t.key in labels:
-                                affinity_counts[(t.key, labels[t.key])] += 1
-                    for t in anti:
-                        if t.key in labels and t.matches(other, ns_labels):
-                            anti_counts[(t.key, labels[t.key])] += 1
+            # Pending pods of one controller share their terms: count once per signature.
+            signature = ("ipa", _signature(affinity), _signature(anti))
+            cached = ctx.index.cache.get(signature)
+            if cached is None:
+                cached = self._count(ctx, affinity, anti)
+                ctx.index.cache[signature] = cached
+            affinity_counts, anti_counts = cached
         existing_counts: Counter[tuple[str, str]] = Counter()
         node_infos = ctx.index.node_infos
         for key, owner_idx, _ in ctx.state[NAME][2]:
@@ -108,6 +112,33 @@ class InterPodAffinity(FilterPlugin):
                 existing_counts[(key, value)] += 1
         ctx.state[NAME + "/counts"] = (affinity_counts, anti_counts, existing_counts)
         return None, None
+
+    @staticmethod
+    def _count(
+        ctx: PodContext, affinity: list[Term], anti: list[Term]
+    ) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
+        affinity_counts: Counter[tuple[str, str]] = Counter()
+        anti_counts: Counter[tuple[str, str]] = Counter()
+        index = ctx.index
+        terms = affinity + anti
+        # Only namespaces some term can select need scanning.
+        any_selector = any(t.namespace_selector is not None for t in terms)
+        wanted = set().union(*(t.namespaces for t in terms))
+        for info in index.node_infos:
+            labels = info.labels
+            for other in info.pods:
+                ns = other.metadata.namespace or "default"
+                if not any_selector and ns not in wanted:
+                    continue
+                ns_labels = index.namespace_labels(ns)
+                if affinity and all(t.matches(other, ns_labels) for t in affinity):
+                    for t in affinity:
+                        if t.key in labels:
+                            affinity_counts[(t.key, labels[t.key])] += 1
+                for t in anti:
+                    if t.key in labels and t.matches(other, ns_labels):
+                        anti_counts[(t.key, labels[t.key])] += 1
+        return affinity_counts, anti_counts
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         affinity, anti, existing = ctx.state[NAME]

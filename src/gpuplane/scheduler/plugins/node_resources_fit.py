@@ -54,11 +54,9 @@ class NodeResourcesFit(FilterPlugin):
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         """One node, honouring pods removed for this cycle (preemption dry runs)."""
         removed = ctx.removed.get(node.index, ())
-        from gpuplane.k8s.requests import pod_requests
-
         freed: dict[str, int] = {}
         for pod in removed:
-            for name, amount in pod_requests(pod).items():
+            for name, amount in ctx.index.pod_requests(pod).items():
                 freed[name] = freed.get(name, 0) + amount
         reasons: list[str] = []
         unresolvable = False

@@ -1,0 +1,271 @@
+"""The platform blueprint: the one YAML document ``gpuplane generate`` renders.
+
+Pydantic models, because the schema is a user-facing contract: ``gpuplane generate --schema``
+prints its JSON Schema for editor completion, and a wrong field is refused with its path.
+Field names are snake_case in YAML; every model forbids unknown keys so a typo is an error,
+not a silently ignored setting.
+
+Semantic contradictions (a MIG profile the model does not offer, a quota larger than the
+pools) are not schema errors: :mod:`gpuplane.generate.checks` finds those, naming the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+# RFC 1123 label: namespaces, pool names, queue names all end up as object names.
+DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")]
+
+
+class BlueprintError(ValueError):
+    """An unusable blueprint: every message names the field (``gpu_pools[0].sharing.replicas``)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Taint(_Model):
+    key: str
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+
+
+class Sharing(_Model):
+    """How one pool's GPUs are shared (one mode per node: device-plugin README)."""
+
+    mode: Literal["none", "time-slicing", "mps", "mig"] = "none"
+    replicas: int | None = Field(default=None, description="time-slicing / MPS replicas per GPU (>= 2)")
+    mig_layout: dict[str, int] | None = Field(
+        default=None, description="MIG profiles carved on EVERY GPU of the pool, e.g. {'3g.40gb': 2}"
+    )
+    mig_demand: dict[str, int] | None = Field(
+        default=None,
+        description="MIG slices the pool must offer in total; solved by the MIG planner when installed",
+    )
+    fail_requests_greater_than_one: bool = Field(
+        default=True, description="reject requests > 1 of a shared GPU (NVIDIA's recommendation)"
+    )
+
+
+class GpuPool(_Model):
+    """A GPU node pool: one model, one sharing mode, one set of labels and taints."""
+
+    name: DnsLabel
+    gpu: str = Field(description="GPU model as the hardware catalog names it, e.g. H100-80GB, L4")
+    instance_types: list[str] = Field(default_factory=list, description="cloud instance types from the catalog")
+    gpus_per_node: int | None = Field(default=None, ge=1, description="required when no instance type is given")
+    count: int | None = Field(default=None, ge=0, description="fixed node count")
+    min: int | None = Field(default=None, ge=0)
+    max: int | None = Field(default=None, ge=0)
+    zones: list[str] = Field(default_factory=list)
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=lambda: [Taint(key="nvidia.com/gpu")])
+    sharing: Sharing = Field(default_factory=Sharing)
+    workload: Literal["training", "inference", "mixed"] = "mixed"
+    capacity_type: Literal["on-demand", "spot", "reserved"] = "on-demand"
+    root_volume_gi: int = Field(default=200, ge=20, description="node disk for images + model artifacts")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> GpuPool:
+        if self.count is None and self.max is None:
+            raise ValueError("give count (fixed size) or min/max (autoscaled)")
+        if self.count is not None and (self.min is not None or self.max is not None):
+            raise ValueError("count and min/max are exclusive")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min}) is larger than max ({self.max})")
+        return self
+
+    @property
+    def max_nodes(self) -> int:
+        return self.count if self.count is not None else (self.max or 0)
+
+    @property
+    def min_nodes(self) -> int:
+        return self.count if self.count is not None else (self.min or 0)
+
+
+class Driver(_Model):
+    managed_by: Literal["operator", "preinstalled"] = "operator"
+    version: str | None = Field(default=None, description="driver container tag when the operator manages it")
+
+
+class Scheduler(_Model):
+    name: Literal["default", "volcano", "coscheduling", "kueue"] = "default"
+
+
+class Tenant(_Model):
+    """A team: one namespace, a GPU quota, a priority tier and a share of the queue."""
+
+    name: DnsLabel = Field(description="namespace name")
+    tier: Literal["production", "research", "batch"] = "research"
+    gpu_quota: dict[str, int] = Field(
+        default_factory=dict,
+        description="GPU model -> GPUs (time-sliced pools: shared replicas), or MIG profile -> instances",
+    )
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+    queue_share: int = Field(default=1, ge=1, le=65535, description="Volcano queue weight / Kueue fair share")
+    flavors: list[str] | None = Field(default=None, description="Kueue: pools (flavors) this tenant may use")
+    cohort: DnsLabel | None = Field(default=None, description="Kueue cohort for borrowing")
+
+
+class Autoscaling(_Model):
+    provisioner: Literal["none", "cluster-autoscaler", "karpenter"] = "none"
+    gpu_limit: int | None = Field(default=None, ge=0, description="cluster-wide cap on GPUs the autoscaler adds")
+    consolidation: Literal["protect-training", "when-empty", "when-underutilized"] = "protect-training"
+    consolidate_after: str = Field(default="30m", pattern=r"^([0-9]+(s|m|h))+$|^Never$")
+    scale_down_gpu_utilization: float = Field(default=0.5, gt=0, le=1)
+    ami_alias: str = Field(default="al2023@v20250715", description="Karpenter EC2NodeClass amiSelectorTerms alias")
+    node_role: str | None = Field(default=None, description="Karpenter EC2NodeClass IAM role")
+
+
+class Volume(_Model):
+    """A shared file system: datasets (RWX) or a high-performance scratch/checkpoint tier."""
+
+    name: DnsLabel
+    backend: Literal[
+        "nfs", "efs", "filestore", "azurefile", "fsx-lustre", "managed-lustre", "azure-lustre", "gpfs"
+    ]
+    size: Quantity
+    access_mode: Literal["ReadWriteMany", "ReadOnlyMany", "ReadWriteOnce", "ReadWriteOncePod"] = "ReadWriteMany"
+    namespaces: list[str] = Field(default_factory=list, description="tenants that get a claim (default: all)")
+    parameters: dict[str, str] = Field(default_factory=dict, description="StorageClass parameters")
+
+
+class CheckpointClaims(_Model):
+    volume: str = Field(description="name of a high_performance or shared_datasets volume")
+    size: Quantity = "1Ti"
+
+
+class ModelCache(_Model):
+    volume: str
+    size: Quantity = "500Gi"
+
+
+class Storage(_Model):
+    shared_datasets: list[Volume] = Field(default_factory=list)
+    high_performance: list[Volume] = Field(default_factory=list)
+    checkpoints: CheckpointClaims | None = None
+    model_cache: ModelCache | None = None
+    model_artifacts_gi: int = Field(default=50, ge=1, description="ephemeral-storage for model artifacts per pod")
+
+
+class TrainingTemplate(_Model):
+    name: DnsLabel
+    tenant: str
+    kind: Literal["pytorchjob", "indexed-job", "mpijob", "volcano-job", "jobset"]
+    pool: str
+    workers: int = Field(default=2, ge=1)
+    gpus_per_worker: int = Field(default=1, ge=1)
+    image: str = "nvcr.io/nvidia/pytorch:25.01-py3"
+    command: list[str] = Field(default_factory=lambda: ["torchrun", "train.py"])
+    shm_size: Quantity = "16Gi"
+
+
+class InferenceTemplate(_Model):
+    name: DnsLabel
+    tenant: str
+    pool: str
+    model: str = Field(description="model id served by vLLM, e.g. meta-llama/Llama-3.1-8B-Instruct")
+    gpus: int = Field(default=1, ge=1)
+    min_replicas: int = Field(default=2, ge=1)
+    max_replicas: int = Field(default=6, ge=1)
+    image: str = "vllm/vllm-openai:v0.8.5"
+    scale_metric: Literal["queue", "gpu"] = "queue"
+    target: str = Field(default="5", description="target average per pod (waiting requests, or GPU util %)")
+    startup_budget_s: int = Field(default=900, ge=60, description="startupProbe window for weight loading")
+
+
+class Workloads(_Model):
+    training: list[TrainingTemplate] = Field(default_factory=list)
+    inference: list[InferenceTemplate] = Field(default_factory=list)
+
+
+class Blueprint(_Model):
+    """A GPU platform: provider, pools, driver, scheduler, tenants, autoscaling, storage, workloads."""
+
+    name: DnsLabel
+    provider: Literal["eks", "gke", "aks", "on-prem"]
+    kubernetes_version: str = Field(pattern=r"^1\.[0-9]+$", description="target minor, e.g. 1.33")
+    cluster_name: str | None = None
+    region: str | None = None
+    gpu_pools: list[GpuPool] = Field(min_length=1)
+    driver: Driver = Field(default_factory=Driver)
+    scheduler: Scheduler = Field(default_factory=Scheduler)
+    tenants: list[Tenant] = Field(default_factory=list)
+    autoscaling: Autoscaling = Field(default_factory=Autoscaling)
+    storage: Storage = Field(default_factory=Storage)
+    workloads: Workloads = Field(default_factory=Workloads)
+
+    def pool(self, name: str) -> GpuPool | None:
+        return next((p for p in self.gpu_pools if p.name == name), None)
+
+    def tenant(self, name: str) -> Tenant | None:
+        return next((t for t in self.tenants if t.name == name), None)
+
+
+def json_schema() -> dict[str, Any]:
+    """The blueprint JSON Schema (draft 2020-12) for editors and CI."""
+    schema = Blueprint.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "gpuplane platform blueprint"
+    return schema
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _format_errors(exc: ValidationError) -> list[str]:
+    problems = []
+    for err in exc.errors():
+        # Drop pydantic's union/validator tags from the path: users know their field names only.
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        problems.append(f"{_loc(loc)}: {msg}")
+    return problems
+
+
+def parse_blueprint(data: Any) -> Blueprint:
+    """Validate a decoded document; raise :class:`BlueprintError` naming each bad field."""
+    if not isinstance(data, dict):
+        raise BlueprintError(["(top level): a blueprint is a mapping"])
+    try:
+        return Blueprint.model_validate(data)
+    except ValidationError as exc:
+        raise BlueprintError(_format_errors(exc)) from None
+
+
+def load_blueprint(path: str | Path) -> Blueprint:
+    """Read and validate a blueprint file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BlueprintError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError:
+        raise BlueprintError([f"{path}: not UTF-8 text"]) from None
+    try:
+        data = yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise BlueprintError([f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+    return parse_blueprint(data)

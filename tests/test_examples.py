@@ -1,0 +1,83 @@
+"""The examples load cleanly, the demo snapshot is reproducible and coherent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from gpuplane.cli.main import cli
+from gpuplane.k8s.cluster import load_cluster_state
+from gpuplane.sources import load_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+DEMO = EXAMPLES / "clusters" / "demo.yaml"
+
+
+def test_demo_snapshot_loads_without_errors() -> None:
+    state, errors = load_cluster_state(str(DEMO))
+    assert errors == []
+    assert (len(state.nodes), len(state.pods)) == (13, 116)
+    assert state.kubernetes_version() == "1.31"
+    assert len(state.gpu_nodes()) == 11
+
+
+def test_demo_snapshot_is_what_the_builder_writes(tmp_path: Path) -> None:
+    out = tmp_path / "demo.yaml"
+    subprocess.run([sys.executable, str(EXAMPLES / "clusters" / "build_demo.py"), str(out)], check=True,
+                   capture_output=True)
+    assert out.read_text() == DEMO.read_text()
+
+
+def test_demo_pending_pods_and_their_scheduler_messages() -> None:
+    state, _ = load_cluster_state(str(DEMO))
+    messages = {}
+    for pod in state.pending_pods:
+        condition = next(c for c in pod.status.conditions if c.type == "PodScheduled")
+        assert (condition.status, condition.reason) == ("False", "Unschedulable")
+        messages[pod.key.rsplit("-", 1)[0] if "worker" not in pod.key else pod.key] = condition.message
+    assert messages == {
+        "team-nlp/llm-finetune-worker-2": "0/13 nodes are unavailable: 13 Insufficient nvidia.com/gpu.",
+        "team-nlp/llm-finetune-worker-3": "0/13 nodes are unavailable: 13 Insufficient nvidia.com/gpu.",
+        "team-vision/vit-h-pretrain": "0/13 nodes are available: 13 Insufficient nvidia.com/gpu. preemption: "
+        "0/13 nodes are available: 13 No preemption victims found for incoming pod.",
+        "team-nlp/qwen-sft": "0/13 nodes are available: 11 Insufficient nvidia.com/gpu, 2 node(s) had untolerated "
+        "taint {nvidia.com/gpu: present}. preemption: 0/13 nodes are available: 11 No preemption victims found "
+        "for incoming pod, 2 Preemption is not helpful for scheduling.",
+        "team-speech/whisper-finetune": "0/13 nodes are available: 1 Insufficient nvidia.com/gpu, 12 node(s) didn't "
+        "match Pod's node affinity/selector. preemption: 0/13 nodes are available: 1 No preemption victims found "
+        "for incoming pod, 12 Preemption is not helpful for scheduling.",
+    }
+
+
+def test_demo_is_coherent() -> None:
+    state, _ = load_cluster_state(str(DEMO))
+    for node in state.nodes:
+        free = state.free(node.name)
+        assert all(v >= 0 for v in free.values()), (node.name, free)
+    # Fragmentation: 9 whole GPUs free, at most 4 on one node.
+    whole = {n.name: state.free(n.name).get("nvidia.com/gpu", 0) for n in state.nodes}
+    assert sum(whole.values()) == 9 + 6  # + 6 free time-sliced L4 replicas
+    assert max(v for n, v in whole.items() if not n.startswith("node-l4")) == 4
+    # Quota status.used matches the pods (requests.nvidia.com/gpu of non-terminal pods).
+    quota = next(q for q in state.quotas if q.namespace == "team-nlp")
+    gpus = sum(int(c.resources.limits.get("nvidia.com/gpu", 0)) for p in state.pods
+               if p.metadata.namespace == "team-nlp" and p.status.phase not in ("Succeeded", "Failed")
+               for c in p.spec.containers)
+    assert quota.get("status", "used", "requests.nvidia.com/gpu") == str(gpus) == "37"  # 32 Volcano + 4 qwen-sft (Pending pods count) + 1 bert-eval
+    assert Counter(o.kind for o in state.objects)["ResourceQuota"] == 2
+
+
+def test_example_manifests_load_without_errors() -> None:
+    loaded = load_paths([str(EXAMPLES / "manifests")])
+    assert loaded.errors == []
+    assert len(loaded.objects) == 13
+
+
+def test_inventory_on_demo_exits_0() -> None:
+    result = CliRunner().invoke(cli, ["inventory", "--cluster", str(DEMO)])
+    assert result.exit_code == 0, result.stderr
