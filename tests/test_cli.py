@@ -37,10 +37,10 @@ def test_help_imports_nothing_heavy() -> None:
     """reference/python-stack.md: heavy modules must stay out of --help."""
     code = (
         "import sys\n"
-        "from gpuplane.cli.main import main\n"
+        "from gpuplane.cli.entry import main\n"
         "sys.argv = ['gpuplane', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = {'rich', 'pydantic', 'ruamel', 'lightkube', 'mcp', 'jsonschema_rs', 'yaml', 'numpy', 'msgspec'}\n"
+        "heavy = {'click', 'rich', 'pydantic', 'ruamel', 'lightkube', 'mcp', 'jsonschema_rs', 'yaml', 'numpy', 'msgspec'}\n"
         "loaded = sorted(m for m in heavy if m in sys.modules)\n"
         "print('LOADED', loaded, file=sys.stderr)\n"
     )
@@ -51,3 +51,19 @@ def test_help_imports_nothing_heavy() -> None:
 def test_unknown_command_is_a_usage_error() -> None:
     result = CliRunner().invoke(cli, ["frobnicate"])
     assert result.exit_code == 2
+
+
+def test_fast_help_is_clicks_help() -> None:
+    """The click-free ``--help`` fast path prints exactly what click would."""
+    from gpuplane.cli.registry import TOP_HELP
+
+    rendered = CliRunner().invoke(cli, ["--help"], prog_name="gpuplane").output
+    assert rendered == TOP_HELP
+
+
+def test_fast_paths_through_the_console_script() -> None:
+    code = "import sys; from gpuplane.cli.entry import main; sys.argv = ['gpuplane', sys.argv[1]]; main()"
+    out = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout == "gpuplane, version 0.1.0\n"
+    out = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("Usage: gpuplane [OPTIONS] COMMAND [ARGS]...\n")

@@ -38,6 +38,8 @@ import numpy as np
 
 DP_STATE_LIMIT = 4000
 """Largest residual state space solved by dynamic programming instead of branching."""
+DP_DEPTH_LIMIT = 300
+"""Largest residual item count for dynamic programming (its recursion depth is at most this)."""
 
 _EPS = 1e-9
 
@@ -201,6 +203,8 @@ class _Solver:
 
     # -- dynamic programming ----------------------------------------------------------------
     def _dp_size(self, node: _Node) -> int:
+        if sum(node.demand) > DP_DEPTH_LIMIT:
+            return self.dp_limit + 1
         size = 1
         for d in node.demand:
             size *= d + 1

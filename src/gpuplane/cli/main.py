@@ -12,22 +12,7 @@ import importlib
 import click
 
 from gpuplane import __version__
-
-# name -> (module, attribute, one-line help shown by `gpuplane --help`)
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "lint": ("gpuplane.cli.lint", "lint", "Lint manifests for GPU/AI mistakes."),
-    "rules": ("gpuplane.cli.rules", "rules", "List every lint rule."),
-    "explain": ("gpuplane.cli.rules", "explain", "Print the docs page of a rule."),
-    "why-pending": ("gpuplane.cli.why_pending", "why_pending", "Explain Pending pods in kube-scheduler's words."),
-    "diagnose": ("gpuplane.cli.diagnose", "diagnose", "Diagnose a cluster's GPU stack and capacity."),
-    "inventory": ("gpuplane.cli.inventory", "inventory", "GPU capacity per node, pool and model."),
-    "simulate": ("gpuplane.cli.simulate", "simulate", "Simulate placing workloads on a cluster over time."),
-    "generate": ("gpuplane.cli.generate", "generate", "Render a platform blueprint into manifests."),
-    "advise": ("gpuplane.cli.advise", "advise", "Decision support: sharing mode, MIG layout, capacity."),
-    "ask": ("gpuplane.cli.ask", "ask", "Answer a question from the built-in knowledge base."),
-    "snapshot": ("gpuplane.cli.snapshot", "snapshot", "Write a live cluster's state to a file."),
-    "mcp": ("gpuplane.cli.mcp_cmd", "mcp", "Serve gpuplane's tools to LLM assistants over MCP (stdio)."),
-}
+from gpuplane.cli.registry import COMMANDS
 
 
 class LazyGroup(click.Group):
@@ -67,5 +52,5 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Run the full click CLI (the console script enters through ``gpuplane.cli.entry``)."""
     cli(prog_name="gpuplane")

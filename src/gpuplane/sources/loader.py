@@ -206,8 +206,10 @@ class RawLines:
     """Line numbers of ``msgspec.Raw`` values cut from one buffer, found in order.
 
     msgspec keeps no positions; the items of a List appear in the buffer in
-    order, so each one is found with a short prefix search from the end of the
-    previous one and the newlines in between are counted (both in C).
+    order, so each one is found by searching its bytes from the end of the
+    previous one and the newlines in between are counted (both in C). Items
+    may be skipped (typed pods need no line): the search is for the whole
+    item, so a skipped item with the same first bytes is not mistaken for it.
     """
 
     __slots__ = ("_buf", "_line", "_pos")
@@ -218,11 +220,11 @@ class RawLines:
         self._line = 1
 
     def line_of(self, raw: msgspec.Raw) -> int:
-        view = memoryview(raw)
-        found = self._buf.find(bytes(view[:48]), self._pos)
+        needle = bytes(memoryview(raw))
+        found = self._buf.find(needle, self._pos)
         if found < 0:
             return 0
-        end = found + len(view)
+        end = found + len(needle)
         line = self._line + self._buf.count(b"\n", self._pos, found)
         self._line = line + self._buf.count(b"\n", found, end)
         self._pos = end

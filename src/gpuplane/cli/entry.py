@@ -1,0 +1,38 @@
+"""Console-script entry point with a click-free fast path.
+
+``gpuplane``, ``gpuplane --help`` and ``gpuplane --version`` are answered from
+:mod:`gpuplane.cli.registry` alone, so they cost little more than starting
+Python. Everything else is handed to the click CLI in :mod:`gpuplane.cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_HELP_ARGS = (["--help"], ["-h"])
+_CLICK_WIDTH = 80  # click wraps help to min(terminal width, 80)
+
+
+def _terminal_is_wide() -> bool:
+    """True when click would wrap at its 80-column maximum (it asks shutil too)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns >= _CLICK_WIDTH
+
+
+def main() -> None:
+    """Answer help/version instantly; otherwise run the full CLI."""
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        from gpuplane import __version__
+
+        sys.stdout.write(f"gpuplane, version {__version__}\n")
+        return
+    if args in _HELP_ARGS and _terminal_is_wide():
+        from gpuplane.cli.registry import TOP_HELP
+
+        sys.stdout.write(TOP_HELP)
+        return
+    from gpuplane.cli.main import main as click_main
+
+    click_main()

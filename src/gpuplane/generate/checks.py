@@ -1,0 +1,302 @@
+"""Contradictions a blueprint can carry although every field is well-typed.
+
+A contradicting blueprint is refused, never rendered: rendering it would produce objects
+the API server accepts and a cluster that silently does not work (a quota nobody can use,
+a ClusterQueue pointing at no flavor, a dataset two nodes cannot mount). Every message
+starts with the blueprint field at fault.
+
+Facts checked against:
+- MIG profiles and placements: the hardware catalog (``gpu/data/models.yaml``, from the MIG
+  user guide) and :func:`gpuplane.gpu.mig.layout_fits`.
+- Sharing replicas >= 2: k8s-device-plugin ``api/config/v1/replicas.go``
+  ("number of replicas must be >= 2").
+- Access modes: Kubernetes "Persistent Volumes" (RWO = one node); a dataset read by every
+  worker on many nodes needs ReadWriteMany / ReadOnlyMany (reference platform.md §4.1).
+- CSI backends per provider: reference platform.md §4.2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplane.generate.blueprint import Blueprint, GpuPool
+from gpuplane.generate.plan import gpus_per_node
+from gpuplane.gpu.catalog import GpuModel, catalog
+from gpuplane.gpu.mig import layout_fits
+
+BACKEND_PROVIDERS: dict[str, tuple[str, ...]] = {
+    "nfs": ("eks", "gke", "aks", "on-prem"),
+    "efs": ("eks",),
+    "fsx-lustre": ("eks",),
+    "filestore": ("gke",),
+    "managed-lustre": ("gke",),
+    "azurefile": ("aks",),
+    "azure-lustre": ("aks",),
+    "gpfs": ("on-prem", "eks", "gke", "aks"),
+}
+CATALOG_PROVIDER = {"eks": "aws", "gke": "gcp", "aks": "azure"}
+SHARED_MODES = ("ReadWriteMany", "ReadOnlyMany")
+
+
+def _mig_from_planner(model: GpuModel, demand: dict[str, int], gpus: int) -> tuple[list[dict[str, int]] | None, str]:
+    """Per-GPU layouts from ``gpuplane.advise.mig_planner`` when that module is installed.
+
+    The planner's answer has the ``gpuplane advise mig -f json`` shape (spec/cli.md):
+    ``{"feasible", "gpus_needed", "layout": [{"gpu", "profiles"}], "unplaced"}``.
+    """
+    try:
+        from gpuplane.advise import mig_planner  # noqa: PLC0415 - optional, written separately
+    except ImportError:
+        return None, "the MIG planner (gpuplane.advise.mig_planner) is not available: give sharing.mig_layout"
+    solve = getattr(mig_planner, "plan_mig", None) or getattr(mig_planner, "plan", None)
+    if solve is None:
+        return None, "the MIG planner has no plan_mig() entry point: give sharing.mig_layout"
+    try:
+        answer: Any = solve(model.name, demand, gpus)
+    except TypeError:
+        answer = solve(model.name, demand)
+    if hasattr(answer, "to_json"):
+        answer = answer.to_json()
+    if not isinstance(answer, dict) or not answer.get("feasible"):
+        reason = answer.get("reason", "infeasible") if isinstance(answer, dict) else "no answer"
+        return None, f"the MIG planner cannot host {demand} on {gpus} x {model.name}: {reason}"
+    needed = int(answer.get("gpus_needed") or 0)
+    if needed > gpus:
+        return None, f"needs {needed} x {model.name}; the pool has {gpus} at its largest size"
+    layouts = [dict(entry.get("profiles") or {}) for entry in answer.get("layout") or []]
+    # GPUs the demand does not need stay carved like the first one so the pool is uniform.
+    while layouts and len(layouts) < gpus:
+        layouts.append(dict(layouts[0]))
+    return layouts, ""
+
+
+def _check_pool(bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: dict[str, list[dict[str, int]]]) -> None:
+    cat = catalog()
+    where = f"gpu_pools[{i}]"
+    model = cat.model(pool.gpu)
+    if model is None:
+        known = ", ".join(sorted(m for m, v in cat.models.items() if v.vendor == "nvidia"))
+        problems.append(f"{where}.gpu: unknown GPU model {pool.gpu!r} (catalog: {known})")
+        return
+    for j, itype in enumerate(pool.instance_types):
+        it = cat.instance(itype)
+        if it is None:
+            problems.append(f"{where}.instance_types[{j}]: {itype!r} is not in the hardware catalog")
+            continue
+        if bp.provider in CATALOG_PROVIDER and it.provider != CATALOG_PROVIDER[bp.provider]:
+            problems.append(f"{where}.instance_types[{j}]: {itype} is a {it.provider} instance type, not {bp.provider}")
+        if it.gpu_model != model.name:
+            problems.append(f"{where}.instance_types[{j}]: {itype} carries {it.gpu_model}, not {model.name}")
+    if bp.provider == "on-prem" and pool.instance_types:
+        problems.append(f"{where}.instance_types: on-prem pools give gpus_per_node, not cloud instance types")
+    if bp.provider != "on-prem" and not pool.instance_types:
+        problems.append(f"{where}.instance_types: a {bp.provider} pool needs at least one instance type")
+    per_node = gpus_per_node(pool)
+    if per_node is None:
+        if pool.instance_types:
+            problems.append(f"{where}.instance_types: the types carry different GPU counts; split them into pools")
+        else:
+            problems.append(f"{where}.gpus_per_node: required when no instance type is given")
+        return
+    sharing = pool.sharing
+    s_where = f"{where}.sharing"
+    if sharing.mode in ("time-slicing", "mps"):
+        if sharing.replicas is None:
+            problems.append(f"{s_where}.replicas: required for {sharing.mode}")
+        elif sharing.replicas < 2:
+            problems.append(f"{s_where}.replicas: number of replicas must be >= 2 (device plugin), got {sharing.replicas}")
+    elif sharing.replicas is not None:
+        problems.append(f"{s_where}.replicas: only used with time-slicing or mps (mode is {sharing.mode})")
+    if sharing.mode != "mig" and (sharing.mig_layout or sharing.mig_demand):
+        problems.append(f"{s_where}.mode: mig_layout/mig_demand given but mode is {sharing.mode}")
+    if sharing.mode != "mig":
+        return
+    if not model.mig_capable:
+        problems.append(f"{s_where}.mode: {model.name} does not support MIG")
+        return
+    if sharing.mig_layout and sharing.mig_demand:
+        problems.append(f"{s_where}: give mig_layout or mig_demand, not both")
+        return
+    if sharing.mig_layout:
+        for profile in sharing.mig_layout:
+            if model.profile(profile) is None:
+                offered = ", ".join(p.name for p in model.mig_profiles)
+                problems.append(f"{s_where}.mig_layout.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})")
+                return
+        ok, reason = layout_fits(model, dict(sharing.mig_layout))
+        if not ok:
+            problems.append(f"{s_where}.mig_layout: {reason}")
+            return
+        mig[pool.name] = [dict(sharing.mig_layout) for _ in range(per_node)]
+        return
+    if sharing.mig_demand:
+        for profile in sharing.mig_demand:
+            if model.profile(profile) is None:
+                offered = ", ".join(p.name for p in model.mig_profiles)
+                problems.append(f"{s_where}.mig_demand.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})")
+                return
+        # The demand is per node: every node of the pool is carved the same way.
+        layouts, reason = _mig_from_planner(model, dict(sharing.mig_demand), per_node)
+        if layouts is None:
+            problems.append(f"{s_where}.mig_demand: {reason}")
+            return
+        for g, layout in enumerate(layouts):
+            ok, why = layout_fits(model, layout)
+            if not ok:
+                problems.append(f"{s_where}.mig_demand: planner layout for GPU {g} is invalid: {why}")
+                return
+        mig[pool.name] = layouts
+        return
+    problems.append(f"{s_where}.mig_layout: MIG needs a layout (or a mig_demand for the MIG planner)")
+
+
+def _capacity(bp: Blueprint, mig: dict[str, list[dict[str, int]]]) -> dict[str, int]:
+    """Largest schedulable units per quota key: GPU model name or MIG profile."""
+    cat = catalog()
+    cap: dict[str, int] = {}
+    for pool in bp.gpu_pools:
+        model = cat.model(pool.gpu)
+        per_node = gpus_per_node(pool)
+        if model is None or per_node is None:
+            continue
+        if pool.sharing.mode == "mig":
+            for layout in mig.get(pool.name, []):
+                for profile, n in layout.items():
+                    cap[profile] = cap.get(profile, 0) + n * pool.max_nodes
+            continue
+        replicas = pool.sharing.replicas or 1 if pool.sharing.mode in ("time-slicing", "mps") else 1
+        cap[model.name] = cap.get(model.name, 0) + per_node * replicas * pool.max_nodes
+    return cap
+
+
+def _quota_key(key: str) -> str:
+    model = catalog().model(key)
+    return model.name if model is not None else key
+
+
+def _check_tenants(bp: Blueprint, problems: list[str], mig: dict[str, list[dict[str, int]]]) -> None:
+    cap = _capacity(bp, mig)
+    seen: set[str] = set()
+    totals: dict[str, int] = {}
+    pool_names = {p.name for p in bp.gpu_pools}
+    for i, t in enumerate(bp.tenants):
+        where = f"tenants[{i}]"
+        if t.name in seen:
+            problems.append(f"{where}.name: duplicate tenant {t.name}")
+        seen.add(t.name)
+        for key, n in t.gpu_quota.items():
+            k = _quota_key(key)
+            if k not in cap:
+                have = ", ".join(sorted(cap)) or "none"
+                problems.append(f"{where}.gpu_quota.{key}: no pool offers {key} (pools offer: {have})")
+                continue
+            if n > cap[k]:
+                problems.append(f"{where}.gpu_quota.{key}: quota {n} is larger than the pools' {cap[k]} at their largest size")
+            totals[k] = totals.get(k, 0) + n
+        for j, flavor in enumerate(t.flavors or []):
+            if flavor not in pool_names:
+                problems.append(
+                    f"{where}.flavors[{j}]: queue names flavor {flavor!r}, but no gpu_pool of that name exists "
+                    f"(flavors: {', '.join(sorted(pool_names))})"
+                )
+        if (t.flavors or t.cohort) and bp.scheduler.name != "kueue":
+            problems.append(f"{where}.flavors: flavors and cohort are Kueue settings; scheduler is {bp.scheduler.name}")
+
+
+def _check_storage(bp: Blueprint, problems: list[str]) -> None:
+    names: dict[str, str] = {}
+    tenants = {t.name for t in bp.tenants}
+    for section in ("shared_datasets", "high_performance"):
+        for i, vol in enumerate(getattr(bp.storage, section)):
+            where = f"storage.{section}[{i}]"
+            if vol.name in names:
+                problems.append(f"{where}.name: duplicate volume name {vol.name}")
+            names[vol.name] = vol.backend
+            if bp.provider not in BACKEND_PROVIDERS[vol.backend]:
+                problems.append(f"{where}.backend: {vol.backend} is not available on {bp.provider}")
+            if section == "shared_datasets" and vol.access_mode not in SHARED_MODES:
+                problems.append(
+                    f"{where}.access_mode: a shared dataset is mounted by pods on many nodes; {vol.access_mode} "
+                    "allows one node (use ReadWriteMany or ReadOnlyMany)"
+                )
+            if section == "shared_datasets" and vol.backend in ("fsx-lustre", "managed-lustre", "azure-lustre", "gpfs"):
+                problems.append(f"{where}.backend: {vol.backend} is a high_performance backend")
+            if section == "high_performance" and vol.backend in ("efs", "filestore", "azurefile", "nfs"):
+                problems.append(f"{where}.backend: {vol.backend} is a shared_datasets backend")
+            if section == "high_performance" and vol.access_mode != "ReadWriteMany":
+                problems.append(f"{where}.access_mode: checkpoints from every rank need ReadWriteMany")
+            for j, ns in enumerate(vol.namespaces):
+                if ns not in tenants:
+                    problems.append(f"{where}.namespaces[{j}]: no tenant {ns!r}")
+    for key in ("checkpoints", "model_cache"):
+        ref = getattr(bp.storage, key)
+        if ref is not None and ref.volume not in names:
+            problems.append(f"storage.{key}.volume: no volume named {ref.volume!r}")
+
+
+def _check_workloads(bp: Blueprint, problems: list[str]) -> None:
+    for section in ("training", "inference"):
+        for i, w in enumerate(getattr(bp.workloads, section)):
+            where = f"workloads.{section}[{i}]"
+            if bp.tenant(w.tenant) is None:
+                problems.append(f"{where}.tenant: no tenant {w.tenant!r}")
+            pool = bp.pool(w.pool)
+            if pool is None:
+                problems.append(f"{where}.pool: no gpu_pool {w.pool!r}")
+                continue
+            per_node = gpus_per_node(pool)
+            need = w.gpus_per_worker if section == "training" else w.gpus
+            if pool.sharing.mode == "mig":
+                if need != 1:
+                    problems.append(f"{where}: a MIG pool gives each container one MIG device; request 1, not {need}")
+            elif pool.sharing.mode in ("time-slicing", "mps"):
+                if need != 1 and pool.sharing.fail_requests_greater_than_one:
+                    problems.append(f"{where}: {pool.name} shares GPUs with failRequestsGreaterThanOne; request 1, not {need}")
+            elif per_node is not None and need > per_node:
+                problems.append(f"{where}: {need} GPUs per pod; {pool.name} nodes have {per_node}")
+            if section == "training":
+                if w.kind == "volcano-job" and bp.scheduler.name != "volcano":
+                    problems.append(f"{where}.kind: a Volcano Job needs scheduler volcano (scheduler is {bp.scheduler.name})")
+            elif w.min_replicas > w.max_replicas:
+                problems.append(f"{where}.min_replicas: {w.min_replicas} is larger than max_replicas {w.max_replicas}")
+
+
+def _check_platform(bp: Blueprint, problems: list[str]) -> None:
+    a = bp.autoscaling
+    if a.provisioner == "karpenter" and bp.provider != "eks":
+        problems.append(f"autoscaling.provisioner: Karpenter NodePools + EC2NodeClass need provider eks, not {bp.provider}")
+    if a.provisioner == "karpenter" and a.node_role is None:
+        problems.append("autoscaling.node_role: Karpenter's EC2NodeClass needs the node IAM role")
+    if a.provisioner != "none" and bp.provider == "on-prem":
+        problems.append("autoscaling.provisioner: on-prem pools are fixed; use provisioner none")
+    if a.provisioner == "none":
+        for i, pool in enumerate(bp.gpu_pools):
+            if pool.count is None:
+                problems.append(f"gpu_pools[{i}].max: min/max need an autoscaler; give count or autoscaling.provisioner")
+    if a.provisioner != "none" and bp.cluster_name is None:
+        problems.append("cluster_name: required by the autoscaler configuration")
+    if bp.provider == "eks" and a.provisioner == "karpenter" and bp.driver.managed_by == "operator":
+        problems.append(
+            "driver.managed_by: Karpenter's al2023/bottlerocket alias selects the NVIDIA AMI variant, which ships the "
+            "driver; use preinstalled"
+        )
+    minor = int(bp.kubernetes_version.split(".")[1])
+    if not 25 <= minor <= 37:
+        problems.append(f"kubernetes_version: {bp.kubernetes_version} has no bundled schema (1.25 to 1.37)")
+    names = [p.name for p in bp.gpu_pools]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            problems.append(f"gpu_pools[{i}].name: duplicate pool {name}")
+
+
+def check_blueprint(bp: Blueprint) -> tuple[list[str], dict[str, list[dict[str, int]]]]:
+    """All contradictions (field first) and the per-GPU MIG layouts of every MIG pool."""
+    problems: list[str] = []
+    mig: dict[str, list[dict[str, int]]] = {}
+    _check_platform(bp, problems)
+    for i, pool in enumerate(bp.gpu_pools):
+        _check_pool(bp, i, pool, problems, mig)
+    _check_tenants(bp, problems, mig)
+    _check_storage(bp, problems)
+    _check_workloads(bp, problems)
+    return problems, mig

@@ -1,0 +1,1 @@
+"""One renderer per platform component; each adds objects and decisions to a :class:`Bundle`."""
