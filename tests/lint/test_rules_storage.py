@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import yaml
 
+
 def _lint(rule_id: str, text: str, cluster_text: str | None = None, path: str = "in.yaml"):
     """Findings of one rule on a YAML text (and an optional cluster snapshot text)."""
     from gpuplane.k8s.cluster import ClusterState

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from sched_helpers import message, node, pod
 
 from gpuplane.scheduler.framework import build_fit_message
 from gpuplane.scheduler.versions import NEWEST_MINOR, parse_minor, resolve_wording, wording_for
-
-from sched_helpers import message, node, pod
 
 
 def test_histogram_sorts_like_go_sort_strings() -> None:

@@ -9,7 +9,7 @@ the same operations as a JSON patch (the Polaris model in design.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplane.sources.manifest import FieldPath, Manifest
@@ -81,11 +81,14 @@ class Finding:
     message: str
     fix: str
     patch: tuple[PatchOp, ...] = ()
+    _line: int = field(default=-1, repr=False, compare=False)
 
     @property
     def line(self) -> int:
-        """Line of the offending field (nearest existing ancestor), computed lazily."""
-        return self.object.field_line(self.path)
+        """Line of the offending field (nearest existing ancestor), computed once on demand."""
+        if self._line < 0:
+            self._line = self.object.field_line(self.path)
+        return self._line
 
     @property
     def field(self) -> str:

@@ -180,7 +180,7 @@ class ClusterIndex:
                     cum[k + 1, pods_row, j] += 1
                     counts[k + 1, j] += 1
             # levels[k] pairs with cum[k]: pods strictly below levels[k] are cum[k].
-            self._priority_levels = (np.array(levels + [2**62], dtype=np.int64), cum, counts)
+            self._priority_levels = (np.array([*levels, 2**62], dtype=np.int64), cum, counts)
         return self._priority_levels
 
     # -- pods ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import numpy as np
 from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.selectors import label_selector_matches
 from gpuplane.scheduler.context import PodContext
-from gpuplane.scheduler.framework import U, UU, Status, build_fit_message
+from gpuplane.scheduler.framework import UU, Status, U, build_fit_message
 from gpuplane.scheduler.plugins.base import FilterPlugin
 from gpuplane.scheduler.plugins.dynamic_resources import postfilter_text
 from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit

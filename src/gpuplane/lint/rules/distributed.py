@@ -69,10 +69,6 @@ def _by_source(podsets: list[PodSet]) -> dict[int, list[PodSet]]:
     return groups
 
 
-def _gang_path(obj: Manifest) -> FieldPath:
-    return ("metadata", "name")
-
-
 # ---------------------------------------------------------------------------------------------
 
 GANG_MISSING_DOCS = """
@@ -157,7 +153,7 @@ def gang_scheduling_missing(ctx: LintContext) -> Iterator[Finding]:
         if any(ps.gang is not None or ps.queue for ps in group):
             continue
         yield ctx.report(
-            src, _gang_path(src),
+            src, ("metadata", "name"),
             f"{src.kind} {src.name} runs {total} GPU pods that must all run together, with no gang mechanism: "
             "kube-scheduler can bind some ranks and leave the rest Pending (Insufficient GPUs), so the bound "
             "ranks hold GPUs and hang in rendezvous.",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuplane.scheduler.context import PodContext
-from gpuplane.scheduler.framework import U, UU, NodeInfo, Status
+from gpuplane.scheduler.framework import UU, NodeInfo, Status, U
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
 
 NAME = "NodeResourcesFit"

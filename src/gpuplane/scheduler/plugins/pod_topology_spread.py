@@ -35,7 +35,7 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 
 
 class _Constraint:
-    __slots__ = ("key", "max_skew", "min_domains", "selector", "self_match", "affinity_honor", "taints_honor")
+    __slots__ = ("affinity_honor", "key", "max_skew", "min_domains", "selector", "self_match", "taints_honor")
 
     def __init__(self, c: TopologySpreadConstraint, pod: Pod) -> None:
         self.key = c.topology_key

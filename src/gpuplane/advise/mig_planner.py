@@ -1,0 +1,338 @@
+"""``advise mig``: the fewest GPUs whose valid MIG layouts host a slice demand.
+
+Input: a fleet (one or more GPU models, each with an optional count available) and a demand
+(GPU-instance profile -> count). Profile names are resolved per model, exactly as the
+catalog spells them (``3g.40gb`` exists on A100-80GB and H100-80GB but not on A100-40GB);
+MIG resource names (``nvidia.com/mig-1g.10gb.me``) are accepted and mapped back to the
+profile (``1g.10gb+me``) the way the device plugin's ``mixed`` strategy names them.
+
+Method: per model the maximal valid mixes (:mod:`gpuplane.advise.mig_configs`) are the bin
+patterns of an exact integer program (:mod:`gpuplane.advise.packing`); the optimum is then
+trimmed to the exact demand (every part of a valid mix is valid) and each GPU gets a concrete
+placement from :func:`gpuplane.gpu.mig.place_layout`. The output carries a mig-parted
+``version: v1`` config (NVIDIA/mig-parted ``api/spec/v1/spec.go``) grouping identical GPUs.
+
+When the fleet's counts are too small, the plan is a best-effort partial layout (greedy:
+each GPU takes the mix that places the most SM slices still wanted) plus the unplaced counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuplane.advise.mig_configs import projected_patterns
+from gpuplane.advise.packing import Pattern, min_bins
+from gpuplane.gpu.catalog import GpuModel, catalog
+from gpuplane.gpu.mig import layout_fits, place_layout
+from gpuplane.gpu.resources import classify, parse_mig_profile
+
+MIG_PARTED_CONFIG_NAME = "gpuplane-plan"
+
+
+class PlanInputError(ValueError):
+    """Unusable input (unknown model, malformed demand): reported as one line, exit 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class FleetEntry:
+    """A GPU model of the fleet and how many of its GPUs may be used (``None``: any number)."""
+
+    model: GpuModel
+    available: int | None = None
+
+
+@dataclass(slots=True)
+class GpuLayout:
+    """One GPU of the plan: its model, the instances it carries and where they sit."""
+
+    gpu: int
+    model: str
+    profiles: dict[str, int]
+    placements: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "gpu": self.gpu,
+            "model": self.model,
+            "profiles": dict(self.profiles),
+            "placements": [{"profile": p, "start": s, "size": n} for p, s, n in self.placements],
+        }
+
+
+@dataclass(slots=True)
+class MigPlan:
+    """The answer of ``advise mig``; :meth:`to_json` is the spec/cli.md document."""
+
+    feasible: bool
+    gpus_needed: int | None
+    fleet: list[FleetEntry]
+    demand: dict[str, int]
+    layout: list[GpuLayout]
+    unplaced: dict[str, int]
+    reason: str = ""
+
+    def used(self, model: str) -> int:
+        return sum(1 for g in self.layout if g.model == model)
+
+    def mig_parted(self) -> dict[str, Any]:
+        """A mig-parted config applying the plan; identical GPUs share one entry.
+
+        In a mixed fleet each entry carries the model's PCI ``device-filter`` (the ids NVIDIA's
+        default config uses, from the catalog) so one file is safe on every node.
+        """
+        mixed = len(self.fleet) > 1
+        groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
+        for g in self.layout:
+            groups.setdefault((g.model, tuple(g.profiles.items())), []).append(g.gpu)
+        entries: list[dict[str, Any]] = []
+        models = {e.model.name: e.model for e in self.fleet}
+        for (model_name, profiles), devices in groups.items():
+            entry: dict[str, Any] = {}
+            pci = models[model_name].pci_device_ids
+            if mixed and pci:
+                entry["device-filter"] = list(pci)
+            entry["devices"] = devices
+            entry["mig-enabled"] = True
+            entry["mig-devices"] = dict(profiles)
+            entries.append(entry)
+        if not entries:
+            entries.append({"devices": "all", "mig-enabled": False})
+        return {"version": "v1", "mig-configs": {MIG_PARTED_CONFIG_NAME: entries}}
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "feasible": self.feasible,
+            "gpus_needed": self.gpus_needed,
+            "fleet": [
+                {"model": e.model.name, "available": e.available, "used": self.used(e.model.name)} for e in self.fleet
+            ],
+            "demand": dict(self.demand),
+            "layout": [g.to_json() for g in self.layout],
+            "mig_parted": self.mig_parted(),
+            "unplaced": dict(self.unplaced),
+        }
+        if self.reason:
+            doc["reason"] = self.reason
+        return doc
+
+
+# -- input parsing -------------------------------------------------------------------------------
+
+
+def resolve_model(name: str) -> GpuModel:
+    """A catalog model by canonical name, alias or GFD product label; PlanInputError if unknown."""
+    model = catalog().model(name.strip())
+    if model is None:
+        known = ", ".join(m.name for m in catalog().models.values() if m.mig_capable)
+        raise PlanInputError(f"unknown GPU model {name!r} (MIG-capable models: {known})")
+    return model
+
+
+def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) -> list[FleetEntry]:
+    """``--gpu MODEL[:COUNT]`` values (repeatable) and ``--gpus N`` into fleet entries."""
+    if not values:
+        raise PlanInputError("give at least one --gpu MODEL")
+    fleet: list[FleetEntry] = []
+    seen: set[str] = set()
+    for raw in values:
+        name, sep, count_text = raw.rpartition(":") if ":" in raw else (raw, "", "")
+        available: int | None = None
+        if sep:
+            if not count_text.strip().isdigit():
+                raise PlanInputError(f"--gpu {raw!r}: the count after ':' must be a whole number >= 0")
+            available = int(count_text)
+        model = resolve_model(name)
+        if model.name in seen:
+            raise PlanInputError(f"--gpu {model.name} is given twice")
+        seen.add(model.name)
+        fleet.append(FleetEntry(model, available))
+    if gpus is not None:
+        if gpus < 0:
+            raise PlanInputError("--gpus must be >= 0")
+        if len(fleet) > 1:
+            raise PlanInputError("--gpus applies to a single --gpu; for a fleet give --gpu MODEL:COUNT per model")
+        if fleet[0].available is not None and fleet[0].available != gpus:
+            raise PlanInputError(f"--gpus {gpus} contradicts --gpu {values[0]}")
+        fleet[0] = FleetEntry(fleet[0].model, gpus)
+    return fleet
+
+
+def profile_from_token(token: str) -> str:
+    """``3g.40gb``, ``1g.10gb+me`` or ``nvidia.com/mig-1g.10gb.me`` -> the profile name."""
+    token = token.strip()
+    if "/" in token:
+        res = classify(token)
+        if res is None or res.kind != "mig" or res.mig_profile is None:
+            raise PlanInputError(
+                f"{token!r} is not a MIG resource name (expected nvidia.com/mig-<profile>, e.g. nvidia.com/mig-3g.40gb)"
+            )
+        return res.mig_profile
+    if token.startswith("mig-"):
+        res = classify("nvidia.com/" + token)
+        if res is not None and res.kind == "mig" and res.mig_profile is not None:
+            return res.mig_profile
+    parsed = parse_mig_profile(token)
+    if parsed is None:
+        raise PlanInputError(f"{token!r} is not a MIG profile name (e.g. 3g.40gb, 1g.10gb+me, nvidia.com/mig-3g.40gb)")
+    return parsed.name
+
+
+def parse_demand(values: list[str] | tuple[str, ...] | str) -> dict[str, int]:
+    """``PROFILE=COUNT[,PROFILE=COUNT...]`` (one string or several) into ``{profile: count}``.
+
+    Repeated profiles add up; zero counts are dropped.
+    """
+    items = [values] if isinstance(values, str) else list(values)
+    demand: dict[str, int] = {}
+    for text in items:
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            name, sep, count_text = part.rpartition("=")
+            if not sep or not name.strip():
+                raise PlanInputError(f"--demand {part.strip()!r}: expected PROFILE=COUNT, e.g. 3g.40gb=2")
+            count_text = count_text.strip()
+            if not count_text.isdigit():
+                raise PlanInputError(f"--demand {part.strip()!r}: COUNT must be a whole number >= 0")
+            profile = profile_from_token(name)
+            demand[profile] = demand.get(profile, 0) + int(count_text)
+    demand = {p: n for p, n in demand.items() if n}
+    if not demand:
+        raise PlanInputError("--demand is empty: give PROFILE=COUNT with COUNT > 0")
+    return demand
+
+
+# -- planning ------------------------------------------------------------------------------------
+
+
+def _unknown_reason(profile: str, fleet: list[FleetEntry]) -> str:
+    reasons = [layout_fits(e.model, {profile: 1})[1] for e in fleet]
+    if len(fleet) == 1:
+        return reasons[0]
+    return f"no GPU model of the fleet has MIG profile {profile}: " + "; ".join(reasons)
+
+
+def _weights(profiles: tuple[str, ...], fleet: list[FleetEntry]) -> list[tuple[int, int]]:
+    """Value of placing one instance: (SM slices, memory slices) on the first model having it."""
+    out = []
+    for name in profiles:
+        for e in fleet:
+            p = e.model.profile(name)
+            if p is not None:
+                out.append((p.compute_slices, p.size))
+                break
+        else:
+            out.append((0, 0))
+    return out
+
+
+def _greedy_partial(
+    demand: tuple[int, ...], patterns: list[Pattern], fleet: list[FleetEntry], profiles: tuple[str, ...]
+) -> list[int]:
+    """Best-effort multiplicities within the fleet's counts: each GPU places the most SM slices."""
+    weights = _weights(profiles, fleet)
+    left = list(demand)
+    room = [e.available for e in fleet]
+    x = [0] * len(patterns)
+    while any(left):
+        best, best_gain = -1, (0, 0)
+        for i, pat in enumerate(patterns):
+            if room[pat.group] == 0:
+                continue
+            placed = [min(c, r) for c, r in zip(pat.counts, left)]
+            gain = (
+                sum(n * w[0] for n, w in zip(placed, weights)),
+                sum(n * w[1] for n, w in zip(placed, weights)),
+            )
+            if gain > best_gain:
+                best, best_gain = i, gain
+        if best < 0:
+            break
+        x[best] += 1
+        pat = patterns[best]
+        left = [max(0, r - c) for r, c in zip(left, pat.counts)]
+        if room[pat.group] is not None:
+            room[pat.group] -= 1
+    return x
+
+
+def _layout(
+    x: tuple[int, ...] | list[int], patterns: list[Pattern], fleet: list[FleetEntry], profiles: tuple[str, ...],
+    demand: tuple[int, ...],
+) -> tuple[list[GpuLayout], dict[str, int]]:
+    """Turn multiplicities into per-GPU mixes trimmed to the exact demand, numbered per model."""
+    left = list(demand)
+    mixes: list[tuple[int, tuple[int, ...]]] = []
+    # Big mixes first: trimming then removes slack from the last GPUs only.
+    order = sorted(range(len(patterns)), key=lambda i: (patterns[i].group, -sum(patterns[i].counts), patterns[i].counts))
+    for i in order:
+        for _ in range(x[i]):
+            take = tuple(min(c, r) for c, r in zip(patterns[i].counts, left))
+            if not any(take):
+                continue
+            left = [r - t for r, t in zip(left, take)]
+            mixes.append((patterns[i].group, take))
+    mixes.sort(key=lambda m: (m[0], -sum(m[1]), tuple(-c for c in m[1])))
+    layout: list[GpuLayout] = []
+    placement_cache: dict[tuple[int, tuple[int, ...]], list[tuple[str, int, int]]] = {}
+    for gpu, (group, take) in enumerate(mixes):
+        model = fleet[group].model
+        order_names = [p.name for p in model.mig_profiles]
+        mix = {profiles[i]: n for i, n in enumerate(take) if n}
+        mix = dict(sorted(mix.items(), key=lambda kv: order_names.index(kv[0]), reverse=True))
+        key = (group, take)
+        if key not in placement_cache:
+            placed = place_layout(model, mix) or []
+            placement_cache[key] = sorted(((p.name, start, p.size) for p, start in placed), key=lambda t: t[1])
+        layout.append(GpuLayout(gpu, model.name, mix, placement_cache[key]))
+    unplaced = {profiles[i]: r for i, r in enumerate(left) if r}
+    return layout, unplaced
+
+
+def plan_mig(fleet: list[FleetEntry], demand: dict[str, int], *, dp_limit: int | None = None) -> MigPlan:
+    """The exact fewest-GPU plan for ``demand`` on ``fleet`` (see module docstring)."""
+    kwargs = {} if dp_limit is None else {"dp_limit": dp_limit}
+    unknown = [p for p in demand if not any(e.model.profile(p) is not None for e in fleet)]
+    profiles = tuple(p for p in demand if p not in unknown)
+    vector = tuple(demand[p] for p in profiles)
+    patterns = [
+        Pattern(g, counts) for g, e in enumerate(fleet) for counts in projected_patterns(e.model, profiles)
+    ] if profiles else []
+    caps = tuple(e.available for e in fleet)
+    uncapped = min_bins(vector, patterns, **kwargs) if profiles else ()
+    gpus_needed = sum(uncapped) if uncapped is not None else None
+    if unknown:
+        reason = "; ".join(_unknown_reason(p, fleet) for p in unknown)
+        x = (
+            min_bins(vector, patterns, caps, **kwargs) or _greedy_partial(vector, patterns, fleet, profiles)
+            if profiles
+            else []
+        )
+        layout, unplaced = _layout(x, patterns, fleet, profiles, vector)
+        unplaced.update({p: demand[p] for p in unknown})
+        return MigPlan(False, None, fleet, dict(demand), layout, _ordered(unplaced, demand), reason)
+    if all(c is None for c in caps):
+        assert uncapped is not None  # every profile exists on some model, so uncapped is feasible
+        layout, unplaced = _layout(uncapped, patterns, fleet, profiles, vector)
+        return MigPlan(True, gpus_needed, fleet, dict(demand), layout, unplaced)
+    capped = min_bins(vector, patterns, caps, **kwargs)
+    if capped is not None:
+        layout, unplaced = _layout(capped, patterns, fleet, profiles, vector)
+        return MigPlan(True, sum(capped), fleet, dict(demand), layout, unplaced)
+    x = _greedy_partial(vector, patterns, fleet, profiles)
+    layout, unplaced = _layout(x, patterns, fleet, profiles, vector)
+    available = ", ".join(f"{e.available if e.available is not None else 'any number of'} x {e.model.name}" for e in fleet)
+    reason = (
+        f"the demand needs {gpus_needed} GPUs; the fleet has {available}; "
+        f"best partial layout leaves {_count(sum(unplaced.values()), 'instance')} unplaced"
+    )
+    return MigPlan(False, gpus_needed, fleet, dict(demand), layout, unplaced, reason)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _ordered(unplaced: dict[str, int], demand: dict[str, int]) -> dict[str, int]:
+    return {p: unplaced[p] for p in demand if p in unplaced}

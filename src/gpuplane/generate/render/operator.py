@@ -1,0 +1,134 @@
+"""NVIDIA GPU Operator: Helm values, the ClusterPolicy they produce, the operator namespace.
+
+Values keys and defaults: NVIDIA/gpu-operator ``deployments/gpu-operator/values.yaml`` at
+v26.7.0 (reference nvidia-gpu-stack.md §3.2); ClusterPolicy fields from
+``api/nvidia/v1/clusterpolicy_types.go`` / the v26.7.0 CRD (§3.1). The ClusterPolicy is
+written for review only: the chart creates it, and a second one would be marked ``ignored``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplane.generate.render.base import Bundle, HelmRelease, meta
+
+OPERATOR_NS = "gpu-operator"
+OPERATOR_VERSION = "v26.7.0"
+OPERATOR_SOURCE = "NVIDIA/gpu-operator tag v26.7.0 (deployments/gpu-operator/values.yaml)"
+DEVICE_PLUGIN_CM = "gpuplane-device-plugin-config"
+MIG_PARTED_CM = "gpuplane-mig-parted-config"
+GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
+
+
+def mig_strategy(bundle: Bundle) -> str:
+    """``mixed`` as soon as one pool uses MIG: it advertises one resource per profile and
+    leaves full GPUs as ``nvidia.com/gpu`` (device-plugin README, MIG strategies)."""
+    return "mixed" if any(p.pool.sharing.mode == "mig" for p in bundle.plans) else "none"
+
+
+def _tolerations(bundle: Bundle) -> list[dict[str, str]]:
+    seen: dict[tuple[str, str, str], dict[str, str]] = {}
+    default = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    seen[("nvidia.com/gpu", "Exists", "NoSchedule")] = default
+    for plan in bundle.plans:
+        for tol in plan.tolerations():
+            # Exists (any value): operands must run on the node whatever value the taint carries.
+            seen.setdefault((tol["key"], "Exists", tol["effect"]), {"key": tol["key"], "operator": "Exists", "effect": tol["effect"]})
+    return [dict(sorted(t.items())) for _, t in sorted(seen.items())]
+
+
+def operator_values(bundle: Bundle) -> dict[str, Any]:
+    bp = bundle.blueprint
+    strategy = mig_strategy(bundle)
+    has_mig = strategy != "none"
+    driver: dict[str, Any] = {"enabled": bp.driver.managed_by == "operator"}
+    if bp.driver.managed_by == "operator" and bp.driver.version:
+        driver["version"] = bp.driver.version
+    values: dict[str, Any] = {
+        "cdi": {"enabled": True},
+        "daemonsets": {"tolerations": _tolerations(bundle)},
+        "dcgmExporter": {"enabled": True},
+        "devicePlugin": {"config": {"create": False, "default": "default", "name": DEVICE_PLUGIN_CM}},
+        "driver": driver,
+        "gfd": {"enabled": True},
+        "mig": {"strategy": strategy},
+        "migManager": {"enabled": has_mig},
+        "toolkit": {"enabled": True},
+    }
+    if has_mig:
+        values["migManager"]["config"] = {"create": False, "default": "all-disabled", "name": MIG_PARTED_CM}
+    if bp.provider == "gke":
+        # GKE installs the driver under /home/kubernetes/bin/nvidia; the operator must look there.
+        values["hostPaths"] = {"driverInstallDir": GKE_DRIVER_DIR}
+        values["toolkit"]["installDir"] = GKE_DRIVER_DIR
+    return values
+
+
+def _clusterpolicy(values: dict[str, Any]) -> dict[str, Any]:
+    """The ClusterPolicy the chart renders from these values (the fields gpuplane sets)."""
+    spec: dict[str, Any] = {
+        "cdi": {"enabled": values["cdi"]["enabled"]},
+        "daemonsets": {"tolerations": values["daemonsets"]["tolerations"]},
+        "dcgm": {"enabled": False},
+        "dcgmExporter": {"enabled": True},
+        "devicePlugin": {"enabled": True, "config": {"name": DEVICE_PLUGIN_CM, "default": "default"}},
+        "driver": {"enabled": values["driver"]["enabled"]},
+        "gfd": {"enabled": True},
+        "mig": {"strategy": values["mig"]["strategy"]},
+        "migManager": {"enabled": values["migManager"]["enabled"]},
+        "nodeStatusExporter": {"enabled": False},
+        "operator": {"runtimeClass": "nvidia"},
+        "toolkit": {"enabled": True},
+    }
+    if "version" in values["driver"]:
+        spec["driver"]["version"] = values["driver"]["version"]
+    if values["migManager"].get("config"):
+        spec["migManager"]["config"] = {"name": MIG_PARTED_CM, "default": "all-disabled"}
+    if "hostPaths" in values:
+        spec["hostPaths"] = dict(values["hostPaths"])
+        spec["toolkit"]["installDir"] = values["toolkit"]["installDir"]
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": meta("cluster-policy", annotations={"gpuplane.io/note": "created by the gpu-operator chart; for review, not applied"}),
+        "spec": spec,
+    }
+
+
+def render(bundle: Bundle) -> None:
+    bp = bundle.blueprint
+    bundle.add("00-namespaces", {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        # Operands are privileged DaemonSets: PSA must allow them (operator getting-started docs).
+        "metadata": meta(OPERATOR_NS, labels={"pod-security.kubernetes.io/enforce": "privileged"}),
+    })
+    values = operator_values(bundle)
+    bundle.releases.append(HelmRelease(
+        release="gpu-operator", chart="gpu-operator", repo="https://helm.ngc.nvidia.com/nvidia",
+        version=OPERATOR_VERSION, namespace=OPERATOR_NS, values=values, source=OPERATOR_SOURCE, order=10,
+    ))
+    bundle.stages["10-operators"].reference.append(_clusterpolicy(values))
+    bundle.shared["operator_values"] = values
+    if bp.driver.managed_by == "operator":
+        bundle.decide("gpu-operator", "driver.managed_by", "driver.enabled=true",
+                      "the operator's driver container installs and upgrades the driver on every GPU node",
+                      "nvidia-gpu-stack.md §3.2")
+    else:
+        bundle.decide("gpu-operator", "driver.managed_by", "driver.enabled=false",
+                      "the node image already carries the NVIDIA driver; a driver container would conflict with it "
+                      "(CrashLoopBackOff, gpu-operator #327)", "nvidia-gpu-stack.md §3.5")
+    bundle.decide("gpu-operator", "mig.strategy", values["mig"]["strategy"],
+                  "mixed advertises one nvidia.com/mig-<profile> resource per profile and keeps full GPUs as "
+                  "nvidia.com/gpu, so MIG and non-MIG pools coexist" if values["mig"]["strategy"] == "mixed"
+                  else "no pool uses MIG", "nvidia-gpu-stack.md §1.2")
+    bundle.decide("gpu-operator", "devicePlugin.config", f"{DEVICE_PLUGIN_CM}, default 'default'",
+                  "one ConfigMap holds every pool's sharing config; nodes pick theirs with the "
+                  "nvidia.com/device-plugin.config label and unlabelled nodes get the unshared default",
+                  "nvidia-gpu-stack.md §1.3")
+    if bp.provider == "gke":
+        bundle.decide("gpu-operator", "provider gke", f"hostPaths.driverInstallDir={GKE_DRIVER_DIR}",
+                      "GKE installs the driver under /home/kubernetes/bin/nvidia; create the node pool with "
+                      "gke-no-default-nvidia-gpu-device-plugin=true so GKE's own device plugin does not also "
+                      "advertise nvidia.com/gpu (verify against NVIDIA's GKE guide for the operator version)",
+                      "NVIDIA GPU Operator docs, Google GKE")

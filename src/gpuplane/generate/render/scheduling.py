@@ -1,0 +1,249 @@
+"""Scheduler and queue configuration: Volcano, scheduler-plugins coscheduling, or Kueue.
+
+- Volcano Queue (``scheduling.volcano.sh/v1beta1``): weight, capability, reclaimable; the
+  scheduler config is the chart's default action/tier list (``installer/helm/chart/volcano/
+  config/volcano-scheduler.conf``; reference scheduling.md §4.2).
+- Coscheduling: a second scheduler profile with ``Coscheduling`` in ``multiPoint`` and as the
+  only ``queueSort`` plugin, ``CoschedulingArgs.permitWaitingTimeSeconds`` (scheduler-plugins
+  ``apis/config/v1``; scheduling.md §4.3).
+- Kueue (``kueue.x-k8s.io/v1beta2``, storage version since v0.16): one ResourceFlavor per
+  pool (nodeLabels + tolerations injected into admitted pods), one ClusterQueue per tenant,
+  one LocalQueue in its namespace, cohorts for borrowing (scheduling.md §4.4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from gpuplane.generate.plan import NVIDIA_GPU, POOL_LABEL
+from gpuplane.generate.render.base import Bundle, HelmRelease, meta
+
+VOLCANO_VERSION = "1.15.1"
+KUEUE_VERSION = "0.19.2"
+SCHED_PLUGINS_VERSION = "v0.34.7"
+SCHED_PLUGINS_NAME = "scheduler-plugins-scheduler"
+SCHED_PLUGINS_NS = "scheduler-plugins"
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+
+
+def quota_units(bundle: Bundle, key: str) -> str:
+    """Kubernetes resource name for a blueprint quota key (GPU model or MIG profile)."""
+    from gpuplane.gpu.catalog import catalog
+
+    if catalog().model(key) is not None:
+        return NVIDIA_GPU
+    return "nvidia.com/mig-" + key.replace("+", ".")
+
+
+def tenant_gpu_resources(bundle: Bundle, tenant_index: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key, n in bundle.blueprint.tenants[tenant_index].gpu_quota.items():
+        res = quota_units(bundle, key)
+        out[res] = out.get(res, 0) + n
+    return dict(sorted(out.items()))
+
+
+# --- Volcano -----------------------------------------------------------------------------------
+
+VOLCANO_CONF = {
+    "actions": "enqueue, allocate, backfill",
+    "tiers": [
+        {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False}, {"name": "conformance"}]},
+        {"plugins": [{"name": "overcommit"}, {"name": "drf", "enablePreemptable": False}, {"name": "predicates"},
+                     {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"}]},
+    ],
+}
+
+
+def _volcano(bundle: Bundle) -> None:
+    bundle.releases.append(HelmRelease(
+        release="volcano", chart="volcano", repo="https://volcano-sh.github.io/helm-charts",
+        version=VOLCANO_VERSION, namespace="volcano-system", values={}, order=20,
+        source="volcano-sh/volcano tag v1.15.1 (installer/helm/chart/volcano)",
+    ))
+    for i, t in enumerate(bundle.blueprint.tenants):
+        spec: dict[str, Any] = {"weight": t.queue_share, "reclaimable": t.tier != "production"}
+        gpus = tenant_gpu_resources(bundle, i)
+        if gpus:
+            spec["capability"] = {k: str(v) for k, v in gpus.items()}
+        bundle.add("30-scheduling", {
+            "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": meta(t.name), "spec": spec,
+        })
+    text = yaml.dump(VOLCANO_CONF, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False)
+    bundle.add("30-scheduling", {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": meta("volcano-scheduler-configmap", "volcano-system"),
+        "data": {"volcano-scheduler.conf": text},
+    })
+    bundle.decide("scheduling", "scheduler.name", "volcano",
+                  "gang scheduling (PodGroup minMember) stops two distributed jobs from each holding half the "
+                  "GPUs they need; one Queue per tenant with weight = queue_share and capability = GPU quota",
+                  "scheduling.md §4.1-4.2")
+    bundle.decide("scheduling", "tenants[*].tier", "production queues reclaimable=false",
+                  "other queues may not reclaim GPUs lent by production; research and batch queues can be reclaimed",
+                  "Volcano Queue spec.reclaimable")
+
+
+# --- Coscheduling --------------------------------------------------------------------------------
+
+def _coscheduling(bundle: Bundle) -> None:
+    ns = SCHED_PLUGINS_NS
+    cfg = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{
+            "schedulerName": SCHED_PLUGINS_NAME,
+            "plugins": {
+                "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+            },
+            "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 60}}],
+        }],
+    }
+    labels = {"app.kubernetes.io/name": SCHED_PLUGINS_NAME}
+    bundle.add("00-namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta(ns)})
+    bundle.add("30-scheduling", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(SCHED_PLUGINS_NAME, ns)})
+    bundle.add("30-scheduling", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta(SCHED_PLUGINS_NAME),
+        "rules": [
+            {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups", "podgroups/status", "elasticquotas"],
+             "verbs": ["get", "list", "watch", "update", "patch"]},
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create", "get", "update"]},
+        ],
+    })
+    for role in ("system:kube-scheduler", "system:volume-scheduler", SCHED_PLUGINS_NAME):
+        bundle.add("30-scheduling", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": meta(f"{SCHED_PLUGINS_NAME}-{role.replace(':', '-').removeprefix('system-')}"),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": SCHED_PLUGINS_NAME, "namespace": ns}],
+        })
+    bundle.add("30-scheduling", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": meta(f"{SCHED_PLUGINS_NAME}-auth-reader", "kube-system"),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "extension-apiserver-authentication-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": SCHED_PLUGINS_NAME, "namespace": ns}],
+    })
+    bundle.add("30-scheduling", {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(f"{SCHED_PLUGINS_NAME}-config", ns),
+        "data": {"scheduler-config.yaml": yaml.dump(cfg, Dumper=yaml.CSafeDumper, sort_keys=True)},
+    })
+    bundle.add("30-scheduling", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(SCHED_PLUGINS_NAME, ns, labels),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": SCHED_PLUGINS_NAME,
+                    "priorityClassName": "system-cluster-critical",
+                    "containers": [{
+                        "name": "scheduler",
+                        "image": f"registry.k8s.io/scheduler-plugins/kube-scheduler:{SCHED_PLUGINS_VERSION}",
+                        "command": ["/bin/kube-scheduler", "--config=/etc/kubernetes/scheduler-config.yaml"],
+                        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"},
+                                          "initialDelaySeconds": 15},
+                        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"}},
+                        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+                        "securityContext": {"allowPrivilegeEscalation": False, "runAsNonRoot": True,
+                                            "runAsUser": 65532},
+                        "volumeMounts": [{"name": "config", "mountPath": "/etc/kubernetes", "readOnly": True}],
+                    }],
+                    "volumes": [{"name": "config", "configMap": {"name": f"{SCHED_PLUGINS_NAME}-config"}}],
+                },
+            },
+        },
+    })
+    bundle.shared["crd_urls"].append(
+        f"https://raw.githubusercontent.com/kubernetes-sigs/scheduler-plugins/{SCHED_PLUGINS_VERSION}/"
+        "config/crd/bases/scheduling.x-k8s.io_podgroups.yaml")
+    bundle.decide("scheduling", "scheduler.name", f"coscheduling ({SCHED_PLUGINS_NAME})",
+                  "a second scheduler whose Permit stage holds a PodGroup's pods until minMember fit; the default "
+                  "scheduler keeps serving everything else", "scheduling.md §4.3")
+
+
+# --- Kueue ---------------------------------------------------------------------------------------
+
+def _kueue(bundle: Bundle) -> None:
+    bp = bundle.blueprint
+    bundle.releases.append(HelmRelease(
+        release="kueue", chart="kueue", repo="oci://registry.k8s.io/kueue/charts",
+        version=KUEUE_VERSION, namespace="kueue-system", values={}, order=20,
+        source="kubernetes-sigs/kueue tag v0.19.2 (charts/kueue)",
+    ))
+    for plan in bundle.plans:
+        spec: dict[str, Any] = {"nodeLabels": {POOL_LABEL: plan.name}}
+        tolerations = plan.tolerations()
+        if tolerations:
+            spec["tolerations"] = tolerations
+        bundle.add("30-scheduling", {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": meta(plan.name), "spec": spec})
+    bundle.decide("scheduling", "gpu_pools", "one ResourceFlavor per pool",
+                  "Kueue injects the flavor's nodeLabels and tolerations into admitted pods, so a workload lands on "
+                  "the pool whose quota admitted it", "scheduling.md §4.4")
+    cohorts = sorted({t.cohort for t in bp.tenants if t.cohort})
+    for c in cohorts:
+        bundle.add("30-scheduling", {"apiVersion": KUEUE_API, "kind": "Cohort", "metadata": meta(c), "spec": {}})
+    for i, t in enumerate(bp.tenants):
+        gpus = tenant_gpu_resources(bundle, i)
+        flavors_allowed = t.flavors if t.flavors is not None else [p.name for p in bundle.plans]
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for plan in bundle.plans:
+            if plan.name not in flavors_allowed:
+                continue
+            offered = plan.resources_max()
+            names = [r for r in offered if r in gpus]
+            if not names:
+                continue
+            resources = []
+            for r in sorted(names):
+                take = min(gpus[r], offered[r])
+                gpus[r] -= take
+                resources.append({"name": r, "nominalQuota": take})
+            total = sum(x["nominalQuota"] for x in resources) or 1
+            cpu = t.cpu or str(16 * total)
+            mem = t.memory or f"{128 * total}Gi"
+            resources = [{"name": "cpu", "nominalQuota": cpu}, {"name": "memory", "nominalQuota": mem}, *resources]
+            key = tuple(x["name"] for x in resources)
+            groups.setdefault(key, []).append({"name": plan.name, "resources": resources})
+        spec: dict[str, Any] = {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": t.name}},
+            "queueingStrategy": "BestEffortFIFO",
+            "preemption": {"withinClusterQueue": "LowerPriority",
+                           "reclaimWithinCohort": "Any" if t.tier == "production" else "LowerPriority"},
+            "resourceGroups": [{"coveredResources": list(k), "flavors": v} for k, v in sorted(groups.items())],
+        }
+        if t.cohort:
+            spec["cohortName"] = t.cohort
+        bundle.add("30-scheduling", {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": meta(t.name), "spec": spec})
+        bundle.add("30-scheduling", {
+            "apiVersion": KUEUE_API, "kind": "LocalQueue", "metadata": meta(t.name, t.name),
+            "spec": {"clusterQueue": t.name},
+        })
+    bundle.decide("scheduling", "scheduler.name", "kueue",
+                  "Kueue admits whole workloads against quota (all pods or none), so a multi-node job never holds "
+                  "half its GPUs; pods are then placed by kube-scheduler", "scheduling.md §4.1, §4.4")
+    bundle.decide("scheduling", "tenants[*]", "ClusterQueue per tenant + LocalQueue in its namespace",
+                  "the tenant's GPU quota becomes nominalQuota per flavor; cpu/memory are covered too because Kueue "
+                  "only admits workloads whose every requested resource is covered (16 CPU and 128Gi per GPU unless "
+                  "the tenant sets cpu/memory)", "Kueue ClusterQueue resourceGroups")
+    if cohorts:
+        bundle.decide("scheduling", "tenants[*].cohort", ", ".join(cohorts),
+                      "queues in one cohort borrow each other's idle quota; production reclaims with Any, others "
+                      "only from lower priority", "platform.md §1.6")
+
+
+def render(bundle: Bundle) -> None:
+    name = bundle.blueprint.scheduler.name
+    if name == "volcano":
+        _volcano(bundle)
+    elif name == "coscheduling":
+        _coscheduling(bundle)
+    elif name == "kueue":
+        _kueue(bundle)
+    else:
+        bundle.decide("scheduling", "scheduler.name", "default",
+                      "no gang scheduler: multi-pod training jobs can deadlock partially scheduled", "scheduling.md §4.1")
