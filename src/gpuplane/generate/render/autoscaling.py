@@ -96,6 +96,14 @@ def _karpenter(bundle: Bundle) -> None:
                   "caps what a burst of pending pods can launch", "platform.md §3.1")
 
 
+def _gke_accelerator(plan: PoolPlan) -> str:
+    """The ``cloud.google.com/gke-accelerator`` value of the pool's model (catalog data)."""
+    from gpuplane.gpu.catalog import catalog
+
+    index = catalog()._by_cloud_accel  # value -> model; the catalog has no public reverse lookup
+    return min((k for k, v in index.items() if v == plan.model.name), default=plan.model.name.lower())
+
+
 def _ca_flags(bundle: Bundle) -> list[str]:
     a = bundle.blueprint.autoscaling
     flags = [
@@ -122,11 +130,7 @@ def _cluster_autoscaler(bundle: Bundle) -> None:
         labels = ",".join(f"{k}={v}" for k, v in plan.node_labels().items())
         taints = ",".join(f"{t.key}={t.value or 'present'}:{t.effect}" for t in pool.taints)
         if bp.provider == "gke":
-            accel = next(iter(plan.model.aliases), plan.model.name.lower())
-            from gpuplane.gpu.catalog import catalog
-
-            raw = catalog().models[plan.model.name]
-            gke_name = next((k for k, v in catalog()._by_cloud_accel.items() if v == raw.name), accel)
+            gke_name = _gke_accelerator(plan)
             zones = f" --node-locations={','.join(pool.zones)}" if pool.zones else ""
             bundle.note("50-autoscaling", (
                 f"`gcloud container node-pools create {pool.name} --cluster={bp.cluster_name} "
@@ -136,7 +140,7 @@ def _cluster_autoscaler(bundle: Bundle) -> None:
                 f"--disk-size={pool.root_volume_gi} --node-labels={labels},gke-no-default-nvidia-gpu-device-plugin=true "
                 f"--node-taints={taints}`"))
         else:
-            tags = [f"k8s.io/cluster-autoscaler/enabled=true", f"k8s.io/cluster-autoscaler/{bp.cluster_name}=owned",
+            tags = ["k8s.io/cluster-autoscaler/enabled=true", f"k8s.io/cluster-autoscaler/{bp.cluster_name}=owned",
                     f"k8s.io/cluster-autoscaler/node-template/resources/{NVIDIA_GPU}={plan.gpus_per_node}",
                     f"k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage={pool.root_volume_gi}G"]
             tags += [f"k8s.io/cluster-autoscaler/node-template/label/{k}={v}" for k, v in plan.node_labels().items()]

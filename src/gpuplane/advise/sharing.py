@@ -1,0 +1,400 @@
+"""``advise sharing``: none / time-slicing / MPS / MIG / DRA for a workload mix.
+
+The rules follow the documented behaviour of each mechanism (reference/nvidia-gpu-stack.md):
+
+- **MIG** (§4): hardware partitions with their own memory, SM slices and fault domain: the
+  only in-GPU option that isolates tenants. Only MIG-capable models, fixed slice sizes (the
+  catalog's profiles), layout planned exactly by :mod:`gpuplane.advise.mig_planner`.
+- **MPS** (§5.1): the MPS control daemon enforces an equal share (1/replicas) of memory and
+  compute per replica; clients share one fault domain (no fault isolation); full GPUs only
+  (not on MIG devices); experimental in the device plugin since v0.15.0; requests > 1 are
+  rejected.
+- **Time-slicing** (§1.1, §1.4): no memory or fault isolation; processes share time equally,
+  so latency-sensitive work suffers from context switches and noisy neighbours; works on
+  every NVIDIA GPU and on MIG devices (``mixed`` strategy).
+- **DRA** (§5.2): GA in Kubernetes v1.34 (``resource.k8s.io/v1``, kubernetes.io blog
+  2025-09-01 "Kubernetes v1.34: DRA has graduated to GA"); with the NVIDIA DRA driver a
+  claim chooses full GPUs, MIG devices, or MPS / time-slicing per claim (``GpuConfig``),
+  while the device plugin applies one sharing config to every GPU of a node (§1.1).
+- **none**: a workload that needs a GPU's memory or most of its compute gains nothing
+  from sharing.
+
+Thresholds that are judgement, not upstream fact, are named constants below.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from gpuplane.gpu.catalog import GpuModel, MigPlacementProfile
+
+MODES = ("none", "time-slicing", "mps", "mig", "dra")
+ISOLATION = ("none", "team", "tenant")
+LATENCY = ("batch", "interactive", "realtime")
+HIGH_UTIL_PCT = 60.0
+"""Above this typical utilisation a workload keeps a whole GPU (judgement: sharing would
+mostly add contention)."""
+MAX_REPLICAS = 16
+"""Upper bound on replicas per GPU the advice proposes (judgement: beyond this, per-process
+overheads and context memory dominate)."""
+DRA_GA = (1, 34)
+DEVICE_PLUGIN_NAMESPACE = "gpu-operator"
+
+
+class SharingInputError(ValueError):
+    """Unusable workload description: one line for the user, exit 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What the advice needs to know about one workload (per replica)."""
+
+    name: str
+    mem_gb: float
+    util_pct: float
+    isolation: str = "none"
+    latency: str = "batch"
+    count: int = 1
+
+
+def _number(key: str, value: Any, name: str) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise SharingInputError(f"workload {name!r}: {key} must be a number, got {value!r}") from None
+    if out < 0 or math.isnan(out):
+        raise SharingInputError(f"workload {name!r}: {key} must be >= 0")
+    return out
+
+
+def workload_from_mapping(raw: dict[str, Any], index: int = 0) -> Workload:
+    """Build a :class:`Workload` from ``{name, mem, util, isolation, latency, count}``."""
+    if not isinstance(raw, dict):
+        raise SharingInputError(f"workload #{index + 1} must be a mapping")
+    allowed = {"name", "mem", "util", "isolation", "latency", "count"}
+    unknown = sorted(set(raw) - allowed)
+    name = str(raw.get("name") or f"workload-{index + 1}")
+    if unknown:
+        raise SharingInputError(f"workload {name!r}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+    for key in ("mem", "util"):
+        if key not in raw:
+            raise SharingInputError(f"workload {name!r}: {key}= is required (mem in GB of GPU memory, util in % of one GPU)")
+    isolation = str(raw.get("isolation", "none"))
+    latency = str(raw.get("latency", "batch"))
+    if isolation not in ISOLATION:
+        raise SharingInputError(f"workload {name!r}: isolation must be one of {', '.join(ISOLATION)}")
+    if latency not in LATENCY:
+        raise SharingInputError(f"workload {name!r}: latency must be one of {', '.join(LATENCY)}")
+    count = _number("count", raw.get("count", 1), name)
+    if count < 1 or count != int(count):
+        raise SharingInputError(f"workload {name!r}: count must be a whole number >= 1")
+    util = _number("util", raw["util"], name)
+    if util > 100:
+        raise SharingInputError(f"workload {name!r}: util is a percentage of one GPU (0-100)")
+    return Workload(name, _number("mem", raw["mem"], name), util, isolation, latency, int(count))
+
+
+def parse_workload(text: str, index: int = 0) -> Workload:
+    """``name=notebooks,mem=10,util=15,isolation=tenant,latency=interactive,count=20``."""
+    raw: dict[str, str] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise SharingInputError(f"--workload {text!r}: expected KEY=VALUE pairs separated by commas")
+        raw[key.strip()] = value.strip()
+    return workload_from_mapping(raw, index)
+
+
+def load_workloads(path: str) -> list[Workload]:
+    """A YAML file: a list of workload mappings, or ``{workloads: [...]}``."""
+    try:
+        with open(path, "rb") as fh:
+            doc = yaml.load(fh, Loader=yaml.CSafeLoader)
+    except OSError as exc:
+        raise SharingInputError(f"cannot read {path!r}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise SharingInputError(f"{path!r} is not valid YAML: {' '.join(str(exc).split())}") from exc
+    if isinstance(doc, dict):
+        doc = doc.get("workloads")
+    if not isinstance(doc, list) or not doc:
+        raise SharingInputError(f"{path!r}: expected a list of workloads (or a 'workloads:' list)")
+    return [workload_from_mapping(raw, i) for i, raw in enumerate(doc)]
+
+
+@dataclass(slots=True)
+class WorkloadAdvice:
+    workload: Workload
+    mode: str
+    gpus: int
+    reasons: list[str]
+    alternatives: list[str] = field(default_factory=list)
+    replicas: int = 1
+    profile: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "name": self.workload.name,
+            "mode": self.mode,
+            "gpus": self.gpus,
+            "reasons": list(self.reasons),
+            "alternatives": list(self.alternatives),
+        }
+        if self.mode in ("time-slicing", "mps"):
+            doc["replicas_per_gpu"] = self.replicas
+        if self.profile:
+            doc["mig_profile"] = self.profile
+        return doc
+
+
+def _plain_profiles(model: GpuModel) -> list[MigPlacementProfile]:
+    """Profiles without media / graphics attributes, smallest first (what a tenant slice needs)."""
+    plain = [p for p in model.mig_profiles if "+" not in p.name and "-" not in p.name]
+    return sorted(plain, key=lambda p: (p.compute_slices, p.size, p.memory_gb))
+
+
+def smallest_mig_profile(model: GpuModel, mem_gb: float, util_pct: float) -> MigPlacementProfile | None:
+    """Smallest plain profile with at least ``mem_gb`` memory and ``util_pct`` of the SMs, short
+    of the whole GPU (a whole-GPU "slice" isolates nothing a plain GPU would not)."""
+    if not model.mig_capable:
+        return None
+    for p in _plain_profiles(model):
+        if p.size >= model.memory_slices and p.compute_slices >= model.total_compute_slices:
+            return None
+        if p.memory_gb >= mem_gb and p.compute_slices / model.total_compute_slices * 100 >= util_pct:
+            return p
+    return None
+
+
+def _replicas(model: GpuModel, w: Workload) -> int:
+    by_mem = math.floor(model.memory_gb / w.mem_gb) if w.mem_gb else MAX_REPLICAS
+    by_util = math.floor(100 / w.util_pct) if w.util_pct else MAX_REPLICAS
+    return max(1, min(by_mem, by_util, MAX_REPLICAS))
+
+
+def advise_workload(w: Workload, model: GpuModel, dra_ok: bool) -> WorkloadAdvice:
+    """The mode for one workload, with the reasons in the words of the mechanisms' docs."""
+    alternatives: list[str] = []
+    if w.mem_gb > model.memory_gb:
+        per = math.ceil(w.mem_gb / model.memory_gb)
+        return WorkloadAdvice(w, "none", per * w.count, [
+            f"needs {w.mem_gb:g} GB of GPU memory, more than one {model.name} has ({model.memory_gb:g} GB): "
+            f"whole GPUs ({per} per replica), no sharing",
+        ])
+    if w.util_pct >= HIGH_UTIL_PCT:
+        return WorkloadAdvice(w, "none", w.count, [
+            f"typical utilisation {w.util_pct:g}% of a GPU: sharing would mostly add contention; give it whole GPUs",
+        ])
+    profile = smallest_mig_profile(model, w.mem_gb, w.util_pct)
+    replicas = _replicas(model, w)
+    if dra_ok:
+        alternatives.append("dra")
+    if w.isolation == "tenant":
+        if profile is not None:
+            return WorkloadAdvice(w, "mig", 0, [
+                f"isolation between tenants: only MIG gives each one its own memory, SM slices and fault domain; "
+                f"time-slicing shares memory and faults, MPS shares the fault domain",
+                f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
+            ], alternatives + ["none"], profile=profile.name)
+        why = (f"{model.name} does not support MIG" if not model.mig_capable
+               else f"no {model.name} MIG slice short of the whole GPU has {w.mem_gb:g} GB and {w.util_pct:g}% of the SMs")
+        return WorkloadAdvice(w, "none", w.count, [
+            f"isolation between tenants and {why}: time-slicing and MPS give no fault isolation, so each tenant "
+            "gets whole GPUs",
+        ], alternatives + (["mig on a MIG-capable model (A100, H100, H200, B200)"] if not model.mig_capable else []))
+    if replicas < 2 and profile is None:
+        return WorkloadAdvice(w, "none", w.count, [
+            f"one replica needs most of a {model.name} ({w.mem_gb:g} GB, {w.util_pct:g}%): nothing left to share",
+        ])
+    if w.isolation == "team" or w.latency == "realtime":
+        need = "memory and compute limits between jobs" if w.isolation == "team" else "predictable latency"
+        if profile is not None:
+            return WorkloadAdvice(w, "mig", 0, [
+                f"{need}: MIG slices have dedicated SMs, memory and bandwidth, so neighbours cannot interfere",
+                f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
+            ], alternatives + (["mps"] if replicas >= 2 else []), profile=profile.name)
+        return WorkloadAdvice(w, "mps", math.ceil(w.count / replicas), [
+            f"{need} without MIG: MPS runs clients concurrently (no time-slice context switches) and the MPS "
+            f"control daemon enforces 1/{replicas} of memory and compute per replica",
+            "MPS shares one fault domain: a crashing client can take down the others on that GPU",
+        ], alternatives + ["time-slicing"], replicas=replicas)
+    reasons = [
+        f"{w.latency} work at {w.util_pct:g}% utilisation and {w.mem_gb:g} GB: time-slicing packs {replicas} replicas "
+        f"per {model.name} with no extra daemon and works on every NVIDIA GPU",
+        "time-slicing has no memory isolation: replicas must keep within "
+        f"{model.memory_gb / replicas:g} GB each or risk out-of-memory errors for all of them",
+    ]
+    if w.latency == "interactive":
+        reasons.append("time slices are shared equally: interactive latency grows with the number of busy replicas")
+    return WorkloadAdvice(w, "time-slicing", math.ceil(w.count / replicas), reasons,
+                          alternatives + ["mps"] + (["mig"] if profile else []), replicas=replicas)
+
+
+def _version_ok(k8s_version: str | None) -> bool | None:
+    if not k8s_version:
+        return None
+    parts = k8s_version.lstrip("v").split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        raise SharingInputError(f"--k8s-version {k8s_version!r}: expected MAJOR.MINOR, e.g. 1.34") from None
+    return (major, minor) >= DRA_GA
+
+
+@dataclass(slots=True)
+class SharingAdvice:
+    recommendation: str
+    alternatives: list[str]
+    reasons: list[str]
+    tradeoffs: list[str]
+    config: dict[str, Any]
+    workloads: list[WorkloadAdvice]
+    gpu_model: str
+    gpus_by_mode: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recommendation": self.recommendation,
+            "alternatives": self.alternatives,
+            "reasons": self.reasons,
+            "tradeoffs": self.tradeoffs,
+            "config": self.config,
+            "gpu_model": self.gpu_model,
+            "gpus_by_mode": self.gpus_by_mode,
+            "workloads": [w.to_json() for w in self.workloads],
+        }
+
+
+TRADEOFFS = {
+    "none": "whole GPUs: full isolation and performance, but idle capacity is paid for",
+    "time-slicing": "time-slicing: simplest and works everywhere, but no memory or fault isolation and "
+    "equal time shares (latency grows with busy neighbours)",
+    "mps": "MPS: concurrent kernels with enforced memory/compute shares, but one fault domain, full GPUs only "
+    "(not MIG) and experimental in the device plugin; requests above 1 are rejected",
+    "mig": "MIG: hardware isolation of memory, SMs and faults, but fixed slice sizes, MIG-capable models only, "
+    "and changing the layout drains the GPU",
+    "dra": "DRA: per-claim choice of GPU, MIG device or MPS/time-slicing (no per-node config split), but needs "
+    "Kubernetes >= 1.34 and the NVIDIA DRA driver, whose GPU allocation the README calls not yet officially supported",
+}
+
+
+def _device_plugin_configmap(advice: list[WorkloadAdvice]) -> dict[str, Any] | None:
+    data: dict[str, str] = {}
+    for mode, key, section in (("time-slicing", "time-slicing", "timeSlicing"), ("mps", "mps", "mps")):
+        chosen = [a for a in advice if a.mode == mode]
+        if not chosen:
+            continue
+        # One config per node (device-plugin README): the smallest replica count keeps every share big enough.
+        replicas = max(2, min(a.replicas for a in chosen))
+        body: dict[str, Any] = {"resources": [{"name": "nvidia.com/gpu", "replicas": replicas}]}
+        if mode == "time-slicing":
+            body = {"failRequestsGreaterThanOne": True, **body}
+        data[key] = yaml.safe_dump({"version": "v1", "sharing": {section: body}}, sort_keys=False)
+    if not data:
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "gpuplane-device-plugin-config", "namespace": DEVICE_PLUGIN_NAMESPACE},
+        "data": data,
+    }
+
+
+def _claim_template(a: WorkloadAdvice) -> dict[str, Any]:
+    """A ``resource.k8s.io/v1`` ResourceClaimTemplate for the NVIDIA DRA driver (§5.2 shapes)."""
+    name = a.workload.name
+    if a.mode == "mig" and a.profile:
+        exactly: dict[str, Any] = {
+            "deviceClassName": "mig.nvidia.com",
+            "selectors": [{"cel": {"expression": f"device.attributes['gpu.nvidia.com'].profile == '{a.profile}'"}}],
+        }
+        spec: dict[str, Any] = {"devices": {"requests": [{"name": "mig", "exactly": exactly}]}}
+    else:
+        spec = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}
+        if a.mode in ("mps", "time-slicing"):
+            sharing: dict[str, Any] = (
+                {"strategy": "MPS", "mpsConfig": {"defaultActiveThreadPercentage": max(1, 100 // a.replicas)}}
+                if a.mode == "mps"
+                else {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Default"}}
+            )
+            spec["devices"]["config"] = [{
+                "requests": ["gpu"],
+                "opaque": {"driver": "gpu.nvidia.com", "parameters": {
+                    "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig", "sharing": sharing,
+                }},
+            }]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name},
+        "spec": {"spec": spec},
+    }
+
+
+def advise_sharing(
+    workloads: list[Workload], model: GpuModel, *, k8s_version: str | None = None, dra_driver: bool = False
+) -> SharingAdvice:
+    """Per-workload modes, one pool-level recommendation and the configs to apply."""
+    from gpuplane.advise.mig_planner import FleetEntry, plan_mig
+
+    if not workloads:
+        raise SharingInputError("give at least one --workload or --from FILE")
+    version_ok = _version_ok(k8s_version)
+    dra_ok = bool(dra_driver) and version_ok is not False
+    advice = [advise_workload(w, model, dra_ok) for w in workloads]
+    config: dict[str, Any] = {}
+    mig_demand: dict[str, int] = {}
+    for a in advice:
+        if a.mode == "mig" and a.profile:
+            mig_demand[a.profile] = mig_demand.get(a.profile, 0) + a.workload.count
+    if mig_demand:
+        plan = plan_mig([FleetEntry(model)], mig_demand)
+        config["mig_parted"] = plan.mig_parted()
+        config["device_plugin_mig_strategy"] = "mixed"
+        needed = plan.gpus_needed or 0
+        for a in advice:
+            if a.mode == "mig":
+                a.gpus = 0
+        first = next(a for a in advice if a.mode == "mig")
+        first.gpus = needed  # the planner packs all MIG workloads together
+    cm = _device_plugin_configmap(advice)
+    if cm is not None:
+        config["device_plugin_configmap"] = cm
+    gpus_by_mode: dict[str, int] = {}
+    for a in advice:
+        gpus_by_mode[a.mode] = gpus_by_mode.get(a.mode, 0) + a.gpus
+    modes = [m for m in gpus_by_mode if gpus_by_mode[m] or any(a.mode == m for a in advice)]
+    reasons: list[str] = []
+    shared_modes = [m for m in modes if m in ("time-slicing", "mps", "mig")]
+    if dra_ok and len(shared_modes) > 1:
+        recommendation = "dra"
+        reasons.append(
+            f"the mix needs {', '.join(shared_modes)}: the device plugin applies one sharing config to every GPU of a "
+            "node, while DRA (GA in Kubernetes v1.34) lets each claim pick its device and sharing"
+        )
+        config["resource_claim_templates"] = [_claim_template(a) for a in advice]
+    else:
+        order = {m: i for i, m in enumerate(("mig", "mps", "time-slicing", "none"))}
+        recommendation = max(modes, key=lambda m: (gpus_by_mode[m], -order.get(m, 9)))
+        if len(modes) > 1:
+            reasons.append(
+                f"the mix needs {', '.join(modes)}: the device plugin applies one sharing config per node, so run one "
+                "node pool per mode and select its config with the node label nvidia.com/device-plugin.config=<key>"
+            )
+        if dra_ok:
+            config["resource_claim_templates"] = [_claim_template(a) for a in advice if a.mode != "none"]
+    for a in advice:
+        reasons.append(f"{a.workload.name}: {a.mode}: " + "; ".join(a.reasons))
+    if version_ok is False:
+        reasons.append(f"DRA not considered: Kubernetes {k8s_version} is older than v1.34, where DRA became GA")
+    elif not dra_driver:
+        reasons.append("DRA not considered: pass --dra-driver when the NVIDIA DRA driver is installed (Kubernetes >= 1.34)")
+    alternatives = sorted({alt for a in advice for alt in a.alternatives} | set(modes) - {recommendation},
+                          key=lambda m: (MODES.index(m) if m in MODES else 99, m))
+    tradeoffs = [TRADEOFFS[m] for m in MODES if m == recommendation or m in modes or m in alternatives]
+    return SharingAdvice(recommendation, alternatives, reasons, tradeoffs, config, advice, model.name, gpus_by_mode)
