@@ -230,7 +230,7 @@ class _Solver:
             nxt = tuple(max(0, r - c) for r, c in zip(demand, pat.counts))
             if nxt == demand:
                 continue
-            ncaps = caps if cap is None else caps[: pat.group] + (cap - 1,) + caps[pat.group + 1 :]
+            ncaps = caps if cap is None else (*caps[:pat.group], cap - 1, *caps[pat.group + 1:])
             sig = (nxt, ncaps)
             if sig in seen:
                 continue
@@ -252,7 +252,7 @@ class _Solver:
             demand = tuple(max(0, r - c) for r, c in zip(demand, pat.counts))
             cap = caps[pat.group]
             if cap is not None:
-                caps = caps[: pat.group] + (cap - 1,) + caps[pat.group + 1 :]
+                caps = (*caps[:pat.group], cap - 1, *caps[pat.group + 1:])
         return x
 
     # -- branch and bound -------------------------------------------------------------------
@@ -293,7 +293,7 @@ class _Solver:
                 pat = self.patterns[p]
                 cap = node.caps[pat.group]
                 if cap is None or cap >= commit:
-                    ncaps = node.caps if cap is None else node.caps[: pat.group] + (cap - commit,) + node.caps[pat.group + 1 :]
+                    ncaps = node.caps if cap is None else (*node.caps[:pat.group], cap - commit, *node.caps[pat.group + 1:])
                     nd = tuple(max(0, r - commit * c) for r, c in zip(node.demand, pat.counts))
                     upper = {q: u - commit if q == p else u for q, u in node.upper.items()}
                     used = tuple(u + commit if q == p else u for q, u in enumerate(node.used))

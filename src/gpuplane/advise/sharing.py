@@ -197,10 +197,10 @@ def advise_workload(w: Workload, model: GpuModel, dra_ok: bool) -> WorkloadAdvic
     if w.isolation == "tenant":
         if profile is not None:
             return WorkloadAdvice(w, "mig", 0, [
-                f"isolation between tenants: only MIG gives each one its own memory, SM slices and fault domain; "
-                f"time-slicing shares memory and faults, MPS shares the fault domain",
+                "isolation between tenants: only MIG gives each one its own memory, SM slices and fault domain; "
+                "time-slicing shares memory and faults, MPS shares the fault domain",
                 f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
-            ], alternatives + ["none"], profile=profile.name)
+            ], [*alternatives, "none"], profile=profile.name)
         why = (f"{model.name} does not support MIG" if not model.mig_capable
                else f"no {model.name} MIG slice short of the whole GPU has {w.mem_gb:g} GB and {w.util_pct:g}% of the SMs")
         return WorkloadAdvice(w, "none", w.count, [
@@ -222,7 +222,7 @@ def advise_workload(w: Workload, model: GpuModel, dra_ok: bool) -> WorkloadAdvic
             f"{need} without MIG: MPS runs clients concurrently (no time-slice context switches) and the MPS "
             f"control daemon enforces 1/{replicas} of memory and compute per replica",
             "MPS shares one fault domain: a crashing client can take down the others on that GPU",
-        ], alternatives + ["time-slicing"], replicas=replicas)
+        ], [*alternatives, "time-slicing"], replicas=replicas)
     reasons = [
         f"{w.latency} work at {w.util_pct:g}% utilisation and {w.mem_gb:g} GB: time-slicing packs {replicas} replicas "
         f"per {model.name} with no extra daemon and works on every NVIDIA GPU",
@@ -394,7 +394,7 @@ def advise_sharing(
         reasons.append(f"DRA not considered: Kubernetes {k8s_version} is older than v1.34, where DRA became GA")
     elif not dra_driver:
         reasons.append("DRA not considered: pass --dra-driver when the NVIDIA DRA driver is installed (Kubernetes >= 1.34)")
-    alternatives = sorted({alt for a in advice for alt in a.alternatives} | set(modes) - {recommendation},
+    alternatives = sorted(({alt for a in advice for alt in a.alternatives} | set(modes)) - {recommendation},
                           key=lambda m: (MODES.index(m) if m in MODES else 99, m))
     tradeoffs = [TRADEOFFS[m] for m in MODES if m == recommendation or m in modes or m in alternatives]
     return SharingAdvice(recommendation, alternatives, reasons, tradeoffs, config, advice, model.name, gpus_by_mode)

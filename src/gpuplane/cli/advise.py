@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from gpuplane.cli.common import format_option, not_available
+from gpuplane.cli.common import EXIT_FINDINGS, EXIT_OK, emit_json, fail, format_option
 
 
 @click.group()
@@ -13,24 +15,117 @@ def advise() -> None:
 
 
 @advise.command()
-@click.option("--gpu", "gpu_model", required=True, metavar="MODEL", help="GPU model, e.g. A100-80GB.")
-@click.option("--demand", required=True, metavar="PROFILE=COUNT,...", help="Slices wanted, e.g. 3g.40gb=2,1g.10gb=4.")
+@click.option(
+    "--gpu", "gpu_model", required=True, multiple=True, metavar="MODEL[:COUNT]",
+    help="GPU model, e.g. A100-80GB or NVIDIA-A100-SXM4-80GB; repeat with :COUNT for a mixed fleet.",
+)
+@click.option(
+    "--demand", required=True, multiple=True, metavar="PROFILE=COUNT,...",
+    help="Slices wanted, e.g. 3g.40gb=2,1g.10gb=4 (also nvidia.com/mig-1g.10gb.me=1).",
+)
 @click.option("--gpus", type=int, default=None, help="GPUs available (default: as many as needed).")
 @format_option("text", "json")
-def mig(**kwargs: object) -> None:
-    """Fewest GPUs of MODEL whose valid MIG layouts host a slice demand."""
-    not_available("advise mig")
+def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, fmt: str) -> None:
+    """Fewest GPUs of MODEL whose valid MIG layouts host a slice demand.
+
+    \b
+    Examples:
+      gpuplane advise mig --gpu A100-40GB --demand 3g.20gb=2,1g.5gb=4
+      gpuplane advise mig --gpu A100-80GB:8 --gpu H100-80GB:4 --demand 3g.40gb=10 -f json
+    Exit codes: 0 feasible, 1 not feasible, 2 unusable input.
+    """
+    from gpuplane.advise.mig_planner import PlanInputError, parse_demand, parse_fleet, plan_mig
+
+    try:
+        fleet = parse_fleet(list(gpu_model), gpus)
+        plan = plan_mig(fleet, parse_demand(list(demand)))
+    except PlanInputError as exc:
+        fail(str(exc))
+    if fmt == "json":
+        emit_json(plan.to_json())
+    else:
+        from gpuplane.report.advise_text import render_mig
+        from gpuplane.report.console import make_console
+
+        render_mig(plan, make_console())
+    sys.exit(EXIT_OK if plan.feasible else EXIT_FINDINGS)
 
 
 @advise.command()
+@click.option("--gpu", "gpu_model", required=True, metavar="MODEL", help="GPU model of the pool, e.g. A100-80GB or L4.")
+@click.option(
+    "--workload", "workloads", multiple=True, metavar="KEY=VALUE,...",
+    help="name=..,mem=GB,util=PCT[,isolation=none|team|tenant][,latency=batch|interactive|realtime][,count=N]",
+)
+@click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML file: a list of workloads with the same keys.")
+@click.option("--k8s-version", default=None, metavar="MAJOR.MINOR", help="Cluster version (DRA needs >= 1.34).")
+@click.option("--dra-driver", is_flag=True, help="The NVIDIA DRA driver is installed.")
 @format_option("text", "json")
-def sharing(**kwargs: object) -> None:
-    """Recommend none / time-slicing / MPS / MIG / DRA for a workload mix."""
-    not_available("advise sharing")
+def sharing(
+    gpu_model: str, workloads: tuple[str, ...], from_file: str | None, k8s_version: str | None,
+    dra_driver: bool, fmt: str,
+) -> None:
+    """Recommend none / time-slicing / MPS / MIG / DRA for a workload mix.
+
+    \b
+    Example:
+      gpuplane advise sharing --gpu A100-80GB \\
+        --workload name=notebooks,mem=10,util=15,isolation=tenant,latency=interactive,count=20 \\
+        --workload name=batch-embed,mem=8,util=20,count=12
+    """
+    from gpuplane.advise.mig_planner import PlanInputError, resolve_model
+    from gpuplane.advise.sharing import SharingInputError, advise_sharing, load_workloads, parse_workload
+
+    try:
+        model = resolve_model(gpu_model)
+        items = load_workloads(from_file) if from_file else []
+        items += [parse_workload(text, len(items) + i) for i, text in enumerate(workloads)]
+        result = advise_sharing(items, model, k8s_version=k8s_version, dra_driver=dra_driver)
+    except (PlanInputError, SharingInputError) as exc:
+        fail(str(exc))
+    if fmt == "json":
+        emit_json(result.to_json())
+    else:
+        from gpuplane.report.advise_text import render_sharing
+        from gpuplane.report.console import make_console
+
+        render_sharing(result, make_console())
+    sys.exit(EXIT_OK)
 
 
 @advise.command()
+@click.option("--demand", required=True, multiple=True, metavar="MODEL=GPUS,...", help="GPUs needed per model, e.g. H100-80GB=16.")
+@click.option("--provider", type=click.Choice(["aws", "gcp", "azure"]), default="aws", show_default=True)
+@click.option("--headroom", type=float, default=0.0, show_default=True, metavar="PCT", help="Extra GPUs, % of demand.")
+@click.option("--growth", type=float, default=0.0, show_default=True, metavar="GPUS/H",
+              help="Expected demand growth; adds warm spare GPUs to cover a worst-case cold start.")
+@click.option("--image-gib", type=float, default=10.0, show_default=True, help="Container image size for the cold-start estimate.")
+@click.option("--prices", type=click.Path(dir_okay=False), default=None, help="YAML price table overriding the built-in one.")
 @format_option("text", "json")
-def capacity(**kwargs: object) -> None:
-    """Nodes per GPU model and monthly cost for a demand."""
-    not_available("advise capacity")
+def capacity(
+    demand: tuple[str, ...], provider: str, headroom: float, growth: float, image_gib: float, prices: str | None, fmt: str
+) -> None:
+    """Nodes per GPU model and monthly cost for a demand.
+
+    \b
+    Example:
+      gpuplane advise capacity --demand H100-80GB=64,L4=8 --provider aws --headroom 10 --growth 8
+    """
+    from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
+
+    try:
+        plan = plan_capacity(
+            parse_gpu_demand(list(demand)), provider, headroom_pct=headroom, growth_gpus_per_hour=growth,
+            image_gib=image_gib, prices=load_prices(prices),
+        )
+    except CapacityInputError as exc:
+        fail(str(exc))
+    if fmt == "json":
+        emit_json(plan.to_json())
+    else:
+        from gpuplane.report.advise_text import render_capacity
+        from gpuplane.report.console import make_console
+
+        render_capacity(plan, make_console())
+    sys.exit(EXIT_OK)

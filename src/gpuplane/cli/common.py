@@ -69,6 +69,13 @@ def emit_json(document: Any) -> None:
     """Write one JSON document to stdout (UTF-8, newline-terminated)."""
     import msgspec
 
-    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document), indent=2))
-    sys.stdout.buffer.write(b"\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document), indent=2))
+        sys.stdout.buffer.write(b"\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): that is not an error of ours. Point stdout at
+        # /dev/null so the interpreter's final flush does not raise again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import not_available
+from gpuplane.cli.common import fail
 
 
 @click.command()
@@ -12,11 +12,44 @@ from gpuplane.cli.common import not_available
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None, help="Output folder.")
 @click.option("--schema", is_flag=True, help="Print the blueprint JSON Schema and exit.")
 @click.option("--explain", "explain_decisions", is_flag=True, help="Print each design decision and why.")
-def generate(**kwargs: object) -> None:
+@click.option("--crds", "crds_dir", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Folder of upstream CRDs: also validate custom resources against their schemas.")
+def generate(blueprint: str | None, output: str | None, schema: bool, explain_decisions: bool,
+             crds_dir: str | None) -> None:
     """Render BLUEPRINT (YAML) into manifests and Helm values in a folder.
 
     \b
     Example:
       gpuplane generate examples/blueprints/eks-training.yaml -o out/
     """
-    not_available("generate")
+    import json
+
+    from gpuplane.generate.blueprint import BlueprintError, json_schema, load_blueprint
+
+    if schema:
+        click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
+        return
+    if blueprint is None:
+        fail("missing BLUEPRINT (or use --schema)")
+    if output is None and not explain_decisions:
+        fail("give -o DIR for the output folder (or --explain to only print the decisions)")
+    from gpuplane.generate.engine import generate as run
+    from gpuplane.generate.explain import format_decisions
+    from gpuplane.generate.output import write_bundle
+
+    try:
+        result = run(load_blueprint(blueprint), crds_dir)
+    except BlueprintError as exc:
+        for problem in exc.problems:
+            click.echo(f"{blueprint}: {problem}", err=True)
+        fail(f"{blueprint}: blueprint refused ({len(exc.problems)} problem(s)); nothing written")
+    if result.schema_errors:
+        for err in result.schema_errors:
+            click.echo(f"gpuplane: generated object invalid: {err}", err=True)
+        fail("generated configuration failed schema validation; nothing written", code=1)
+    if explain_decisions:
+        click.echo(format_decisions(result.bundle.decisions))
+    if output is not None:
+        paths = write_bundle(result.bundle, output)
+        unchecked = f"; not schema-checked (give --crds): {', '.join(result.unchecked_kinds)}" if result.unchecked_kinds else ""
+        click.echo(f"wrote {len(paths)} files to {output}{unchecked}", err=True)

@@ -1,0 +1,200 @@
+"""Facts every cluster rule reads, computed once per ClusterState.
+
+The cluster rules are separate functions (one rule, one function: design.md),
+but they look at the same things: the inventory and its per-node flags, the
+GPU-stack pods on each node, each pod's GPU requests, and the scheduler's
+verdict on each Pending pod. :func:`facts_for` builds those once per
+:class:`~gpuplane.k8s.cluster.ClusterState` (cached weakly, so the state can go
+away) and every rule shares them, whether diagnose or ``lint --enable`` runs it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from gpuplane.diagnose.components import Component, component_of
+from gpuplane.diagnose.evidence import manifest_of
+from gpuplane.diagnose.inventory import Inventory, NodeInventory, build_inventory
+from gpuplane.gpu.resources import is_gpu_resource
+from gpuplane.k8s.objects import Node, Pod
+from gpuplane.sources.manifest import Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.cluster import ClusterState
+
+_CACHE: weakref.WeakKeyDictionary[ClusterState, ClusterFacts] = weakref.WeakKeyDictionary()
+
+
+def facts_for(state: ClusterState) -> ClusterFacts:
+    """The shared facts of ``state`` (built on first use)."""
+    found = _CACHE.get(state)
+    if found is None:
+        found = _CACHE[state] = ClusterFacts(state)
+    return found
+
+
+class ClusterFacts:
+    """Lazily computed, cached views of one cluster snapshot for the cluster rules."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self._inventory: Inventory | None = None
+        self._node_inv: dict[str, NodeInventory] | None = None
+        self._components: dict[str, list[tuple[Component, Pod]]] | None = None
+        self._component_pods: list[tuple[Component, Pod]] | None = None
+        self._manifests: dict[int, Manifest] = {}
+        self._objects: dict[tuple[str, str | None, str], Manifest] | None = None
+        self._gpu_requests: dict[int, dict[str, int]] = {}
+        self._explanations: dict[int, dict[str, Any]] = {}
+        self._scheduler: Any = None
+        self._scheduler_error: str | None = None
+
+    # -- inventory ----------------------------------------------------------------------------
+
+    @property
+    def inventory(self) -> Inventory:
+        if self._inventory is None:
+            self._inventory = build_inventory(self.state)
+        return self._inventory
+
+    def node_inventory(self, name: str) -> NodeInventory | None:
+        if self._node_inv is None:
+            self._node_inv = {node.name: node for node in self.inventory.nodes}
+        return self._node_inv.get(name)
+
+    # -- GPU stack pods -----------------------------------------------------------------------
+
+    def _index_components(self) -> None:
+        by_node: dict[str, list[tuple[Component, Pod]]] = {}
+        every: list[tuple[Component, Pod]] = []
+        for pod in self.state.pods:
+            component = component_of(pod)
+            if component is None:
+                continue
+            every.append((component, pod))
+            if pod.spec.node_name:
+                by_node.setdefault(pod.spec.node_name, []).append((component, pod))
+        self._components = by_node
+        self._component_pods = every
+
+    def components_on(self, node: str) -> list[tuple[Component, Pod]]:
+        """GPU-stack pods bound to ``node`` (any phase), in enablement-chain order."""
+        if self._components is None:
+            self._index_components()
+        assert self._components is not None
+        return sorted(self._components.get(node, ()), key=lambda item: item[0].position)
+
+    def component_pods(self) -> list[tuple[Component, Pod]]:
+        """Every GPU-stack pod of the cluster (operator, operands, stand-alone device plugins)."""
+        if self._component_pods is None:
+            self._index_components()
+        assert self._component_pods is not None
+        return self._component_pods
+
+    # -- objects ------------------------------------------------------------------------------
+
+    def manifest(self, obj: Node | Pod) -> Manifest:
+        """``obj`` as a Manifest reference (cached: findings on one object share it)."""
+        key = id(obj)
+        found = self._manifests.get(key)
+        if found is None:
+            found = self._manifests[key] = manifest_of(obj, self.state.source)
+        return found
+
+    def find_object(self, kind: str, namespace: str | None, name: str) -> Manifest | None:
+        """A plain object of the snapshot (PodGroup, DaemonSet, PyTorchJob ...) by kind and name."""
+        if self._objects is None:
+            index: dict[tuple[str, str | None, str], Manifest] = {}
+            for obj in self.state.objects:
+                index.setdefault((obj.kind, obj.namespace, obj.name), obj)
+            self._objects = index
+        return self._objects.get((kind, namespace, name))
+
+    # -- pods ---------------------------------------------------------------------------------
+
+    def gpu_requests(self, pod: Pod) -> dict[str, int]:
+        """The pod's effective requests of accelerator resources (``resource.PodRequests``)."""
+        key = id(pod)
+        found = self._gpu_requests.get(key)
+        if found is None:
+            from gpuplane.k8s.requests import pod_requests
+
+            try:
+                requests = pod_requests(pod)
+            except (ValueError, TypeError):
+                requests = {}
+            found = self._gpu_requests[key] = {n: v for n, v in requests.items() if v > 0 and is_gpu_resource(n)}
+        return found
+
+    def pending_gpu_pods(self) -> list[Pod]:
+        """Unscheduled Pending pods that ask for an accelerator."""
+        return [pod for pod in self.state.pending_pods if self.gpu_requests(pod)]
+
+    # -- why pending --------------------------------------------------------------------------
+
+    def explanation(self, pod: Pod) -> dict[str, Any]:
+        """``{"message", "causes", "fixes", "stage", "table", "source"}`` for a Pending pod (cached)."""
+        key = id(pod)
+        found = self._explanations.get(key)
+        if found is None:
+            found = self._explanations[key] = _explain_pending(self, pod)
+        return found
+
+    def scheduler(self) -> Any:
+        """The kube-scheduler model over this state, or None when it cannot be built."""
+        if self._scheduler is None and self._scheduler_error is None:
+            try:
+                from gpuplane.scheduler.scheduler import Scheduler
+
+                self._scheduler = Scheduler(self.state)
+            except Exception as exc:  # the model failing must not cost the other findings
+                self._scheduler_error = f"{type(exc).__name__}: {exc}"
+        return self._scheduler
+
+
+def pod_scheduled_message(pod: Pod) -> str:
+    """The ``PodScheduled=False`` condition message: what the scheduler last wrote on the pod."""
+    for condition in pod.status.conditions:
+        if condition.type == "PodScheduled" and condition.status == "False":
+            return condition.message or condition.reason
+    return ""
+
+
+def _explain_pending(facts: ClusterFacts, pod: Pod) -> dict[str, Any]:
+    """Why ``pod`` is Pending: the scheduler model's explanation (message, causes, fixes).
+
+    Falls back to the pod's own ``PodScheduled`` condition (the last FailedScheduling
+    text the real scheduler wrote) when the model cannot explain this pod.
+    """
+    observed = pod_scheduled_message(pod)
+    scheduler = facts.scheduler()
+    if scheduler is not None:
+        try:
+            expl = scheduler.explain(pod)
+        except Exception as exc:  # one pod the model cannot handle keeps the snapshot's own words
+            return _observed_only(observed, f"scheduler model failed on this pod ({type(exc).__name__}: {exc})")
+        return {
+            "message": expl.message or observed,
+            "observed": observed,
+            "causes": list(expl.causes),
+            "fixes": list(expl.fixes),
+            "stage": expl.stage,
+            "table": expl.table(),
+            "kubernetesVersion": scheduler.wording.label,
+            "source": "scheduler-model",
+        }
+    return _observed_only(observed, facts._scheduler_error or "")
+
+
+def _observed_only(observed: str, note: str) -> dict[str, Any]:
+    return {
+        "message": observed,
+        "observed": observed,
+        "causes": [],
+        "fixes": [],
+        "stage": "scheduler",
+        "table": [],
+        "source": "pod-condition",
+        "note": note,
+    }

@@ -1,0 +1,498 @@
+"""gpuplane's engines as MCP tools: one table maps each tool to its engine call.
+
+Each tool is a plain function whose typed, described parameters become the tool's JSON input
+schema (the SDK reads the signature; the descriptions come from ``Field``). It returns a
+:class:`ToolOutput`: the same JSON document the matching ``gpuplane ... -f json`` command
+prints (built by the same engine or report function, so the two never drift) plus a one-line
+summary for the assistant. Bad input raises :class:`ToolInputError` with one clear line; the
+server turns that into a tool error.
+
+Everything here is read-only: cluster sources are only read (a snapshot, or ``live`` through
+the same get/list-only reader as the CLI), and ``generate`` writes only into a fresh temporary
+folder (or a folder the caller names) and never applies anything.
+
+Adding a tool touches this module only: write the function, then add a :class:`ToolSpec` to
+:data:`TOOLS`.
+
+This module is imported only by ``gpuplane mcp`` (never at ``gpuplane --help`` time), so it
+may import pydantic at the top; the engines are still imported inside each tool, so listing
+tools stays cheap and one engine's import error cannot take the server down.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.cluster import ClusterState
+    from gpuplane.sources.loader import LoadResult
+
+INLINE_NAME = "<input>"
+MAX_QUESTION = 2000  # same bound as `gpuplane ask`
+
+
+class ToolInputError(ValueError):
+    """Unusable tool arguments or input: reported to the assistant as one line."""
+
+
+@dataclass(slots=True)
+class ToolOutput:
+    """A tool's result: the JSON document (structured content) and a short text summary."""
+
+    data: dict[str, Any]
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One MCP tool: its name, title, description and the function that runs it."""
+
+    name: str
+    title: str
+    description: str
+    fn: Callable[..., ToolOutput]
+    # True when the tool can reach outside the local files (``cluster: live``): MCP openWorldHint.
+    reads_cluster: bool = False
+
+
+# -- shared parameter types ----------------------------------------------------------------------
+
+Cluster = Annotated[
+    str,
+    Field(
+        description="The cluster to read: a snapshot file or folder (kubectl get -o yaml|json output, or "
+        "`gpuplane snapshot` output), or `live` for the current kube-context (read-only get/list).",
+        min_length=1,
+    ),
+]
+KubeContext = Annotated[
+    str | None, Field(description="Kube-context to use when cluster is `live` (default: the current one).")
+]
+Kubeconfig = Annotated[
+    str | None,
+    Field(description="Kubeconfig file for cluster `live` (default: $KUBECONFIG or ~/.kube/config)."),
+]
+Manifests = Annotated[
+    str | None,
+    Field(description="Kubernetes manifests as text: YAML (multi-document, `kind: List` too) or JSON, "
+          "e.g. `helm template` or `kubectl get -o yaml` output."),
+]
+Paths = Annotated[
+    list[str] | None,
+    Field(description="Files or folders of manifests (*.yaml, *.yml, *.json; folders are walked "
+          "recursively). Relative paths are relative to the server's working directory."),
+]
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _check_path(path: str, what: str) -> str:
+    """Reject ``-``: standard input is the MCP channel itself."""
+    path = path.strip()
+    if not path:
+        raise ToolInputError(f"{what}: empty path")
+    if path == "-":
+        raise ToolInputError(f"{what}: '-' (standard input) is not available over MCP; pass the text or a path")
+    return path
+
+
+def load_manifests(manifests: str | None, paths: list[str] | None) -> LoadResult:
+    """Objects from inline text and/or paths; per-file problems stay in ``errors``."""
+    from gpuplane.sources.loader import LoadResult, load_bytes, load_paths
+
+    if not (manifests and manifests.strip()) and not paths:
+        raise ToolInputError("give manifests (YAML/JSON text) or paths (files or folders), or both")
+    result = LoadResult()
+    if manifests and manifests.strip():
+        result.extend(load_bytes(manifests.encode("utf-8"), INLINE_NAME))
+    if paths:
+        result.extend(load_paths([_check_path(p, "paths") for p in paths]))
+    return result
+
+
+def load_cluster(cluster: str, context: str | None, kubeconfig: str | None) -> tuple[ClusterState, list[str]]:
+    """The cluster state and its load errors; nothing usable at all is a tool error."""
+    from gpuplane.k8s.cluster import load_cluster_state
+
+    source = _check_path(cluster, "cluster")
+    try:
+        state, errors = load_cluster_state(source, context=context, kubeconfig=kubeconfig)
+    except (OSError, ValueError) as exc:
+        raise ToolInputError(f"cluster {source}: {exc}") from None
+    messages = [str(e) for e in errors]
+    if messages and not state.nodes and not state.pods and not state.objects:
+        raise ToolInputError(f"nothing usable in cluster source {source!r}: {messages[0]}")
+    return state, messages
+
+
+def _with_errors(document: dict[str, Any], errors: list[str]) -> dict[str, Any]:
+    """The CLI document plus the input problems the CLI prints on stderr."""
+    document["errors"] = errors
+    return document
+
+
+def _errors_note(errors: list[str]) -> str:
+    return f" ({_plural(len(errors), 'input error')}: {errors[0]})" if errors else ""
+
+
+# -- lint and rules --------------------------------------------------------------------------------
+
+
+def lint(
+    manifests: Manifests = None,
+    paths: Paths = None,
+    cluster: Annotated[
+        str | None,
+        Field(description="Optional cluster to check against (snapshot file/folder or `live`): enables the "
+              "rules that need cluster context (node labels, taints, quotas ...)."),
+    ] = None,
+    context: KubeContext = None,
+    kubeconfig: Kubeconfig = None,
+    disable: Annotated[list[str] | None, Field(description="Rule ids to turn off.")] = None,
+    enable: Annotated[list[str] | None, Field(description="Rule ids to run (only these when given).")] = None,
+    config: Annotated[
+        str | None,
+        Field(description="A .gpuplane.yaml config file (default: the nearest one above the first path)."),
+    ] = None,
+) -> ToolOutput:
+    """Same engine and document as ``gpuplane lint -f json``; never rewrites files (no --fix)."""
+    from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
+    from gpuplane.lint.engine import run_lint
+    from gpuplane.lint.registry import all_rules
+    from gpuplane.report.lint_text import summary_line
+
+    known = {meta.id for meta in all_rules()}
+    for name, ids in (("disable", disable), ("enable", enable)):
+        unknown = sorted(set(ids or ()) - known)
+        if unknown:
+            raise ToolInputError(f"{name}: unknown rule id '{unknown[0]}' (see the list_rules tool)")
+    try:
+        if config:
+            cfg = load_config(_check_path(config, "config"))
+        else:
+            start = os.path.dirname(os.path.abspath(paths[0].strip())) if paths and paths[0].strip() else None
+            found = find_config(start)
+            cfg = load_config(found) if found else LintConfig()
+    except ConfigError as exc:
+        raise ToolInputError(str(exc)) from None
+    cfg.disable |= set(disable or ())
+    if enable:
+        cfg.enable = set(enable)
+
+    loaded = load_manifests(manifests, paths)
+    errors = [str(e) for e in loaded.errors]
+    state = None
+    if cluster:
+        state, cluster_errors = load_cluster(cluster, context, kubeconfig)
+        errors += cluster_errors
+    result = run_lint(loaded.objects, cluster=state, config=cfg)
+    errors += [f"rule {f.rule} failed on this input ({f.message}); other rules ran normally" for f in result.failures]
+    summary = summary_line(result.summary())
+    rules = sorted({f.rule for f in result.findings})
+    if rules:
+        summary += ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
+    return ToolOutput(_with_errors(result.to_json(), errors), summary + _errors_note(errors))
+
+
+Category = Literal["gpu", "placement", "sharing", "distributed", "tenancy", "storage", "serving",
+                   "autoscaling", "operator", "cluster"]
+
+
+def list_rules(
+    category: Annotated[Category | None, Field(description="Only the rules of this category.")] = None,
+) -> ToolOutput:
+    """The rule catalog, as ``gpuplane rules -f json`` lists it (wrapped in ``{"rules": [...]}``)."""
+    from gpuplane.lint.registry import all_rules
+
+    rules = [
+        {"id": m.id, "severity": m.severity, "category": m.category, "summary": m.summary}
+        for m in all_rules()
+        if category is None or m.category == category
+    ]
+    where = f" in category {category}" if category else ""
+    return ToolOutput({"rules": rules}, f"{_plural(len(rules), 'rule')}{where}")
+
+
+def explain_rule(
+    rule_id: Annotated[str, Field(description="A lint rule id, e.g. gpu-request-without-limit.", min_length=1)],
+) -> ToolOutput:
+    """The rule's docs page, as ``gpuplane explain ID`` prints it, plus its metadata."""
+    import difflib
+
+    from gpuplane.lint.docs import render_page
+    from gpuplane.lint.registry import all_rules, get_rule
+
+    meta = get_rule(rule_id.strip())
+    if meta is None:
+        close = difflib.get_close_matches(rule_id, [m.id for m in all_rules()], n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else " (see the list_rules tool)"
+        raise ToolInputError(f"unknown rule id '{rule_id}'{hint}")
+    document = {
+        "id": meta.id,
+        "severity": meta.severity,
+        "category": meta.category,
+        "summary": meta.summary,
+        "context": meta.context,
+        "fixable": meta.fixable,
+        "page": render_page(meta),
+    }
+    return ToolOutput(document, f"{meta.id} ({meta.severity}, {meta.category}): {meta.summary}")
+
+
+# -- cluster engines -------------------------------------------------------------------------------
+
+
+def why_pending(
+    cluster: Cluster,
+    pod: Annotated[str | None, Field(description="Explain only this pod, as NAMESPACE/NAME.")] = None,
+    kubernetes_version: Annotated[
+        str | None,
+        Field(description="Word messages as this kube-scheduler version, e.g. 1.31 (default: from the cluster)."),
+    ] = None,
+    context: KubeContext = None,
+    kubeconfig: Kubeconfig = None,
+) -> ToolOutput:
+    """Same engine and document as ``gpuplane why-pending -f json``."""
+    from gpuplane.report.why_pending_text import to_json
+    from gpuplane.scheduler.scheduler import Scheduler
+    from gpuplane.scheduler.versions import parse_minor
+
+    if kubernetes_version is not None and parse_minor(kubernetes_version) is None:
+        raise ToolInputError(f"kubernetes_version {kubernetes_version!r} is not a Kubernetes version like 1.31")
+    if pod is not None:
+        pod = pod.strip()
+        if pod.count("/") != 1:
+            raise ToolInputError(f"pod {pod!r}: expected NAMESPACE/NAME")
+    state, errors = load_cluster(cluster, context, kubeconfig)
+    if pod is not None and not any(p.key == pod for p in state.pending_pods):
+        known = any(p.key == pod for p in state.pods)
+        raise ToolInputError(f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}")
+    scheduler = Scheduler(state, version=kubernetes_version)
+    document = to_json(scheduler.pending(pod), scheduler)
+    pods = document["pods"]
+    if not pods:
+        summary = "No Pending pods."
+    else:
+        first = pods[0]
+        summary = f"{_plural(len(pods), 'Pending pod')} explained; {first['pod']}: {first['message']}"
+    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+
+
+def inventory(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconfig = None) -> ToolOutput:
+    """Same engine and document as ``gpuplane inventory -f json``."""
+    from gpuplane.diagnose.inventory import build_inventory
+
+    state, errors = load_cluster(cluster, context, kubeconfig)
+    document = build_inventory(state).to_json()
+    totals = document["summary"]
+    models = ", ".join(f"{m['model']}: {m['gpus']} GPUs, {m['free']} free" for m in document["models"])
+    summary = (
+        f"{_plural(totals['gpuNodes'], 'GPU node')} of {totals['nodes']}, {totals['allocatable']} allocatable "
+        f"GPU units, {totals['free']} free" + (f" ({models})" if models else "")
+    )
+    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+
+
+# -- advise and ask --------------------------------------------------------------------------------
+
+
+def advise_mig(
+    gpu: Annotated[
+        list[str],
+        Field(description="GPU models of the fleet as MODEL or MODEL:COUNT, one entry per model, e.g. "
+              "[\"A100-80GB\"] or [\"A100-80GB:8\", \"H100-80GB:4\"]. Catalog names (A100-40GB, A100-80GB, A30, "
+              "H100-80GB, H200-141GB ...) and GFD product labels are accepted.", min_length=1),
+    ],
+    demand: Annotated[
+        dict[str, int],
+        Field(description="MIG instances wanted: profile -> count, e.g. {\"3g.40gb\": 2, \"1g.10gb\": 4}; "
+              "MIG resource names (nvidia.com/mig-1g.10gb) are accepted.", min_length=1),
+    ],
+    gpus: Annotated[
+        int | None, Field(description="GPUs available for a single model (default: as many as needed).", ge=0)
+    ] = None,
+) -> ToolOutput:
+    """Same engine and document as ``gpuplane advise mig -f json``."""
+    from gpuplane.advise.mig_planner import PlanInputError, parse_demand, parse_fleet, plan_mig
+
+    for profile, count in demand.items():
+        if count < 0:
+            raise ToolInputError(f"demand {profile}: the count must be >= 0")
+    try:
+        fleet = parse_fleet(list(gpu), gpus)
+        plan = plan_mig(fleet, parse_demand([f"{p}={n}" for p, n in demand.items()]))
+    except PlanInputError as exc:
+        raise ToolInputError(str(exc)) from None
+    document = plan.to_json()
+    if plan.feasible:
+        summary = f"feasible: {_plural(plan.gpus_needed or 0, 'GPU')} host the demand"
+    else:
+        summary = f"not feasible: {plan.reason}"
+    return ToolOutput(document, summary)
+
+
+class SharingWorkload(BaseModel):
+    """One workload of the mix (per replica), as ``advise sharing --workload`` takes it."""
+
+    name: str = Field(description="Workload name.")
+    mem: float = Field(description="GPU memory needed per replica, in GB.", ge=0)
+    util: float = Field(description="Typical utilisation of one GPU per replica, in percent (0-100).", ge=0, le=100)
+    isolation: Literal["none", "team", "tenant"] = Field(
+        "none", description="Isolation needed between replicas: none, team or tenant (untrusted neighbours)."
+    )
+    latency: Literal["batch", "interactive", "realtime"] = Field("batch", description="Latency class.")
+    count: int = Field(1, description="Number of replicas.", ge=1)
+
+
+def advise_sharing(
+    gpu: Annotated[str, Field(description="GPU model of the pool, e.g. A100-80GB or L4.", min_length=1)],
+    workloads: Annotated[list[SharingWorkload], Field(description="The workload mix.", min_length=1)],
+    k8s_version: Annotated[
+        str | None, Field(description="Cluster Kubernetes version MAJOR.MINOR (DRA needs >= 1.34).")
+    ] = None,
+    dra_driver: Annotated[bool, Field(description="True when the NVIDIA DRA driver is installed.")] = False,
+) -> ToolOutput:
+    """Same engine and document as ``gpuplane advise sharing -f json``."""
+    from gpuplane.advise.mig_planner import PlanInputError, resolve_model
+    from gpuplane.advise.sharing import SharingInputError, advise_sharing, workload_from_mapping
+
+    try:
+        model = resolve_model(gpu)
+        items = [workload_from_mapping(w.model_dump(), i) for i, w in enumerate(workloads)]
+        result = advise_sharing(items, model, k8s_version=k8s_version, dra_driver=dra_driver)
+    except (PlanInputError, SharingInputError) as exc:
+        raise ToolInputError(str(exc)) from None
+    document = result.to_json()
+    modes = ", ".join(f"{w['name']}: {w['mode']}" for w in document["workloads"])
+    return ToolOutput(document, f"recommendation: {result.recommendation} ({modes})")
+
+
+def advise_capacity(
+    demand: Annotated[
+        dict[str, int],
+        Field(description="GPUs needed per model, e.g. {\"H100-80GB\": 16, \"L4\": 8}.", min_length=1),
+    ],
+    provider: Annotated[Literal["aws", "gcp", "azure"], Field(description="Cloud provider.")] = "aws",
+    headroom: Annotated[float, Field(description="Extra GPUs, in percent of the demand.", ge=0)] = 0.0,
+    growth: Annotated[
+        float,
+        Field(description="Expected demand growth in GPUs per hour; adds warm spares covering a worst-case "
+              "cold start.", ge=0),
+    ] = 0.0,
+    image_gib: Annotated[float, Field(description="Container image size (GiB) for the cold-start estimate.", ge=0)] = 10.0,
+) -> ToolOutput:
+    """Same engine and document as ``gpuplane advise capacity -f json`` (built-in price table)."""
+    from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
+
+    for model, count in demand.items():
+        if count < 0:
+            raise ToolInputError(f"demand {model}: the GPU count must be >= 0")
+    try:
+        plan = plan_capacity(
+            parse_gpu_demand([f"{m}={n}" for m, n in demand.items()]), provider, headroom_pct=headroom,
+            growth_gpus_per_hour=growth, image_gib=image_gib, prices=load_prices(None),
+        )
+    except CapacityInputError as exc:
+        raise ToolInputError(str(exc)) from None
+    document = plan.to_json()
+    total = plan.total_monthly_usd
+    cost = f", about ${total:,.0f}/month" if total is not None else ""
+    return ToolOutput(document, f"{_plural(sum(m.gpus_total for m in plan.models), 'GPU')} on {provider}{cost}")
+
+
+def ask(
+    question: Annotated[str, Field(description="A question about GPUs on Kubernetes, in plain words.", min_length=1)],
+    max_sections: Annotated[
+        int, Field(description="How many knowledge-base sections the answer may draw on.", ge=1, le=5)
+    ] = 3,
+) -> ToolOutput:
+    """Same engine and document as ``gpuplane ask -f json``, always offline (the caller is the LLM)."""
+    from gpuplane.knowledge import KnowledgeError
+    from gpuplane.knowledge.answer import answer
+
+    question = " ".join(question.split())
+    if not question:
+        raise ToolInputError("the question is empty")
+    if len(question) > MAX_QUESTION:
+        raise ToolInputError(f"the question is longer than {MAX_QUESTION} characters")
+    try:
+        result = answer(question, max_sections=max_sections)
+    except KnowledgeError as exc:
+        raise ToolInputError(f"knowledge base: {exc}") from None
+    sources = ", ".join(s["section"] for s in result.sources)
+    summary = f"answer from {sources}" if sources else "no knowledge-base section matches this question"
+    return ToolOutput(result.to_json(), summary)
+
+
+# -- the table ---------------------------------------------------------------------------------------
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "lint", "Lint Kubernetes manifests for GPU/AI mistakes",
+        "Find what in Kubernetes manifests will break, stall, waste GPUs or leak isolation (GPU requests "
+        "without limits, missing tolerations, training jobs without gang scheduling, shared RWO volumes ...). "
+        "Input: manifest text and/or paths, optionally a cluster for context. Returns findings with rule id, "
+        "severity, file, line, message and fix, like `gpuplane lint -f json`. Read-only: never edits files.",
+        lint, reads_cluster=True,
+    ),
+    ToolSpec(
+        "list_rules", "List gpuplane lint rules",
+        "List every lint rule (id, severity, category, summary), like `gpuplane rules -f json`.",
+        list_rules,
+    ),
+    ToolSpec(
+        "explain_rule", "Explain a lint rule",
+        "The docs page (Markdown) of one lint rule: what it catches, why it matters, how to fix it, like "
+        "`gpuplane explain ID`.",
+        explain_rule,
+    ),
+    ToolSpec(
+        "why_pending", "Explain Pending pods as kube-scheduler would",
+        "Explain why pods are Pending: the exact FailedScheduling message kube-scheduler would write for this "
+        "cluster state and Kubernetes version, the per-node reasons, plus gang/quota/queue causes and fixes, "
+        "like `gpuplane why-pending -f json`.",
+        why_pending, reads_cluster=True,
+    ),
+    ToolSpec(
+        "inventory", "GPU inventory of a cluster",
+        "GPU capacity by node, pool and model: GPU model, count, allocatable, allocated, free, MIG and "
+        "time-slicing layout, problem flags, like `gpuplane inventory -f json`.",
+        inventory, reads_cluster=True,
+    ),
+    ToolSpec(
+        "advise_mig", "Plan a MIG layout",
+        "The fewest GPUs of the given model(s) whose valid MIG configurations host a demand of MIG instances, "
+        "with the per-GPU layout and a ready mig-parted config, like `gpuplane advise mig -f json`. An unknown "
+        "profile for the model gives feasible=false with the reason.",
+        advise_mig,
+    ),
+    ToolSpec(
+        "advise_sharing", "Choose a GPU sharing mode",
+        "Recommend none / time-slicing / MPS / MIG / DRA for a workload mix on one GPU model, with reasons, "
+        "trade-offs and the configs to apply, like `gpuplane advise sharing -f json`.",
+        advise_sharing,
+    ),
+    ToolSpec(
+        "advise_capacity", "Size GPU node pools and cost",
+        "Nodes per GPU model and monthly cost for a GPU demand on a cloud provider, with headroom and "
+        "cold-start spares, like `gpuplane advise capacity -f json`.",
+        advise_capacity,
+    ),
+    ToolSpec(
+        "ask", "Ask the GPU-on-Kubernetes knowledge base",
+        "Answer a question from gpuplane's built-in knowledge base (device plugin, GPU Operator, MIG, "
+        "time-slicing, MPS, DRA, Kueue, Volcano, gang scheduling, quotas ...), offline, with the sections it "
+        "used, like `gpuplane ask -f json`.",
+        ask,
+    ),
+)
