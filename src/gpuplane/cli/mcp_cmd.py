@@ -1,13 +1,33 @@
-"""``gpuplane mcp``: serve gpuplane's engines as MCP tools over stdio."""
+"""``gpuplane mcp``: serve gpuplane's engines as MCP tools over stdio.
+
+The MCP SDK (the optional ``mcp`` extra) and the server module are imported inside the
+command: ``gpuplane --help`` never pays for them (architecture.md "Lazy imports").
+"""
 
 from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import not_available
+from gpuplane.cli.common import fail
 
 
 @click.command()
 def mcp() -> None:
-    """Serve lint, why_pending, diagnose, inventory, ... as MCP tools over stdio."""
-    not_available("mcp")
+    """Serve lint, why_pending, inventory, advise_*, ask, ... as read-only MCP tools over stdio.
+
+    Standard input and output carry the MCP protocol (JSON-RPC); logs go to stderr. Add
+    gpuplane to an assistant's MCP config with the command `gpuplane` and the argument `mcp`
+    (see docs/mcp.md).
+
+    \b
+    Example (Claude Code):
+      claude mcp add gpuplane -- gpuplane mcp
+    """
+    try:
+        from gpuplane.mcp.server import serve_stdio
+    except ImportError as exc:
+        fail(f"mcp: the MCP SDK is not installed ({exc}); install it with: pip install 'gpuplane[mcp]'")
+    try:
+        serve_stdio()
+    except KeyboardInterrupt:
+        pass

@@ -45,7 +45,7 @@ def _mig_from_planner(model: GpuModel, demand: dict[str, int], gpus: int) -> tup
     ``{"feasible", "gpus_needed", "layout": [{"gpu", "profiles"}], "unplaced"}``.
     """
     try:
-        from gpuplane.advise import mig_planner  # noqa: PLC0415 - optional, written separately
+        from gpuplane.advise import mig_planner
     except ImportError:
         return None, "the MIG planner (gpuplane.advise.mig_planner) is not available: give sharing.mig_layout"
     solve = getattr(mig_planner, "plan_mig", None) or getattr(mig_planner, "plan", None)

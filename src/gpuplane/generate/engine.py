@@ -13,7 +13,16 @@ from pathlib import Path
 from gpuplane.generate.blueprint import Blueprint, BlueprintError
 from gpuplane.generate.checks import check_blueprint
 from gpuplane.generate.plan import build_plans
-from gpuplane.generate.render import autoscaling, mig, operator, scheduling, sharing, storage, tenancy, workloads
+from gpuplane.generate.render import (
+    autoscaling,
+    mig,
+    operator,
+    scheduling,
+    sharing,
+    storage,
+    tenancy,
+    workloads,
+)
 from gpuplane.generate.render.base import Bundle
 from gpuplane.generate.validate import CrdSchemas, validate_objects
 

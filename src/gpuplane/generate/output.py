@@ -72,6 +72,9 @@ def _readme(bundle: Bundle, written: dict[str, list[str]]) -> str:
         elif written.get(key):
             lines.append(f"{step}. `kubectl apply -k {key}/` ({title})")
             step += 1
+        elif stage.notes:
+            lines.append(f"{step}. {title} (outside Kubernetes, no manifests):")
+            step += 1
         for note in stage.notes:
             lines.append(f"   - {note}")
     lines += ["", "Check before applying: `gpuplane lint .` (clean at warning and above).", "",

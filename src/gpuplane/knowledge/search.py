@@ -14,13 +14,15 @@ the whole token *and* its parts, so ``requests.nvidia.com/gpu`` matches
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from gpuplane.knowledge import Section, sections
+from gpuplane.knowledge import SECTIONS_DIR, Section, sections
 
 # BM25 parameters (Robertson/Zaragoza defaults) and field boosts: a word in the
 # title or the curated keywords says far more about a section than one in prose.
@@ -109,6 +111,28 @@ def _compound_variants(token: str) -> list[str]:
     return [v.strip(_TRIM) for v in variants if len(v.strip(_TRIM)) > 1]
 
 
+@lru_cache(maxsize=65536)
+def _terms_of(raw: str) -> tuple[str, ...]:
+    """Terms of one raw token (memoised: a corpus repeats the same words thousands of times)."""
+    raw = raw.strip(_TRIM)
+    if not raw:
+        return ()
+    lower = raw.lower()
+    atoms = _atoms(raw)
+    if not (any(c in lower for c in _SEPARATORS) or _CAMEL_HINT.search(raw)):
+        return tuple(atoms)
+    terms: list[str] = []
+    if lower not in STOPWORDS:
+        terms.append(lower)
+    seen = {lower}
+    for variant in _compound_variants(lower):
+        if variant not in seen and variant not in STOPWORDS:
+            seen.add(variant)
+            terms.append(variant)
+    terms.extend(a for a in atoms if a not in seen)
+    return tuple(terms)
+
+
 def tokenize(text: str) -> list[str]:
     """Terms of ``text`` for BM25 (order kept, duplicates kept: they are term frequency).
 
@@ -116,23 +140,8 @@ def tokenize(text: str) -> list[str]:
     form, its meaningful sub-names and its atoms; a plain word yields its stem.
     """
     terms: list[str] = []
-    for match in _RAW.finditer(text):
-        raw = match.group().strip(_TRIM)
-        if not raw:
-            continue
-        lower = raw.lower()
-        atoms = _atoms(raw)
-        if any(c in lower for c in _SEPARATORS) or _CAMEL_HINT.search(raw):
-            if lower not in STOPWORDS:
-                terms.append(lower)
-            seen = {lower}
-            for variant in _compound_variants(lower):
-                if variant not in seen and variant not in STOPWORDS:
-                    seen.add(variant)
-                    terms.append(variant)
-            terms.extend(a for a in atoms if a not in seen)
-        else:
-            terms.extend(atoms)
+    for raw in _RAW.findall(text):
+        terms.extend(_terms_of(raw))
     return terms
 
 
@@ -160,6 +169,21 @@ class Index:
         # fields[i] = (title text, keyword+topic text, body text) of documents[i]
         self.documents = documents
         self.postings: dict[str, list[tuple[int, float]]] = {}
+        self.norms: list[float] = []
+        self.idf: dict[str, float] = {}
+        self.count = len(documents)
+        if fields:
+            self._build(fields)
+
+    @classmethod
+    def from_parts(cls, documents: list[Document], postings: dict[str, list[tuple[int, float]]],
+                   norms: list[float], idf: dict[str, float]) -> Index:
+        """An index restored from the on-disk cache (no tokenising)."""
+        idx = cls(documents, [])
+        idx.postings, idx.norms, idx.idf = postings, norms, idf
+        return idx
+
+    def _build(self, fields: list[tuple[str, str, str]]) -> None:
         lengths = []
         for idx, (title, keywords, body) in enumerate(fields):
             weights: Counter[str] = Counter()
@@ -173,7 +197,6 @@ class Index:
             lengths.append(len(body_terms) + 1)
             for term, weight in weights.items():
                 self.postings.setdefault(term, []).append((idx, weight))
-        self.count = len(documents)
         avg = sum(lengths) / max(1, len(lengths))
         self.norms = [K1 * (1.0 - B + B * n / avg) for n in lengths]
         self.idf = {
@@ -213,9 +236,28 @@ def _rule_documents() -> list[tuple[Document, str]]:
     return docs
 
 
-@lru_cache(maxsize=1)
 def index(include_rules: bool = True) -> Index:
-    """The process-wide index over every section (and every rule docs page), built on first use."""
+    """The process-wide index over every section (and every rule docs page).
+
+    Built on first use, or restored from the on-disk cache when neither the
+    sections nor the lint rule modules changed since it was written.
+    """
+    return _index(bool(include_rules))
+
+
+@lru_cache(maxsize=2)
+def _index(include_rules: bool) -> Index:
+    key = _cache_key(include_rules)
+    cached = _cache_read(key) if key else None
+    if cached is not None:
+        return cached
+    built = _build_index(include_rules)
+    if key:
+        _cache_write(key, built)
+    return built
+
+
+def _build_index(include_rules: bool) -> Index:
     documents: list[Document] = []
     fields: list[tuple[str, str, str]] = []
     for sec in sections():
@@ -229,6 +271,104 @@ def index(include_rules: bool = True) -> Index:
     return Index(documents, fields)
 
 
+# -- on-disk cache ------------------------------------------------------------------------------
+# Each `gpuplane ask` is a new process; tokenising ~100 documents costs more than
+# the question itself, so the built index is kept as msgpack under the user's
+# cache directory, keyed by the stat of every input file (sections and lint
+# rule modules) so that any edit rebuilds it. Any cache problem just rebuilds.
+
+CACHE_VERSION = 1
+
+
+def cache_dir() -> str | None:
+    """``$GPUPLANE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpuplane``, else ``~/.cache/gpuplane``;
+    None when ``GPUPLANE_CACHE_DIR`` is set to ``off``."""
+    env = os.environ.get("GPUPLANE_CACHE_DIR")
+    if env:
+        return None if env.lower() in ("off", "0", "none") else env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gpuplane")
+
+
+def _input_files(include_rules: bool) -> list[str]:
+    files = [os.path.join(SECTIONS_DIR, n) for n in sorted(os.listdir(SECTIONS_DIR)) if n.endswith(".md")]
+    if include_rules:
+        lint_dir = os.path.join(os.path.dirname(SECTIONS_DIR), os.pardir, "lint")
+        for sub in (lint_dir, os.path.join(lint_dir, "rules")):
+            if os.path.isdir(sub):
+                files.extend(os.path.join(sub, n) for n in sorted(os.listdir(sub)) if n.endswith(".py"))
+    return files
+
+
+def _cache_key(include_rules: bool) -> str | None:
+    if cache_dir() is None:
+        return None
+    digest = hashlib.sha1(f"v{CACHE_VERSION}:{include_rules}:{__file__}".encode())
+    try:
+        for path in _input_files(include_rules):
+            st = os.stat(path)
+            digest.update(f"{path}:{st.st_mtime_ns}:{st.st_size};".encode())
+    except OSError:
+        return None
+    return digest.hexdigest()[:20]
+
+
+def _cache_path(key: str) -> str:
+    return os.path.join(cache_dir() or ".", f"kb-index-{key}.msgpack")
+
+
+def _cache_read(key: str) -> Index | None:
+    import msgspec
+
+    try:
+        with open(_cache_path(key), "rb") as handle:
+            data = msgspec.msgpack.decode(handle.read())
+        documents = []
+        for doc in data["documents"]:
+            sec = doc.get("section")
+            documents.append(Document(
+                id=doc["id"], title=doc["title"], body=doc["body"], kind=doc["kind"],
+                section=Section(
+                    id=sec["id"], title=sec["title"], topics=tuple(sec["topics"]),
+                    keywords=tuple(sec["keywords"]), rules=tuple(sec["rules"]),
+                    body=doc["body"], path=sec["path"],
+                ) if sec else None,
+            ))
+        postings = {t: [(int(i), float(w)) for i, w in plist] for t, plist in data["postings"].items()}
+        return Index.from_parts(documents, postings, list(data["norms"]), dict(data["idf"]))
+    except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
+        return None
+
+
+def _cache_write(key: str, idx: Index) -> None:
+    import msgspec
+
+    folder = cache_dir()
+    if folder is None:
+        return
+    docs = []
+    for doc in idx.documents:
+        sec = doc.section
+        docs.append({
+            "id": doc.id, "title": doc.title, "body": doc.body, "kind": doc.kind,
+            "section": None if sec is None else {
+                "id": sec.id, "title": sec.title, "topics": list(sec.topics),
+                "keywords": list(sec.keywords), "rules": list(sec.rules), "path": sec.path,
+            },
+        })
+    payload = msgspec.msgpack.encode(
+        {"documents": docs, "postings": idx.postings, "norms": idx.norms, "idf": idx.idf}
+    )
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{_cache_path(key)}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as handle:
+            handle.write(payload)
+        os.replace(tmp, _cache_path(key))  # atomic: concurrent runs never read half a file
+    except OSError:
+        return
+
+
 def _searchable_body(body: str) -> str:
     """The body without its References list: URLs and repo paths are noise for ranking."""
     cut = body.find("\n## References")
@@ -240,4 +380,4 @@ def search(query: str, limit: int = 5, include_rules: bool = True) -> list[Hit]:
     return index(include_rules).search(query, limit)
 
 
-__all__ = ["Document", "Hit", "Index", "index", "search", "tokenize"]
+__all__ = ["Document", "Hit", "Index", "cache_dir", "index", "search", "tokenize"]

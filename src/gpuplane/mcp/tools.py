@@ -58,6 +58,8 @@ class ToolSpec:
     fn: Callable[..., ToolOutput]
     # True when the tool can reach outside the local files (``cluster: live``): MCP openWorldHint.
     reads_cluster: bool = False
+    # True when the tool writes local files (``generate``): then it is not readOnlyHint.
+    writes_files: bool = False
 
 
 # -- shared parameter types ----------------------------------------------------------------------
@@ -434,6 +436,99 @@ def ask(
     return ToolOutput(result.to_json(), summary)
 
 
+# -- generate --------------------------------------------------------------------------------------
+
+
+def generate(
+    blueprint: Annotated[
+        str | None, Field(description="The platform blueprint as YAML text (see the blueprint_schema tool).")
+    ] = None,
+    blueprint_path: Annotated[str | None, Field(description="A blueprint YAML file, instead of blueprint text.")] = None,
+    output_dir: Annotated[
+        str | None,
+        Field(description="Folder to write into (its generated stage folders are replaced). Default: a new "
+              "temporary folder."),
+    ] = None,
+    include_contents: Annotated[
+        bool, Field(description="Also return the text of every written file (can be long).")
+    ] = False,
+) -> ToolOutput:
+    """``gpuplane generate BLUEPRINT -o DIR``: same engine, same refusal rules, same files; never applies."""
+    import tempfile
+
+    import yaml
+
+    from gpuplane.generate.blueprint import BlueprintError, load_blueprint, parse_blueprint
+    from gpuplane.generate.engine import generate as run
+    from gpuplane.generate.output import write_bundle
+
+    if (blueprint is None or not blueprint.strip()) == (blueprint_path is None):
+        raise ToolInputError("give exactly one of blueprint (YAML text) or blueprint_path")
+    try:
+        if blueprint_path is not None:
+            name = _check_path(blueprint_path, "blueprint_path")
+            bp = load_blueprint(name)
+        else:
+            name = INLINE_NAME
+            try:
+                data = yaml.load(blueprint or "", Loader=yaml.CSafeLoader)
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f"{name}:{mark.line + 1}" if mark is not None else name
+                raise BlueprintError([f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+            bp = parse_blueprint(data)
+        result = run(bp)
+    except BlueprintError as exc:
+        problems = "; ".join(exc.problems)
+        raise ToolInputError(f"{name}: blueprint refused ({_plural(len(exc.problems), 'problem')}); "
+                             f"nothing written: {problems}") from None
+    if result.schema_errors:
+        raise ToolInputError("generated configuration failed schema validation; nothing written: "
+                             + "; ".join(result.schema_errors))
+    out = _check_path(output_dir, "output_dir") if output_dir else tempfile.mkdtemp(prefix="gpuplane-generate-")
+    try:
+        written = write_bundle(result.bundle, out)
+    except OSError as exc:
+        raise ToolInputError(f"output_dir {out}: cannot write: {exc.strerror or exc}") from None
+    files = []
+    for rel in written:
+        path = os.path.join(out, rel)
+        entry: dict[str, Any] = {"path": rel, "bytes": os.path.getsize(path)}
+        if include_contents:
+            with open(path, encoding="utf-8") as fh:
+                entry["content"] = fh.read()
+        files.append(entry)
+    objects = [
+        {"stage": key, "apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+         "namespace": (obj.get("metadata") or {}).get("namespace"), "name": (obj.get("metadata") or {}).get("name")}
+        for key, stage in result.bundle.stages.items()
+        for obj in stage.objects
+    ]
+    document = {
+        "output_dir": os.path.abspath(out),
+        "files": files,
+        "objects": objects,
+        "helm_releases": [
+            {"release": r.release, "chart": r.chart, "repo": r.repo, "version": r.version, "namespace": r.namespace}
+            for r in result.bundle.releases
+        ],
+        "decisions": [d.to_json() for d in result.bundle.decisions],
+        "unchecked_kinds": list(result.unchecked_kinds),
+    }
+    summary = (f"wrote {_plural(len(files), 'file')} ({_plural(len(objects), 'object')}, "
+               f"{_plural(len(document['helm_releases']), 'Helm release')}) to {document['output_dir']}; "
+               "nothing was applied (review, `gpuplane lint`, then apply)")
+    return ToolOutput(document, summary)
+
+
+def blueprint_schema() -> ToolOutput:
+    """``gpuplane generate --schema``: the JSON Schema of a blueprint, to write one for generate."""
+    from gpuplane.generate.blueprint import json_schema
+
+    schema = json_schema()
+    return ToolOutput({"schema": schema}, f"blueprint JSON Schema ({_plural(len(schema.get('properties', {})), 'top-level field')})")
+
+
 # -- the table ---------------------------------------------------------------------------------------
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -487,6 +582,20 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Nodes per GPU model and monthly cost for a GPU demand on a cloud provider, with headroom and "
         "cold-start spares, like `gpuplane advise capacity -f json`.",
         advise_capacity,
+    ),
+    ToolSpec(
+        "generate", "Render a GPU platform blueprint into manifests",
+        "Render a platform blueprint (GPU Operator, sharing/MIG, scheduler, quotas, autoscaler, storage, "
+        "workload templates) into validated manifests and Helm values in a folder, like `gpuplane generate "
+        "BLUEPRINT -o DIR`. Writes only into output_dir or a new temporary folder and returns the file list, "
+        "objects and design decisions; it never applies anything to a cluster. A blueprint with "
+        "contradictions is refused with every problem named.",
+        generate, writes_files=True,
+    ),
+    ToolSpec(
+        "blueprint_schema", "Blueprint JSON Schema",
+        "The JSON Schema of the blueprint the generate tool takes, like `gpuplane generate --schema`.",
+        blueprint_schema,
     ),
     ToolSpec(
         "ask", "Ask the GPU-on-Kubernetes knowledge base",

@@ -57,7 +57,7 @@ def render(bundle: Bundle) -> None:
                       "nvidia-gpu-stack.md §4")
     doc = {"version": "v1", "mig-configs": configs}
     text = yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False)
-    parsed, problems = parse_mig_parted_config(text)
+    _parsed, problems = parse_mig_parted_config(text)
     errors = [str(p) for p in problems if p.severity == "error"]
     if errors:
         raise RenderError(f"mig-parted config does not parse: {'; '.join(errors)}")

@@ -1,0 +1,117 @@
+"""The MCP server: registers every :data:`gpuplane.mcp.tools.TOOLS` entry on the official SDK.
+
+Built on ``mcp.server.mcpserver.MCPServer`` (mcp 2.x; the 1.x ``FastMCP`` import raises there).
+Each tool is registered with:
+
+- its input schema, derived by the SDK from the tool function's typed, described parameters;
+- an output schema (``object``) and a result carrying the JSON document as structured content,
+  plus two text blocks: a one-line summary and the same document serialised as JSON (the MCP
+  spec, "Structured Content": a tool returning structured content SHOULD also return it as
+  text, for clients that only read ``content``);
+- behaviour annotations: read-only, idempotent, not destructive (``generate``, which writes
+  files into a folder, is the one tool marked not read-only), with ``openWorldHint`` only on
+  tools that may read a live cluster.
+
+Errors never stop the server: :class:`~gpuplane.mcp.tools.ToolInputError` becomes a tool
+error with its one-line message; an unexpected exception becomes a tool error naming the
+exception, without a traceback (the SDK would otherwise log one on stderr).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import msgspec
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+
+from gpuplane import __version__
+from gpuplane.mcp.tools import TOOLS, ToolInputError, ToolSpec
+
+SERVER_NAME = "gpuplane"
+INSTRUCTIONS = (
+    "gpuplane is a Kubernetes specialist for GPU/AI workloads. Every tool is read-only: it reads "
+    "manifests (inline text or paths) and clusters (a snapshot file/folder, or `live` for the current "
+    "kube-context) and never applies anything. Use lint on manifests before they are applied, "
+    "why_pending for Pending pods, inventory for GPU capacity, advise_* for sharing/MIG/capacity "
+    "decisions, ask and explain_rule for background."
+)
+
+# The declared result type: a CallToolResult validated against ``dict[str, Any]`` (MCPServer
+# publishes that as the tool's outputSchema and checks structured content against it).
+_RESULT = Annotated[CallToolResult, dict[str, Any]]
+
+
+def annotations_for(spec: ToolSpec) -> ToolAnnotations:
+    """MCP behaviour hints: no tool changes a cluster; only ``generate`` writes (local) files.
+
+    ``generate`` is not read-only, honestly: it writes into a folder and replaces the generated
+    stage folders already there (destructive to earlier output), with the same files for the
+    same blueprint (idempotent).
+    """
+    return ToolAnnotations(
+        title=spec.title,
+        read_only_hint=not spec.writes_files,
+        destructive_hint=spec.writes_files,
+        idempotent_hint=True,
+        open_world_hint=spec.reads_cluster,
+    )
+
+
+def to_result(data: dict[str, Any], summary: str) -> CallToolResult:
+    """Structured content plus the summary and the JSON text of the same document."""
+    text = msgspec.json.encode(data).decode("utf-8")
+    return CallToolResult(
+        content=[TextContent(type="text", text=summary), TextContent(type="text", text=text)],
+        structured_content=data,
+    )
+
+
+def wrap(spec: ToolSpec) -> Callable[..., CallToolResult]:
+    """A function with the tool's own signature that returns an MCP result or raises ToolError."""
+    fn = spec.fn
+
+    def call(**kwargs: Any) -> CallToolResult:
+        try:
+            out = fn(**kwargs)
+        except ToolInputError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:  # an engine bug must not end the session or print a traceback
+            raise ToolError(f"gpuplane failed on this input ({type(exc).__name__}: {exc})") from None
+        return to_result(out.data, out.summary)
+
+    signature = inspect.signature(fn, eval_str=True)
+    call.__signature__ = signature.replace(return_annotation=_RESULT)  # type: ignore[attr-defined]
+    call.__name__ = spec.name
+    call.__qualname__ = spec.name
+    call.__doc__ = spec.description
+    return call
+
+
+def build_server(tools: tuple[ToolSpec, ...] = TOOLS) -> MCPServer:
+    """An MCPServer with every gpuplane tool registered."""
+    server: MCPServer = MCPServer(
+        name=SERVER_NAME,
+        title="gpuplane",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+    for spec in tools:
+        server.add_tool(
+            wrap(spec),
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=annotations_for(spec),
+            structured_output=True,
+        )
+    return server
+
+
+def serve_stdio() -> None:
+    """Serve over stdin/stdout until the client closes the stream."""
+    build_server().run("stdio")

@@ -1,0 +1,295 @@
+"""Fast scheduling cycles for simulate: nodes grouped into dynamic equivalence classes.
+
+Why: a simulation places tens of thousands of pods on thousands of nodes; running the full
+per-node framework for each pod is milliseconds. Two nodes with the same *static class*
+(``ClusterIndex.class_ids``: labels except hostname, taints, cordon) and the same allocatable
+and requested vectors get the same verdict from every Filter plugin the default profile runs
+for an ordinary pod and the same score from every Score plugin the model computes
+(``scheduler/scoring.py``), so one evaluation per class stands for all its members. After a
+bind only the chosen node changes class (``node_changed``), which keeps each cycle a few
+numpy operations over the classes instead of the nodes.
+
+Exactness: the class path is taken only when the pod's active plugins (upstream PreFilter
+``Skip`` semantics, ``Framework.run_prefilter``) are static plugins evaluated per class plus
+NodeResourcesFit, with no PreFilterResult node subset, no per-node static key (hostname
+selectors) and no nominated pods; anything else (host ports, pod (anti-)affinity, topology
+spread, volumes, DRA) runs the full :meth:`Scheduler.schedule_one`. The node chosen is the one
+``schedule_one`` picks: highest total score, lowest node index on ties (tested against it).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.requests import pod_nonzero_requests
+from gpuplane.k8s.selectors import preferred_node_affinity_score
+from gpuplane.k8s.tolerations import count_intolerable_prefer_no_schedule
+from gpuplane.scheduler.framework import FitError, ScheduleResult
+from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit
+from gpuplane.scheduler.runtime import first_failure
+from gpuplane.scheduler.scoring import MAX_NODE_SCORE, WEIGHTS
+
+if TYPE_CHECKING:
+    from gpuplane.scheduler.simulate.state import SimCluster
+
+_NONE = np.iinfo(np.int64).max
+W_FIT = WEIGHTS["NodeResourcesFit"]
+W_BAL = WEIGHTS["NodeResourcesBalancedAllocation"]
+W_AFF = WEIGHTS["NodeAffinity"]
+W_TAINT = WEIGHTS["TaintToleration"]
+
+
+@dataclass(slots=True)
+class Shape:
+    """What one pod spec needs, computed once: static verdict per static class, resource rows."""
+
+    ok_static: np.ndarray  # bool per static class
+    rows: np.ndarray  # resource rows the pod requests (> 0)
+    want: np.ndarray  # amounts for ``rows``
+    cpu_nz: int
+    mem_nz: int
+    aff_raw: np.ndarray  # per static class
+    taint_raw: np.ndarray  # per static class
+    impossible: bool  # requests a resource no node has
+
+
+def _affects_others(pod: Pod) -> bool:
+    """A placed pod that changes other pods' filters (pod (anti-)affinity, host ports)."""
+    spec = pod.spec
+    affinity = spec.affinity
+    if affinity is not None and (affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None):
+        return True
+    return any(port.host_port for c in spec.containers for port in c.ports)
+
+
+class FastPlacer:
+    """Dynamic node classes over a :class:`SimCluster` (see module docstring)."""
+
+    def __init__(self, sim: SimCluster) -> None:
+        self.sim = sim
+        self.rebuild()
+
+    # -- class bookkeeping -----------------------------------------------------------------
+
+    def rebuild(self) -> None:
+        index = self.sim.sched.index
+        self.n_rows = len(index.resource_index)
+        cap = 64
+        self.k = 0
+        self.c_static = np.zeros(cap, dtype=np.int64)
+        self.c_alloc = np.zeros((self.n_rows, cap), dtype=np.int64)
+        self.c_req = np.zeros((self.n_rows, cap), dtype=np.int64)
+        self.c_count = np.zeros(cap, dtype=np.int64)
+        self.c_min = np.full(cap, _NONE, dtype=np.int64)
+        self.members: list[list[int]] = []
+        self.keys: dict[tuple, int] = {}
+        self.node_class = np.full(index.num_nodes, -1, dtype=np.int64)
+        self.shapes: dict[int, Shape | None] = {}
+        self.failures: dict[int, tuple[int, ScheduleResult | FitError]] = {}
+        rows = index.resource_index
+        self.pods_row = rows["pods"]
+        self.cpu_row = rows.get("cpu")
+        self.mem_row = rows.get("memory")
+        for j in range(index.num_nodes):
+            self._insert(j)
+
+    def _grow(self) -> None:
+        cap = len(self.c_static) * 2
+        self.c_static = np.resize(self.c_static, cap)
+        self.c_count = np.resize(self.c_count, cap)
+        c_min = np.full(cap, _NONE, dtype=np.int64)
+        c_min[: self.k] = self.c_min[: self.k]
+        self.c_min = c_min
+        for name in ("c_alloc", "c_req"):
+            old = getattr(self, name)
+            new = np.zeros((self.n_rows, cap), dtype=np.int64)
+            new[:, : self.k] = old[:, : self.k]
+            setattr(self, name, new)
+
+    def _insert(self, j: int) -> None:
+        index = self.sim.sched.index
+        alloc = index.alloc[:, j]
+        req = index.req[:, j]
+        static = int(index.class_ids[j])
+        key = (static, alloc.tobytes(), req.tobytes())
+        cid = self.keys.get(key)
+        if cid is None:
+            if self.k == len(self.c_static):
+                self._grow()
+            cid = self.keys[key] = self.k
+            self.k += 1
+            self.c_static[cid] = static
+            self.c_alloc[:, cid] = alloc
+            self.c_req[:, cid] = req
+            self.c_count[cid] = 0
+            self.c_min[cid] = _NONE
+            self.members.append([])
+        bucket = self.members[cid]
+        bisect.insort(bucket, j)
+        self.c_count[cid] += 1
+        self.c_min[cid] = bucket[0]
+        self.node_class[j] = cid
+
+    def node_changed(self, j: int) -> None:
+        """Node ``j``'s requested vector changed: move it to its new class."""
+        index = self.sim.sched.index
+        if len(index.resource_index) != self.n_rows:
+            self.rebuild()
+            return
+        cid = int(self.node_class[j])
+        bucket = self.members[cid]
+        pos = bisect.bisect_left(bucket, j)
+        del bucket[pos]
+        self.c_count[cid] -= 1
+        self.c_min[cid] = bucket[0] if bucket else _NONE
+        self._insert(j)
+        info = index.node_infos[j]
+        if info.pods and _affects_others(info.pods[-1]):
+            self.shapes.clear()
+
+    # -- per pod spec ----------------------------------------------------------------------
+
+    def _shape(self, pod: Pod) -> Shape | None:
+        key = id(pod.spec)
+        if key in self.shapes:
+            return self.shapes[key]
+        shape = self._compute_shape(pod)
+        self.shapes[key] = shape
+        return shape
+
+    def _compute_shape(self, pod: Pod) -> Shape | None:
+        sched = self.sim.sched
+        index = sched.index
+        if index.nominated:
+            return None
+        fw = sched.framework
+        ctx = sched.context(pod)
+        active, rejected, subset = fw.run_prefilter(ctx)
+        if rejected is not None or subset is not None:
+            return None
+        active_ids = {id(p) for p in active}
+        for plugin in fw.dynamic_plugins:
+            if id(plugin) in active_ids and not isinstance(plugin, NodeResourcesFit):
+                return None
+        static = [p for p in fw.static_plugins if id(p) in active_ids]
+        if any(p.static_key(ctx) for p in static):
+            return None
+        infos = index.node_infos
+        reps = index.class_reps
+        ok = np.array([first_failure(ctx, static, infos[r]) is None for r in reps], dtype=bool)
+        names = ctx.state.get(NodeResourcesFit.name, [])
+        rows: list[int] = []
+        want: list[int] = []
+        impossible = False
+        for name in names:
+            row = index.resource_index.get(name)
+            if row is None:
+                impossible = True
+                continue
+            rows.append(row)
+            want.append(ctx.requests[name])
+        try:
+            nonzero = pod_nonzero_requests(pod)
+        except (ValueError, TypeError):
+            nonzero = {}
+        aff = np.array([preferred_node_affinity_score(pod, infos[r].node) for r in reps], dtype=np.int64)
+        taint = np.array(
+            [count_intolerable_prefer_no_schedule(infos[r].node.spec.taints, pod.spec.tolerations) for r in reps],
+            dtype=np.int64,
+        )
+        return Shape(
+            ok_static=ok,
+            rows=np.array(rows, dtype=np.int64),
+            want=np.array(want, dtype=np.int64),
+            cpu_nz=int(nonzero.get("cpu", 0)),
+            mem_nz=int(nonzero.get("memory", 0)),
+            aff_raw=aff,
+            taint_raw=taint,
+            impossible=impossible,
+        )
+
+    # -- the cycle -------------------------------------------------------------------------
+
+    def schedule(self, pod: Pod) -> ScheduleResult | FitError:
+        sched = self.sim.sched
+        if sched.index.num_nodes == 0:
+            return FitError(num_all_nodes=0, groups=[])
+        shape = self._shape(pod)
+        if shape is None:
+            return sched.schedule_one(pod)
+        if shape.impossible:
+            return self._failure(pod)
+        k = self.k
+        c_alloc = self.c_alloc
+        c_req = self.c_req
+        fit = shape.ok_static[self.c_static[:k]] & (self.c_count[:k] > 0)
+        pr = self.pods_row
+        fit &= c_req[pr, :k] + 1 <= c_alloc[pr, :k]
+        if len(shape.rows):
+            free = c_alloc[shape.rows, :k] - c_req[shape.rows, :k]
+            fit &= (free >= shape.want[:, None]).all(axis=0)
+        idx = np.flatnonzero(fit)
+        if len(idx) == 0:
+            return self._failure(pod)
+        total = self._scores(shape, idx)
+        best = idx[total == total.max()]
+        cid = int(best[np.argmin(self.c_min[best])])
+        j = int(self.c_min[cid])
+        return ScheduleResult(
+            node=sched.index.node_infos[j].name,
+            evaluated_nodes=sched.index.num_nodes,
+            feasible_nodes=int(self.c_count[idx].sum()),
+        )
+
+    def _scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
+        """``score_nodes`` over classes: LeastAllocated + BalancedAllocation on cpu/memory,
+        normalized NodeAffinity and TaintToleration (same integer arithmetic)."""
+        parts = []
+        fracs = []
+        for row, extra in ((self.cpu_row, shape.cpu_nz), (self.mem_row, shape.mem_nz)):
+            if row is None:
+                alloc = np.zeros(len(idx), dtype=np.int64)
+                used = alloc
+            else:
+                alloc = self.c_alloc[row, idx]
+                used = self.c_req[row, idx] + extra
+            has = alloc > 0
+            safe = np.where(has, alloc, 1)
+            least = np.where(has & (used <= alloc), (alloc - used) * MAX_NODE_SCORE // safe, 0)
+            parts.append(least)
+            fracs.append((has, np.minimum(used / safe, 1.0)))
+        least = (parts[0] + parts[1]) // 2
+        both = fracs[0][0] & fracs[1][0]
+        balanced = np.where(
+            both,
+            np.floor((1 - np.abs(fracs[0][1] - fracs[1][1]) / 2) * MAX_NODE_SCORE).astype(np.int64),
+            MAX_NODE_SCORE,
+        )
+        total = least * W_FIT + balanced * W_BAL
+        static = self.c_static[idx]
+        aff = shape.aff_raw[static]
+        top = int(aff.max())
+        if top:
+            total = total + (aff * MAX_NODE_SCORE // top) * W_AFF
+        taint = shape.taint_raw[static]
+        top = int(taint.max())
+        if top:
+            total = total + (MAX_NODE_SCORE - taint * MAX_NODE_SCORE // top) * W_TAINT
+        else:
+            total = total + MAX_NODE_SCORE * W_TAINT
+        return total
+
+    def _failure(self, pod: Pod) -> ScheduleResult | FitError:
+        """The full cycle's answer (FitError text), cached per pod spec until the cluster changes."""
+        key = id(pod.spec)
+        cached = self.failures.get(key)
+        if cached is not None and cached[0] == self.sim.version:
+            return cached[1]
+        result = self.sim.sched.schedule_one(pod)
+        self.failures[key] = (self.sim.version, result)
+        return result

@@ -1,0 +1,218 @@
+"""Turn the submitted manifests into simulation jobs: pods, arrival, duration, image size.
+
+Times come from annotations on the workload object (``gpuplane.io/arrival-s``,
+``gpuplane.io/duration-s``, ``gpuplane.io/image-size-gib``) or from a scenario file
+(``--scenario FILE``), which wins::
+
+    apiVersion: gpuplane.io/v1alpha1
+    kind: Scenario
+    workloads:
+    - name: train-a            # metadata.name; namespace / kind narrow the match
+      arrival_s: 0
+      duration_s: 3600
+      image_size_gib: 12
+    coldStart: {vm_provisioning: 120}          # seconds, per gpu/data/cold_start.yaml component
+    kueue: {waitForPodsReady: {timeoutSeconds: 600}}   # or {waitForPodsReady: null} = off
+    coscheduling: {permitWaitingTimeSeconds: 60, podGroupRejectPercentage: 10}
+
+A workload without a duration runs until the end of the simulation (a server).
+Pods are named as their controllers name them where that is fixed (training operators,
+Volcano: ``<job>-<replica type>-<index>``), else ``<object>-<podset>-<index>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from gpuplane.gpu.resources import is_gpu_resource
+from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.requests import pod_requests
+from gpuplane.k8s.workloads import PodSet, expand_all
+from gpuplane.scheduler.simulate.model import SimJob, SimPod
+from gpuplane.sources.manifest import Manifest
+
+ARRIVAL = "gpuplane.io/arrival-s"
+DURATION = "gpuplane.io/duration-s"
+IMAGE_SIZE = "gpuplane.io/image-size-gib"
+
+
+class ScenarioError(ValueError):
+    """A scenario file or annotation that cannot be used (one clear line)."""
+
+
+@dataclass(slots=True)
+class Timing:
+    arrival_s: float = 0.0
+    duration_s: float | None = None
+    image_gib: float | None = None
+
+
+@dataclass(slots=True)
+class Scenario:
+    """Per-workload timing overrides and model settings."""
+
+    workloads: list[dict[str, Any]] = field(default_factory=list)
+    cold_start: dict[str, float] = field(default_factory=dict)
+    kueue: dict[str, Any] = field(default_factory=dict)
+    coscheduling: dict[str, Any] = field(default_factory=dict)
+
+    def timing_for(self, obj: Manifest) -> dict[str, Any]:
+        for entry in self.workloads:
+            if entry.get("name") != obj.name:
+                continue
+            if entry.get("namespace") not in (None, obj.namespace or "default"):
+                continue
+            if entry.get("kind") not in (None, obj.kind):
+                continue
+            return entry
+        return {}
+
+
+def _number(value: Any, what: str, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ScenarioError(f"{where}: {what} must be a number of seconds, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{where}: {what} must be a number, got {value!r}") from None
+    if number < 0 or number != number:
+        raise ScenarioError(f"{where}: {what} must be >= 0, got {value!r}")
+    return number
+
+
+def load_scenario(path: str) -> Scenario:
+    """Read a scenario file (YAML or JSON)."""
+    import yaml
+
+    from gpuplane.scheduler.simulate.coldstart import parse_overrides
+
+    try:
+        with open(path, "rb") as fh:
+            data = yaml.load(fh, Loader=yaml.CSafeLoader)
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ScenarioError(f"{path}{line}: not valid YAML") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: a scenario is a mapping with a 'workloads' list")
+    workloads = data.get("workloads") or []
+    if not isinstance(workloads, list) or not all(isinstance(w, dict) and w.get("name") for w in workloads):
+        raise ScenarioError(f"{path}: 'workloads' must be a list of mappings, each with a 'name'")
+    for entry in workloads:
+        where = f"{path}: workload {entry['name']}"
+        _number(entry.get("arrival_s"), "arrival_s", where)
+        _number(entry.get("duration_s"), "duration_s", where)
+        _number(entry.get("image_size_gib"), "image_size_gib", where)
+    cold, errors = parse_overrides(data.get("coldStart") or {})
+    if errors:
+        raise ScenarioError(f"{path}: {errors[0]}")
+    kueue = data.get("kueue") or {}
+    cosched = data.get("coscheduling") or {}
+    if not isinstance(kueue, dict) or not isinstance(cosched, dict):
+        raise ScenarioError(f"{path}: 'kueue' and 'coscheduling' must be mappings")
+    return Scenario(list(workloads), cold, dict(kueue), dict(cosched))
+
+
+def timing(obj: Manifest, scenario: Scenario | None) -> Timing:
+    """Arrival / duration / image size of one workload (scenario entry, then annotations)."""
+    where = f"{obj.kind} {obj.namespace or 'default'}/{obj.name}"
+    entry = scenario.timing_for(obj) if scenario is not None else {}
+    ann = obj.annotations
+
+    def pick(key: str, annotation: str) -> float | None:
+        if key in entry:
+            return _number(entry[key], key, where)
+        return _number(ann.get(annotation), annotation, where)
+
+    arrival = pick("arrival_s", ARRIVAL)
+    return Timing(arrival or 0.0, pick("duration_s", DURATION), pick("image_size_gib", IMAGE_SIZE))
+
+
+def _gpus(pod: Pod) -> int:
+    try:
+        requests = pod_requests(pod)
+    except (ValueError, TypeError):
+        return 0
+    return sum(v for k, v in requests.items() if is_gpu_resource(k))
+
+
+def _pod_name(obj: Manifest, ps: PodSet, i: int, single: bool) -> str:
+    if obj.kind == "Pod":
+        return obj.name
+    if single and ps.count == 1 and obj.kind in ("Job",) and obj.group == "batch":
+        return f"{obj.name}-{i}"
+    return f"{obj.name}-{ps.name.lower()}-{i}"
+
+
+def _with_priority_class(pod: Pod, priority_class: str | None) -> Pod:
+    if priority_class and not pod.spec.priority_class_name and pod.spec.priority is None:
+        return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, priority_class_name=priority_class))
+    return pod
+
+
+def make_pods(job: SimJob) -> None:
+    """(Re)create the job's pods from its pod sets: every replica shares its template's spec
+    object, so the scheduler computes per-template work once."""
+    job.pods = []
+    for ps_name, count, template in job.podsets:
+        gpus = _gpus(template)
+        for i in range(count):
+            name = f"{job.name}-{ps_name}-{i}" if job.kind != "Pod" else job.name
+            meta = msgspec.structs.replace(
+                template.metadata, name=name, namespace=job.namespace, uid=f"sim-{job.namespace}-{name}"
+            )
+            pod = msgspec.structs.replace(template, metadata=meta)
+            job.pods.append(SimPod(f"{job.namespace}/{name}", pod, job, gpus))
+
+
+def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: Any) -> list[SimJob]:
+    """One SimJob per workload object, in submission order; ``priority_of(pod) -> int``."""
+    podsets = expand_all(objects)
+    by_source: dict[int, list[PodSet]] = {}
+    order: list[Manifest] = []
+    for ps in podsets:
+        bucket = by_source.get(id(ps.source))
+        if bucket is None:
+            by_source[id(ps.source)] = bucket = []
+            order.append(ps.source)
+        bucket.append(ps)
+    jobs: list[SimJob] = []
+    for n, obj in enumerate(order):
+        sets = [ps for ps in by_source[id(obj)] if ps.count > 0]
+        if not sets:
+            continue
+        t = timing(obj, scenario)
+        ns = obj.namespace or "default"
+        templates = []
+        for ps in sets:
+            base = _with_priority_class(ps.pod(), ps.priority_class)
+            templates.append((ps.name.lower() if obj.kind != "Pod" else ps.name, ps.count, base))
+        total = sum(ps.count for ps in sets)
+        gang = next((ps.gang for ps in sets if ps.gang is not None), None)
+        min_member = gang.min_member if gang is not None and gang.min_member else total
+        distributed = any(ps.distributed for ps in sets) or (gang is not None and total > 1)
+        job = SimJob(
+            key=f"{obj.kind}/{ns}/{obj.name}",
+            kind=obj.kind,
+            namespace=ns,
+            name=obj.name,
+            arrival_s=t.arrival_s,
+            duration_s=t.duration_s,
+            image_gib=t.image_gib,
+            distributed=distributed,
+            min_member=min(min_member, total),
+            queue=next((ps.queue for ps in sets if ps.queue), None),
+            priority=priority_of(templates[0][2]),
+            order=n,
+            podsets=templates,
+        )
+        make_pods(job)
+        jobs.append(job)
+    return jobs
