@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from gpuplane.generate.blueprint import BlueprintError, parse_blueprint
+from gpuplane.generate.checks import check_blueprint
 from gpuplane.generate.engine import render_blueprint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,3 +112,34 @@ def test_schema_and_explain() -> None:
     assert "[gpu-sharing] gpu_pools[1].sharing: MIG (1 x 1g.10gb" not in proc.stdout
     assert "[gpu-sharing] gpu_pools[1].sharing: MIG (2 x 1g.10gb, 1 x 2g.20gb, 1 x 3g.40gb per GPU)" in proc.stdout
     assert "WaitForFirstConsumer" in proc.stdout
+
+
+def test_mig_demand_is_solved_by_the_planner() -> None:
+    """A slice demand instead of a layout: the exact planner carves the pool (2 DGX x 8 H100).
+
+    The demand is per node, and is what the example's layout (3g + 2g + 2 x 1g per GPU)
+    offers on a node's 8 GPUs: every GPU's 8 memory slices are used (4 + 2 + 1 + 1), so
+    exactly 8 GPUs are needed.
+    """
+    data = _load("onprem-dgx-mig")
+    sharing = data["gpu_pools"][1]["sharing"]
+    sharing.pop("mig_layout")
+    sharing["mig_demand"] = {"3g.40gb": 8, "2g.20gb": 8, "1g.10gb": 16}
+    problems, layouts = check_blueprint(parse_blueprint(data))
+    assert problems == []
+    pool = layouts["dgx-mig"]
+    assert len(pool) == 8
+    totals: dict[str, int] = {}
+    for gpu in pool:
+        for profile, count in gpu.items():
+            totals[profile] = totals.get(profile, 0) + count
+    assert totals == {"3g.40gb": 8, "2g.20gb": 8, "1g.10gb": 16}
+
+
+def test_mig_demand_too_big_for_the_pool() -> None:
+    data = _load("onprem-dgx-mig")
+    sharing = data["gpu_pools"][1]["sharing"]
+    sharing.pop("mig_layout")
+    sharing["mig_demand"] = {"7g.80gb": 100}
+    problems = _refused(data)
+    assert any(p.startswith("gpu_pools[1].sharing.mig_demand") and "cannot host" in p for p in problems), problems

@@ -84,7 +84,7 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 
 async def _session() -> dict[str, Any]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "gpuplane", "mcp"], cwd=str(ROOT))
-    with open(os.devnull, "w") as errlog:
+    with open(os.devnull, "w") as errlog, anyio.fail_after(120):
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             init = await session.initialize()
             tools = await session.list_tools()
@@ -95,8 +95,7 @@ async def _session() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def served() -> dict[str, Any]:
-    with anyio.fail_after(120):
-        return anyio.run(_session)
+    return anyio.run(_session)
 
 
 @contextmanager
@@ -113,6 +112,14 @@ def cli_output(*args: str) -> str:
     with _in_root():
         result = CliRunner().invoke(cli, list(args), prog_name="gpuplane")
     return result.stdout
+
+
+def cli_error(*args: str) -> str:
+    """The one-line message the CLI prints for unusable input (without its ``gpuplane: `` prefix)."""
+    with _in_root():
+        result = CliRunner().invoke(cli, list(args), prog_name="gpuplane")
+    assert result.exit_code == 2
+    return result.stderr.strip().removeprefix("gpuplane: ")
 
 
 def cli_json(*args: str) -> Any:
@@ -192,8 +199,8 @@ def test_lint_inline_text_points_at_input_lines(served: dict[str, Any]) -> None:
     assert finding["path"] == "<input>"
     assert finding["line"] == 12
     assert finding["object"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "ml", "name": "train"}
-    assert served["results"]["lint_inline"].content[0].text.startswith("1 finding") or "finding" in (
-        served["results"]["lint_inline"].content[0].text
+    assert served["results"]["lint_inline"].content[0].text == (
+        "2 findings (1 error, 0 warnings, 1 info) in 1 object: gpu-request-without-limit, gpu-taint-not-tolerated"
     )
 
 
@@ -224,10 +231,11 @@ def test_explain_rule_page_matches_cli(served: dict[str, Any]) -> None:
     assert data["page"] == cli_output("explain", "gpu-request-without-limit")
     assert data["id"] == "gpu-request-without-limit"
     assert data["severity"] == "error"
-    assert error(served, "explain_typo") == (
-        "Error executing tool explain_rule: unknown rule id 'gpu-request-without-limt'; "
-        "did you mean gpu-request-without-limit?"
-    )
+    typo = error(served, "explain_typo")
+    assert typo.startswith("Error executing tool explain_rule: unknown rule id 'gpu-request-without-limt'; "
+                           "did you mean gpu-request-without-limit or ")
+    # the same words as `gpuplane explain`, pointing at the list_rules tool instead of `gpuplane rules`
+    assert typo.removeprefix("Error executing tool explain_rule: ") == cli_error("explain", "gpu-request-without-limt")
 
 
 # -- cluster engines -------------------------------------------------------------------------------
@@ -247,6 +255,7 @@ def test_why_pending_errors(served: dict[str, Any]) -> None:
     assert error(served, "why_pending_missing_pod") == (
         f"Error executing tool why_pending: pod nope/x not found in {DEMO}"
     )
+    assert cli_error("why-pending", "--cluster", DEMO, "--pod", "nope/x") == f"pod nope/x not found in {DEMO}"
     assert error(served, "why_pending_bad_pod") == (
         "Error executing tool why_pending: pod 'no-slash': expected NAMESPACE/NAME"
     )

@@ -6,6 +6,8 @@ command: ``gpuplane --help`` never pays for them (architecture.md "Lazy imports"
 
 from __future__ import annotations
 
+import contextlib
+
 import click
 
 from gpuplane.cli.common import fail
@@ -13,7 +15,7 @@ from gpuplane.cli.common import fail
 
 @click.command()
 def mcp() -> None:
-    """Serve lint, why_pending, inventory, advise_*, ask, ... as read-only MCP tools over stdio.
+    """Serve lint, why_pending, inventory, advise_*, generate, ask ... as MCP tools over stdio (none touches a cluster).
 
     Standard input and output carry the MCP protocol (JSON-RPC); logs go to stderr. Add
     gpuplane to an assistant's MCP config with the command `gpuplane` and the argument `mcp`
@@ -27,7 +29,5 @@ def mcp() -> None:
         from gpuplane.mcp.server import serve_stdio
     except ImportError as exc:
         fail(f"mcp: the MCP SDK is not installed ({exc}); install it with: pip install 'gpuplane[mcp]'")
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: end quietly, no traceback
         serve_stdio()
-    except KeyboardInterrupt:
-        pass

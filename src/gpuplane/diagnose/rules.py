@@ -847,8 +847,13 @@ def pending_gpu_pod(ctx: LintContext) -> Iterator[ClusterFinding]:
         message = expl.get("message") or observed or "no scheduling message recorded"
         causes = expl.get("causes") or []
         summary = f"; {causes[0]}" if causes else ""
-        text = f"pod {pod.key} asks for {_requests_text(requests)} and is Pending: {message}{summary}"
+        text = f"pod {pod.key} asks for {_requests_text(requests)} and is Pending: {message.rstrip('.')}{summary}"
         fixes = expl.get("fixes") or []
-        fix = fixes[0] if fixes else (f"gpuplane why-pending --cluster {facts.state.source or 'SOURCE'} "
-                                      f"--pod {pod.key}  # per-node reasons")
+        if len(fixes) == 1:
+            fix = fixes[0]
+        elif fixes:
+            fix = "\n".join(f"{i}) {item}" for i, item in enumerate(fixes, 1))
+        else:
+            fix = (f"gpuplane why-pending --cluster {facts.state.source or 'SOURCE'} --pod {pod.key}  "
+                   "# per-node reasons")
         yield _finding(ctx, facts.manifest(pod), ("spec",), text, fix, evidence, explanation=expl)

@@ -50,7 +50,7 @@ class Sharing(_Model):
     )
     mig_demand: dict[str, int] | None = Field(
         default=None,
-        description="MIG slices the pool must offer in total; solved by the MIG planner when installed",
+        description="MIG slices each node of the pool must offer (every node is carved the same); solved exactly by the MIG planner (gpuplane advise mig)",
     )
     fail_requests_greater_than_one: bool = Field(
         default=True, description="reject requests > 1 of a shared GPU (NVIDIA's recommendation)"

@@ -17,8 +17,6 @@ Facts checked against:
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpuplane.generate.blueprint import Blueprint, GpuPool
 from gpuplane.generate.plan import gpus_per_node
 from gpuplane.gpu.catalog import GpuModel, catalog
@@ -39,32 +37,21 @@ SHARED_MODES = ("ReadWriteMany", "ReadOnlyMany")
 
 
 def _mig_from_planner(model: GpuModel, demand: dict[str, int], gpus: int) -> tuple[list[dict[str, int]] | None, str]:
-    """Per-GPU layouts from ``gpuplane.advise.mig_planner`` when that module is installed.
+    """Per-GPU layouts for a slice demand, from the exact MIG planner (``gpuplane advise mig``).
 
-    The planner's answer has the ``gpuplane advise mig -f json`` shape (spec/cli.md):
-    ``{"feasible", "gpus_needed", "layout": [{"gpu", "profiles"}], "unplaced"}``.
+    GPUs the demand does not need stay carved like the first one, so the pool is uniform.
     """
+    from gpuplane.advise.mig_planner import FleetEntry, PlanInputError, plan_mig
+
     try:
-        from gpuplane.advise import mig_planner
-    except ImportError:
-        return None, "the MIG planner (gpuplane.advise.mig_planner) is not available: give sharing.mig_layout"
-    solve = getattr(mig_planner, "plan_mig", None) or getattr(mig_planner, "plan", None)
-    if solve is None:
-        return None, "the MIG planner has no plan_mig() entry point: give sharing.mig_layout"
-    try:
-        answer: Any = solve(model.name, demand, gpus)
-    except TypeError:
-        answer = solve(model.name, demand)
-    if hasattr(answer, "to_json"):
-        answer = answer.to_json()
-    if not isinstance(answer, dict) or not answer.get("feasible"):
-        reason = answer.get("reason", "infeasible") if isinstance(answer, dict) else "no answer"
-        return None, f"the MIG planner cannot host {demand} on {gpus} x {model.name}: {reason}"
-    needed = int(answer.get("gpus_needed") or 0)
-    if needed > gpus:
-        return None, f"needs {needed} x {model.name}; the pool has {gpus} at its largest size"
-    layouts = [dict(entry.get("profiles") or {}) for entry in answer.get("layout") or []]
-    # GPUs the demand does not need stay carved like the first one so the pool is uniform.
+        plan = plan_mig([FleetEntry(model, gpus)], dict(demand))
+    except PlanInputError as exc:
+        return None, str(exc)
+    if not plan.feasible:
+        needed = f"needs {plan.gpus_needed} x {model.name}; " if plan.gpus_needed else ""
+        reason = plan.reason or f"the pool has {gpus} at its largest size"
+        return None, f"the MIG planner cannot host {demand} on {gpus} x {model.name}: {needed}{reason}"
+    layouts = [dict(g.profiles) for g in plan.layout]
     while layouts and len(layouts) < gpus:
         layouts.append(dict(layouts[0]))
     return layouts, ""

@@ -186,6 +186,10 @@ class Catalog:
                     return self.models[name]
         return None
 
+    def gke_accelerators(self, model: str) -> list[str]:
+        """``cloud.google.com/gke-accelerator`` values meaning ``model`` (sorted; [] when none)."""
+        return sorted(value for value, name in self._by_cloud_accel.items() if name == model)
+
     def _karpenter_model(self, gpu_name: str, memory: str | None) -> GpuModel | None:
         gpu_name = gpu_name.lower()
         mib: int | None = None

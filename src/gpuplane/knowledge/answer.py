@@ -139,7 +139,27 @@ def _pick(units: list[Unit], scores: list[float], budget: int, want_code: bool) 
         code = [i for i in ranked if units[i].code and scores[i] > 0]
         if code:
             chosen.append(units[code[0]])
+    # A chosen paragraph that ends with ':' announces what follows (a list item, a
+    # code block): without it the answer would stop mid-thought.
+    for unit in list(chosen):
+        nxt = unit.order + 1
+        if unit.text.rstrip().endswith(":") and nxt < len(units) and units[nxt] not in chosen:
+            chosen.append(units[nxt])
     return sorted(chosen, key=lambda u: u.order)
+
+
+def _join(units: list[Unit]) -> str:
+    """Units in order; adjacent list items stay one list, other units are separate paragraphs."""
+    out: list[str] = []
+    prev: Unit | None = None
+    for unit in units:
+        if out and prev is not None and unit.order == prev.order + 1 and _BULLET.match(unit.text) \
+                and _BULLET.match(prev.text):
+            out[-1] += "\n" + unit.text
+        else:
+            out.append(unit.text)
+        prev = unit
+    return "\n\n".join(out)
 
 
 _CODE_WORDS = frozenset({"example", "yaml", "manifest", "configure", "config", "snippet", "write", "sample"})
@@ -156,7 +176,7 @@ def compose(question: str, hits: list[Hit], idx: Index) -> str:
             continue
         chosen = _pick(units, _score_units(units, weights), UNITS_PER_SECTION[min(rank, 2)], want_code)
         label = hit.document.title if hit.document.kind == "section" else f"Lint rule {hit.document.title}"
-        parts.append(f"**{label}**\n\n" + "\n\n".join(u.text for u in chosen))
+        parts.append(f"**{label}**\n\n" + _join(chosen))
     return "\n\n".join(parts)
 
 

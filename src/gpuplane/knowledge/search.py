@@ -39,7 +39,7 @@ _ATOM_SPLIT = re.compile(r"[^a-z0-9]+")
 _SEPARATORS = "./-_:+"
 _TRIM = ".-/+:_"
 
-STOPWORDS = frozenset(
+_STOPWORD_TEXT = (
     """a about above after again all also am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further
     had has have having he her here hers how i if in into is it its itself just me more most my
@@ -47,14 +47,13 @@ STOPWORDS = frozenset(
     than that the their them then there these they this those through to too under until up
     very was we were what when where which while who whom why will with would you your yours
     get gets got use used using want wants need needs make makes made way ways one two thing
-    things know tell give show best good happen happens kubernetes k8s com io""".split()
+    things know tell give show best good happen happens kubernetes k8s com io"""
 )
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
-_NO_STEM = frozenset(
-    "status bus focus corpus always across alias analysis basis axis this was has does its yes "
-    "kubernetes".split()
-)
+_NO_STEM_TEXT = "status bus focus corpus always across alias analysis basis axis this was has does its yes kubernetes"
+_NO_STEM = frozenset(_NO_STEM_TEXT.split())
 
 
 def _stem(word: str) -> str:

@@ -100,8 +100,8 @@ def _gke_accelerator(plan: PoolPlan) -> str:
     """The ``cloud.google.com/gke-accelerator`` value of the pool's model (catalog data)."""
     from gpuplane.gpu.catalog import catalog
 
-    index = catalog()._by_cloud_accel  # value -> model; the catalog has no public reverse lookup
-    return min((k for k, v in index.items() if v == plan.model.name), default=plan.model.name.lower())
+    values = catalog().gke_accelerators(plan.model.name)
+    return values[0] if values else plan.model.name.lower()
 
 
 def _ca_flags(bundle: Bundle) -> list[str]:

@@ -67,9 +67,3 @@ class SimJob:
     def gpus(self) -> int:
         return sum(p.gpus for p in self.pods)
 
-    @property
-    def arrived(self) -> bool:
-        return True
-
-    def ref(self) -> str:
-        return self.key

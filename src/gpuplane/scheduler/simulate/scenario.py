@@ -143,14 +143,6 @@ def _gpus(pod: Pod) -> int:
     return sum(v for k, v in requests.items() if is_gpu_resource(k))
 
 
-def _pod_name(obj: Manifest, ps: PodSet, i: int, single: bool) -> str:
-    if obj.kind == "Pod":
-        return obj.name
-    if single and ps.count == 1 and obj.kind in ("Job",) and obj.group == "batch":
-        return f"{obj.name}-{i}"
-    return f"{obj.name}-{ps.name.lower()}-{i}"
-
-
 def _with_priority_class(pod: Pod, priority_class: str | None) -> Pod:
     if priority_class and not pod.spec.priority_class_name and pod.spec.priority is None:
         return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, priority_class_name=priority_class))

@@ -1,0 +1,181 @@
+"""``gpuplane diagnose``: the cluster rules plus every lint rule, over one cluster snapshot.
+
+Two passes share one :class:`~gpuplane.k8s.cluster.ClusterState`:
+
+1. the ``cluster`` rules (:mod:`gpuplane.diagnose.rules`) on live state: nodes,
+   GPU-stack pods, gangs, Pending pods;
+2. the lint engine on the cluster's own objects: every controller and config
+   object of the snapshot (PodGroups, ConfigMaps, ClusterPolicy, quotas ...),
+   plus one pod per controller that the snapshot does not hold (bare pods, pods
+   of ReplicaSets/DaemonSets/Jobs whose owners were not captured), so the
+   workload rules see the workloads even in a pods-and-nodes-only snapshot.
+   The ClusterState is the lint context (``--cluster`` semantics).
+
+The JSON is spec/cli.md's ``{"findings", "inventory", "summary"}``: cluster
+findings first (they are about the cluster as it is now), then workload findings.
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpuplane.lint.finding import SEVERITY_RANK, Finding
+from gpuplane.sources.manifest import Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.diagnose.inventory import Inventory
+    from gpuplane.k8s.cluster import ClusterState
+    from gpuplane.k8s.objects import Pod
+    from gpuplane.lint.config import LintConfig
+    from gpuplane.lint.engine import RuleFailure
+
+
+@dataclass(slots=True)
+class DiagnoseResult:
+    """Everything ``gpuplane diagnose`` reports."""
+
+    state: ClusterState
+    inventory: Inventory
+    cluster_findings: list[Finding]
+    workload_findings: list[Finding]
+    workload_objects: int
+    failures: list[RuleFailure] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [*self.cluster_findings, *self.workload_findings]
+
+    def summary(self) -> dict[str, Any]:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for finding in self.findings:
+            counts[finding.severity] = counts.get(finding.severity, 0) + 1
+        state = self.state
+        inventory = self.inventory
+        return {
+            "nodes": len(state.nodes),
+            "gpuNodes": len(inventory.nodes),
+            "gpus": sum(node.gpus for node in inventory.nodes),
+            "pods": len(state.pods),
+            "pendingPods": len(state.pending_pods),
+            "objects": self.workload_objects,
+            "findings": len(self.findings),
+            "clusterFindings": len(self.cluster_findings),
+            "workloadFindings": len(self.workload_findings),
+            **counts,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """spec/cli.md: ``{"findings": [...], "inventory": {...}, "summary": {...}}``."""
+        return {
+            "findings": [finding.to_json() for finding in self.findings],
+            "inventory": self.inventory.to_json(),
+            "summary": self.summary(),
+        }
+
+    def reaches(self, fail_on: str) -> bool:
+        if fail_on == "never":
+            return False
+        floor = SEVERITY_RANK[fail_on]
+        return any(SEVERITY_RANK.get(f.severity, 0) >= floor for f in self.findings)
+
+
+def cluster_rules() -> list[Any]:
+    """The registered ``cluster`` rules (importing the module registers them)."""
+    import gpuplane.diagnose.rules  # noqa: F401  (registration side effect)
+    from gpuplane.lint.registry import all_rules
+
+    return [meta for meta in all_rules() if meta.category == "cluster"]
+
+
+def run_cluster_rules(state: ClusterState, *, config: LintConfig | None = None) -> tuple[list[Finding], list[RuleFailure]]:
+    """The cluster rules over ``state``; findings ordered by severity, rule, object."""
+    from gpuplane.lint.context import LintContext
+    from gpuplane.lint.engine import RuleFailure, ignored_rules
+
+    ctx = LintContext([], [], state)
+    findings: list[Finding] = []
+    failures: list[RuleFailure] = []
+    for meta in cluster_rules():
+        if config is not None and not config.rule_enabled(meta.id):
+            continue
+        ctx.rule = meta
+        try:
+            for finding in meta.check(ctx):
+                silenced = ignored_rules(finding.object)
+                if meta.id in silenced or "all" in silenced:
+                    continue
+                if config is not None and meta.id in config.severity:
+                    finding.severity = config.severity[meta.id]
+                findings.append(finding)
+        except Exception as exc:  # a rule bug must not hide every other finding
+            failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
+    ctx.rule = None
+    order = {meta.id: i for i, meta in enumerate(cluster_rules())}
+    findings.sort(key=lambda f: (-SEVERITY_RANK.get(f.severity, 0), order.get(f.rule, 99),
+                                 f.object.namespace or "", f.object.name))
+    return findings, failures
+
+
+def workload_objects(state: ClusterState) -> list[Manifest]:
+    """What the lint rules see of a cluster: its plain objects plus one pod per uncaptured controller."""
+    from gpuplane.diagnose.evidence import manifest_of
+
+    objects = list(state.objects)
+    present = {(obj.kind, obj.namespace or "default", obj.name) for obj in objects}
+    seen_owners: set[tuple[str, str, str]] = set()
+    for pod in state.pods:
+        if pod.status.phase in ("Succeeded", "Failed"):
+            continue
+        owner = _controller(pod)
+        if owner is not None:
+            if _owner_captured(owner, present):
+                continue
+            if owner in seen_owners:
+                continue
+            seen_owners.add(owner)
+        objects.append(manifest_of(pod, state.source))
+    return objects
+
+
+def _controller(pod: Pod) -> tuple[str, str, str] | None:
+    namespace = pod.metadata.namespace or "default"
+    for ref in pod.metadata.owner_references:
+        if ref.controller:
+            return (ref.kind, namespace, ref.name)
+    if pod.metadata.owner_references:
+        ref = pod.metadata.owner_references[0]
+        return (ref.kind, namespace, ref.name)
+    return None
+
+
+def _owner_captured(owner: tuple[str, str, str], present: set[tuple[str, str, str]]) -> bool:
+    """The pod's controller (or the Deployment / CronJob above it) is among the snapshot's objects."""
+    kind, namespace, name = owner
+    if (kind, namespace, name) in present:
+        return True
+    if kind == "ReplicaSet" and "-" in name:
+        return ("Deployment", namespace, name.rsplit("-", 1)[0]) in present
+    if kind == "Job" and "-" in name:
+        return ("CronJob", namespace, name.rsplit("-", 1)[0]) in present
+    return False
+
+
+def run_diagnose(state: ClusterState, *, config: LintConfig | None = None) -> DiagnoseResult:
+    """Diagnose ``state``: cluster rules, lint on its workloads, inventory."""
+    from gpuplane.diagnose.facts import facts_for
+    from gpuplane.lint.engine import run_lint
+
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # many short-lived objects (findings, manifests, explanations): GC only costs time here
+    try:
+        cluster_findings, failures = run_cluster_rules(state, config=config)
+        objects = workload_objects(state)
+        lint = run_lint(objects, cluster=state, config=config)
+        inventory = facts_for(state).inventory
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return DiagnoseResult(state, inventory, cluster_findings, lint.findings, len(objects),
+                          [*failures, *lint.failures])
