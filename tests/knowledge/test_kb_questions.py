@@ -32,7 +32,7 @@ QUESTIONS: list[tuple[str, str, list[str]]] = [
     ("Which label tells me the GPU model of a node?",
      "gpu-feature-discovery-labels", ["nvidia.com/gpu.product"]),
     # exposing GPUs to pods
-    ("Can I set requests.nvidia.com/gpu without a limit?",
+    ("Can a container set a GPU request without a GPU limit?",
      "requesting-gpus-in-pods", ["Limit must be set for non overcommitable resources"]),
     ("Can a pod request half a GPU with nvidia.com/gpu: 0.5?",
      "requesting-gpus-in-pods", ["whole", "time-slicing", "MIG"]),
@@ -100,7 +100,7 @@ QUESTIONS: list[tuple[str, str, list[str]]] = [
     ("Volcano queue resource quota insufficient, what does it mean?",
      "volcano-scheduler", ["queue resource quota insufficient", "capability"]),
     ("Pods have schedulerName volcano and no events at all",
-     "custom-scheduler-name", ["schedulerName", "no `FailedScheduling` event"]),
+     "custom-scheduler-name", ["schedulerName", "FailedScheduling"]),
     # Kueue
     ("How do I set up Kueue ClusterQueue and LocalQueue with GPU quota?",
      "kueue-overview", ["nominalQuota", "kueue.x-k8s.io/queue-name"]),
@@ -113,7 +113,7 @@ QUESTIONS: list[tuple[str, str, list[str]]] = [
      "gpu-resourcequota", ["requests.nvidia.com/gpu"]),
     ("Is limits.nvidia.com/gpu enforced in a ResourceQuota?",
      "gpu-resourcequota", ["limits.nvidia.com/gpu", "enforced"]),
-    ("exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=2 where do I see it?",
+    ("Where does the exceeded quota error for requests.nvidia.com/gpu show up when a Job creates pods?",
      "quota-admission-errors", ["FailedCreate"]),
     ("How should I design PriorityClasses for production inference vs research notebooks?",
      "priorityclasses-gpu-tiers", ["preemptionPolicy", "Never"]),
@@ -137,7 +137,7 @@ QUESTIONS: list[tuple[str, str, list[str]]] = [
     ("Image pull fails on Karpenter GPU nodes because the root volume is too small",
      "karpenter-ec2nodeclass-gpu", ["20Gi", "blockDeviceMappings"]),
     # storage
-    ("Multi-Attach error for volume when training workers share a PVC",
+    ("How do I fix a Multi-Attach error when training workers share a PVC?",
      "access-modes-multi-attach", ["ReadWriteOnce", "ReadWriteMany"]),
     ("Which CSI driver and deploymentType do I use for FSx for Lustre?",
      "fsx-lustre-csi", ["fsx.csi.aws.com", "SCRATCH_2"]),

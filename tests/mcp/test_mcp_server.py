@@ -31,7 +31,7 @@ MANIFESTS = "examples/manifests"
 BLUEPRINT = "examples/blueprints/eks-training.yaml"
 
 TOOL_NAMES = {
-    "lint", "list_rules", "explain_rule", "why_pending", "inventory", "advise_mig", "advise_sharing",
+    "lint", "list_rules", "explain_rule", "why_pending", "inventory", "diagnose", "advise_mig", "advise_sharing",
     "advise_capacity", "ask", "generate", "blueprint_schema",
 }
 
@@ -70,6 +70,7 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "why_pending_bad_pod": ("why_pending", {"cluster": DEMO, "pod": "no-slash"}),
     "why_pending_no_cluster": ("why_pending", {"cluster": "no/such/snapshot.yaml"}),
     "inventory": ("inventory", {"cluster": DEMO}),
+    "diagnose": ("diagnose", {"cluster": DEMO}),
     "advise_mig": ("advise_mig", {"gpu": ["A100-80GB"], "demand": {"3g.40gb": 2, "1g.10gb": 4}}),
     "advise_mig_unknown_model": ("advise_mig", {"gpu": ["Z9000"], "demand": {"1g.10gb": 1}}),
     "advise_mig_bad_type": ("advise_mig", {"gpu": ["A100-80GB"], "demand": {"1g.10gb": 1}, "gpus": "many"}),
@@ -165,7 +166,7 @@ def test_lists_exactly_the_gpuplane_tools_with_schemas(served: dict[str, Any]) -
         assert ann.idempotent_hint is True
         assert ann.read_only_hint is (tool.name != "generate")
         assert ann.destructive_hint is (tool.name == "generate")
-        assert ann.open_world_hint is (tool.name in {"lint", "why_pending", "inventory"})
+        assert ann.open_world_hint is (tool.name in {"lint", "why_pending", "inventory", "diagnose"})
     assert tools["why_pending"].input_schema["required"] == ["cluster"]
     assert tools["explain_rule"].input_schema["required"] == ["rule_id"]
     category = tools["list_rules"].input_schema["properties"]["category"]["anyOf"][0]
@@ -271,6 +272,14 @@ def test_inventory_totals_equal_cli(served: dict[str, Any]) -> None:
     assert data["models"] == expected["models"]
     assert data["summary"] == expected["summary"]
     assert data["nodes"] == expected["nodes"]
+
+
+def test_diagnose_equals_cli(served: dict[str, Any]) -> None:
+    data = dict(ok(served, "diagnose"))
+    expected = cli_json("diagnose", "--cluster", DEMO, "-f", "json")
+    assert data.pop("errors") == []
+    assert data == expected
+    assert "gang-partially-running" in {f["rule"] for f in data["findings"]}
 
 
 # -- advise, ask -----------------------------------------------------------------------------------

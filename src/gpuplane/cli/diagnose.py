@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from gpuplane.cli.common import cluster_options, format_option, not_available
+from gpuplane.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    cluster_options,
+    emit_json,
+    fail,
+    format_option,
+)
 
 
 @click.command()
 @cluster_options(required=True)
 @format_option("text", "json", "html")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
-def diagnose(**kwargs: object) -> None:
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="never",
+              show_default=True, help="Exit 1 when a finding reaches this severity.")
+def diagnose(
+    cluster: str,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    fmt: str,
+    output: str | None,
+    fail_on: str,
+) -> None:
     """Run the cluster rules and workload rules against a whole cluster.
 
     \b
@@ -19,4 +38,60 @@ def diagnose(**kwargs: object) -> None:
       gpuplane diagnose --cluster examples/clusters/demo.yaml
       gpuplane diagnose --cluster live -f html -o report.html
     """
-    not_available("diagnose")
+    # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
+    from gpuplane.diagnose.engine import run_diagnose
+    from gpuplane.k8s.cluster import load_cluster_state
+
+    try:
+        state, errors = load_cluster_state(
+            cluster, context=kube_context, kubeconfig=kubeconfig, progress=sys.stderr.isatty()
+        )
+    except Exception as exc:  # unusable cluster source (bad kubeconfig, unreachable API): one line, exit 2
+        fail(f"--cluster {cluster}: {exc}")
+    for error in errors:
+        click.echo(f"gpuplane: {error}", err=True)
+    if errors and not state.nodes and not state.pods and not state.objects:
+        fail(f"nothing usable in cluster source {cluster!r}")
+
+    result = run_diagnose(state)
+    for failure in result.failures:
+        click.echo(f"gpuplane: rule {failure.rule} failed on this cluster ({failure.message}); "
+                   "other rules ran normally", err=True)
+
+    if fmt == "html":
+        from gpuplane.report.html import render_html
+
+        _write(render_html(result), output)
+    elif fmt == "json":
+        if output:
+            import msgspec
+
+            _write(msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output)
+        else:
+            emit_json(result.to_json())
+    elif output:
+        from gpuplane.report.diagnose_text import render_plain
+
+        _write(render_plain(result), output)
+    else:
+        from gpuplane.report.console import make_console
+        from gpuplane.report.diagnose_text import render
+
+        render(result, make_console())
+    if errors:
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)
+
+
+def _write(text: str, output: str | None) -> None:
+    """To ``output`` (one line on stderr says where) or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        fail(f"-o {output}: {exc.strerror or exc}")
+    click.echo(f"gpuplane: wrote {output}", err=True)

@@ -184,7 +184,6 @@ def _gpu_label(node: Node) -> tuple[str, str] | None:
 def _not_advertising(ctx: LintContext, facts: ClusterFacts, node: Node, gpus: int,
                      instance_type: str | None = None) -> ClusterFinding:
     name = node.metadata.name
-    labels = node.metadata.labels
     evidence: list[Evidence] = []
     label = _gpu_label(node)
     if label is not None:
@@ -842,8 +841,9 @@ def pending_gpu_pod(ctx: LintContext) -> Iterator[ClusterFinding]:
                                      f"written by {pod.spec.scheduler_name or 'default-scheduler'}"))
         for row in expl.get("table", [])[:6]:
             sample = ", ".join(row["sample"][:3]) + (", ..." if row["nodes"] > 3 else "")
-            evidence.append(Evidence("scheduler", node_ref(sample), row["plugin"], "; ".join(row["reasons"]),
-                                     f"{_plural(row['nodes'], 'node')}"))
+            evidence.append(Evidence("scheduler", pod_ref(pod.metadata.namespace, pod.metadata.name),
+                                     f"filter[{row['plugin']}]", "; ".join(row["reasons"]),
+                                     f"{_plural(row['nodes'], 'node')}: {sample}"))
         message = expl.get("message") or observed or "no scheduling message recorded"
         causes = expl.get("causes") or []
         summary = f"; {causes[0]}" if causes else ""

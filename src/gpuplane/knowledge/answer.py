@@ -17,9 +17,12 @@ from gpuplane.knowledge.search import Hit, Index, index, tokenize
 # A section joins the answer when it scores at least this share of the best hit.
 RELATIVE_CUTOFF = 0.5
 MAX_SECTIONS = 3
-# Paragraph budget per section (the first, best section gets the most room).
-UNITS_PER_SECTION = (3, 2, 2)
-UNIT_CUTOFF = 0.35
+# Character budget per section (the first, best section gets the most room).
+CHARS_PER_SECTION = (1400, 900, 700)
+MAX_UNITS = 6
+UNIT_CUTOFF = 0.3
+# A code block joins without being asked for when it scores this share of the best unit.
+CODE_CUTOFF = 0.6
 
 _HEADING = re.compile(r"^#{1,6} ")
 _BULLET = re.compile(r"^\s*(?:[-*]|\d+\.) ")
@@ -124,27 +127,52 @@ def _score_units(units: list[Unit], weights: dict[str, float]) -> list[float]:
 
 
 def _pick(units: list[Unit], scores: list[float], budget: int, want_code: bool) -> list[Unit]:
+    """The best units of one section, within a character budget, in reading order.
+
+    A budget in characters (not units) lets several short, precise list items in
+    where one long paragraph would otherwise take the room. Code blocks join
+    when the question asks for an example, or when one matches strongly.
+    """
     ranked = sorted(range(len(units)), key=lambda i: -scores[i])
     if not ranked or scores[ranked[0]] <= 0:
         return units[:1]
-    best = scores[ranked[0]]
-    chosen = []
+    # The cutoff is relative to the best *prose* unit: a code block that repeats the
+    # question's exact strings must not push every explanation below the cutoff.
+    prose = [scores[i] for i in ranked if not units[i].code]
+    best = max(prose) if prose and max(prose) > 0 else scores[ranked[0]]
+    chosen: list[Unit] = []
+    used = 0
+    code_taken = False
     for i in ranked:
-        if len(chosen) >= budget or scores[i] < UNIT_CUTOFF * best:
+        unit = units[i]
+        if scores[i] < UNIT_CUTOFF * best or len(chosen) >= MAX_UNITS:
             break
-        if units[i].code and not want_code and chosen:
+        if unit.code:
+            if code_taken or not (want_code or scores[i] >= CODE_CUTOFF * best):
+                continue
+            code_taken = True
+        elif chosen and used + len(unit.text) > budget:
             continue
-        chosen.append(units[i])
-    if want_code and not any(u.code for u in chosen):
+        chosen.append(unit)
+        if not unit.code:
+            used += len(unit.text)
+    if want_code and not code_taken:
         code = [i for i in ranked if units[i].code and scores[i] > 0]
         if code:
             chosen.append(units[code[0]])
-    # A chosen paragraph that ends with ':' announces what follows (a list item, a
+    # A chosen paragraph that ends with ':' announces what follows (list items, a
     # code block): without it the answer would stop mid-thought.
     for unit in list(chosen):
+        if not unit.text.rstrip("* \n").endswith(":"):
+            continue
         nxt = unit.order + 1
-        if unit.text.rstrip().endswith(":") and nxt < len(units) and units[nxt] not in chosen:
+        while nxt < len(units) and units[nxt] not in chosen:
             chosen.append(units[nxt])
+            if not _BULLET.match(units[nxt].text) or nxt - unit.order >= 5:
+                break
+            nxt += 1
+            if nxt < len(units) and not _BULLET.match(units[nxt].text):
+                break
     return sorted(chosen, key=lambda u: u.order)
 
 
@@ -162,7 +190,8 @@ def _join(units: list[Unit]) -> str:
     return "\n\n".join(out)
 
 
-_CODE_WORDS = frozenset({"example", "yaml", "manifest", "configure", "config", "snippet", "write", "sample"})
+_CODE_WORDS = frozenset({"example", "yaml", "manifest", "configure", "config", "snippet", "write", "sample",
+                         "setup", "create", "define", "spec", "template"})
 
 
 def compose(question: str, hits: list[Hit], idx: Index) -> str:
@@ -174,7 +203,7 @@ def compose(question: str, hits: list[Hit], idx: Index) -> str:
         units = split_units(hit.document.body)
         if not units:
             continue
-        chosen = _pick(units, _score_units(units, weights), UNITS_PER_SECTION[min(rank, 2)], want_code)
+        chosen = _pick(units, _score_units(units, weights), CHARS_PER_SECTION[min(rank, 2)], want_code)
         label = hit.document.title if hit.document.kind == "section" else f"Lint rule {hit.document.title}"
         parts.append(f"**{label}**\n\n" + _join(chosen))
     return "\n\n".join(parts)

@@ -30,7 +30,9 @@ K1 = 1.2
 B = 0.75
 TITLE_BOOST = 3.0
 KEYWORD_BOOST = 2.5
-TOPIC_BOOST = 1.5
+# Rule docs pages answer "what does this finding mean"; the sections are the broader
+# explanation, so a rule page must beat a section clearly to rank above it.
+RULE_WEIGHT = 0.85
 
 _RAW = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/+:]*")
 _CAMEL_HINT = re.compile(r"[a-z0-9][A-Z]")
@@ -213,6 +215,9 @@ class Index:
         for term, idf in self.term_weights(query).items():
             for idx, tf in self.postings[term]:
                 scores[idx] = scores.get(idx, 0.0) + idf * tf * (K1 + 1.0) / (tf + self.norms[idx])
+        for i in scores:
+            if self.documents[i].kind == "rule":
+                scores[i] *= RULE_WEIGHT
         ranked = sorted(
             (i for i in scores if self.documents[i].kind in kinds),
             key=lambda i: (-scores[i], self.documents[i].id),

@@ -7,9 +7,10 @@ from the expanded PodSet (its source object, pod template and GPU requests).
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
+
+from gpuplane.k8s.quantity import NANO, QuantityError, nano_value, parse_quantity
 
 if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
@@ -57,48 +58,34 @@ def is_accelerator_resource(name: str) -> bool:
     return found
 
 
-_SUFFIX = {
-    "": 1, "m": Fraction(1, 1000), "u": Fraction(1, 10**6), "n": Fraction(1, 10**9),
-    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$")
-
-
 def quantity_value(value: Any) -> Fraction | None:
-    """Exact value of a Kubernetes quantity (``"500m"`` -> 1/2), None when malformed.
+    """Exact value of a Kubernetes quantity (``"500m"`` -> 1/2), None where the API refuses it.
 
-    Grammar of k8s.io/apimachinery ``resource.ParseQuantity`` (decimal SI, binary
-    SI and exponent suffixes); exact fractions so ``1`` == ``"1000m"``.
+    One parser for the whole project: :func:`gpuplane.k8s.quantity.parse_quantity`
+    (``resource.ParseQuantity``); rules only need "no value" instead of its error.
     """
-    if isinstance(value, bool) or value is None:
+    if value is None:
         return None
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(str(value))
-    if not isinstance(value, str):
+    try:
+        return parse_quantity(value)
+    except QuantityError:
         return None
-    match = _QUANTITY.match(value.strip())
-    if not match:
-        return None
-    number, exponent, suffix = match.groups()
-    base = Fraction(number)
-    if exponent:
-        return base * Fraction(10) ** int(exponent[1:])
-    return base * _SUFFIX[suffix or ""]
 
 
 def quantity_count(value: Any) -> int | None:
-    """Integer device count of a quantity (``1``, ``"2"``), None when not a whole number."""
-    if isinstance(value, int) and not isinstance(value, bool):
+    """Integer device count of a quantity (``1``, ``"2"``, ``"1000m"``), None when not a whole number."""
+    if type(value) is int:
         return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    q = quantity_value(value)
-    if q is None or q.denominator != 1:
+    if type(value) is str and value.isascii() and value.isdigit():
+        return int(value)  # the common spelling, without the full parser
+    if value is None:
         return None
-    return int(q)
+    try:
+        nano = nano_value(value)
+    except QuantityError:
+        return None
+    whole, rest = divmod(nano, NANO)
+    return None if rest else whole
 
 
 def _pod_spec(ps: PodSet) -> dict[str, Any]:

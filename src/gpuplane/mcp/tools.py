@@ -22,6 +22,7 @@ tools stays cheap and one engine's import error cannot take the server down.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -122,11 +123,66 @@ def load_manifests(manifests: str | None, paths: list[str] | None) -> LoadResult
     return result
 
 
-def load_cluster(cluster: str, context: str | None, kubeconfig: str | None) -> tuple[ClusterState, list[str]]:
+class ClusterCache:
+    """The last few snapshot states, reused while their files are unchanged.
+
+    An assistant asks several questions about the same snapshot (why_pending, then inventory,
+    then lint against it); parsing and indexing it again each time costs ~100 ms on the demo
+    and seconds on a 150,000-pod dump. The key is every snapshot file's path, size and mtime,
+    so an edited or replaced file is read again. ``live`` is never cached (the cluster moves).
+    Only read-only engines may share a cached state; an engine that changes the state it is
+    given must call :func:`load_cluster` with ``fresh=True``.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._entries: dict[tuple[Any, ...], tuple[ClusterState, list[str]]] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(source: str) -> tuple[Any, ...] | None:
+        """Identity of a snapshot's content on disk; None when it cannot be cached."""
+        from gpuplane.sources.loader import iter_manifest_files
+
+        try:
+            if os.path.isdir(source):
+                files = sorted(iter_manifest_files(source))
+            elif os.path.isfile(source):
+                files = [source]
+            else:
+                return None
+            stats = tuple((os.path.abspath(f), st.st_size, st.st_mtime_ns) for f in files for st in (os.stat(f),))
+        except OSError:
+            return None
+        return (source, *stats)
+
+    def get(self, key: tuple[Any, ...]) -> tuple[ClusterState, list[str]] | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: tuple[Any, ...], value: tuple[ClusterState, list[str]]) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+            self._entries[key] = value
+            while len(self._entries) > self.size:
+                self._entries.pop(next(iter(self._entries)))
+
+
+CLUSTERS = ClusterCache()
+
+
+def load_cluster(
+    cluster: str, context: str | None, kubeconfig: str | None, *, fresh: bool = False
+) -> tuple[ClusterState, list[str]]:
     """The cluster state and its load errors; nothing usable at all is a tool error."""
     from gpuplane.k8s.cluster import load_cluster_state
+    from gpuplane.sources.cluster import LIVE
 
     source = _check_path(cluster, "cluster")
+    key = None if fresh or source == LIVE else ClusterCache.key(source)
+    cached = CLUSTERS.get(key) if key is not None else None
+    if cached is not None:
+        return cached[0], list(cached[1])
     try:
         state, errors = load_cluster_state(source, context=context, kubeconfig=kubeconfig)
     except (OSError, ValueError) as exc:
@@ -134,7 +190,19 @@ def load_cluster(cluster: str, context: str | None, kubeconfig: str | None) -> t
     messages = [str(e) for e in errors]
     if messages and not state.nodes and not state.pods and not state.objects:
         raise ToolInputError(f"nothing usable in cluster source {source!r}: {messages[0]}")
-    return state, messages
+    if key is not None:
+        CLUSTERS.put(key, (state, messages))
+    return state, list(messages)
+
+
+def _config_start(paths: list[str] | None) -> str | None:
+    """Where to look upward for .gpuplane.yaml: the first path's folder (the CLI uses its cwd, which
+    for an assistant-started server is rarely the project)."""
+    first = paths[0].strip() if paths else ""
+    if not first or first == "-":
+        return None
+    full = os.path.abspath(first)
+    return full if os.path.isdir(full) else os.path.dirname(full)
 
 
 def _with_errors(document: dict[str, Any], errors: list[str]) -> dict[str, Any]:
@@ -182,8 +250,7 @@ def lint(
         if config:
             cfg = load_config(_check_path(config, "config"))
         else:
-            start = os.path.dirname(os.path.abspath(paths[0].strip())) if paths and paths[0].strip() else None
-            found = find_config(start)
+            found = find_config(_config_start(paths))
             cfg = load_config(found) if found else LintConfig()
     except ConfigError as exc:
         raise ToolInputError(str(exc)) from None
@@ -302,6 +369,26 @@ def inventory(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubecon
         f"{_plural(totals['gpuNodes'], 'GPU node')} of {totals['nodes']}, {totals['allocatable']} allocatable "
         f"GPU units, {totals['free']} free" + (f" ({models})" if models else "")
     )
+    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+
+
+def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconfig = None) -> ToolOutput:
+    """Same engine and document as ``gpuplane diagnose -f json``."""
+    from gpuplane.diagnose.engine import run_diagnose
+
+    state, errors = load_cluster(cluster, context, kubeconfig)
+    result = run_diagnose(state)
+    errors += [f"rule {f.rule} failed on this cluster ({f.message}); other rules ran normally" for f in result.failures]
+    document = result.to_json()
+    counts = document["summary"]
+    rules = list(dict.fromkeys(f.rule for f in result.findings))
+    summary = (
+        f"{_plural(counts['findings'], 'finding')} ({_plural(counts['error'], 'error')}, "
+        f"{_plural(counts['warning'], 'warning')}, {counts['info']} info) on {_plural(counts['gpuNodes'], 'GPU node')}, "
+        f"{_plural(counts['pendingPods'], 'Pending pod')}"
+    )
+    if rules:
+        summary += ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
@@ -563,6 +650,13 @@ TOOLS: tuple[ToolSpec, ...] = (
         "GPU capacity by node, pool and model: GPU model, count, allocatable, allocated, free, MIG and "
         "time-slicing layout, problem flags, like `gpuplane inventory -f json`.",
         inventory, reads_cluster=True,
+    ),
+    ToolSpec(
+        "diagnose", "Diagnose a GPU cluster",
+        "What is wrong with a cluster's GPU stack and capacity right now: the cluster rules (device plugin, "
+        "GPU Operator, drivers, MIG, gangs partially running, Pending pods ...) plus every lint rule on the "
+        "cluster's own workloads, with the GPU inventory, like `gpuplane diagnose -f json`.",
+        diagnose, reads_cluster=True,
     ),
     ToolSpec(
         "advise_mig", "Plan a MIG layout",

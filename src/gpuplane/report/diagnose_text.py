@@ -96,9 +96,9 @@ def render(result: DiagnoseResult, console: Console) -> None:
             head = Text("  ")
             head.append(f"{finding.severity:<7}", style=_STYLE.get(finding.severity, ""))
             head.append(lines[0][9:])
-            console.print(head)
+            console.print(head, soft_wrap=True)
             for line in lines[1:]:
-                console.print(Text(line))
+                console.print(Text(line), soft_wrap=True)
         console.print()
     render_inventory(result.inventory, console)
     console.print()

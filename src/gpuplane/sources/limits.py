@@ -28,6 +28,7 @@ Limits (documented in docs/architecture.md "Input limits"):
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 MIB = 1024 * 1024
@@ -39,6 +40,39 @@ MAX_DEPTH = 256
 # go-yaml v2 decode.go: alias_ratio_range_low / alias_ratio_range_high.
 _ALIAS_RANGE_LOW = 400_000
 _ALIAS_RANGE_HIGH = 4_000_000
+
+
+# Longest line prefix of indentation and block indicators that still proves the depth bound.
+_PREFIX_LIMIT = 100
+_LONG_PREFIX = re.compile(r"^[ \t?:-]{%d,}" % _PREFIX_LIMIT, re.MULTILINE)
+# Flow brackets allowed on top of the deepest possible block nesting.
+_BRACKET_BUDGET = MAX_DEPTH - 2 * (_PREFIX_LIMIT + 2)
+
+
+def yaml_depth_bounded(text: str) -> bool:
+    """True when ``text`` cannot nest deeper than :data:`MAX_DEPTH`: no tree walk needed.
+
+    Why this holds: a block collection nested in another starts further right, except a
+    sequence that is a mapping value (it may share the key's indentation), so block
+    nesting of depth d needs a line whose prefix of spaces and indicators (``-``, ``?``,
+    ``:``) is at least d/2 - 1 long (compact ``- - x`` counts its indicators); flow
+    nesting needs one ``[`` or ``{`` per level. No anchor or tag, no long prefix and few brackets bound
+    the depth by 2 * (100 + 2) + brackets <= 256. A document that fails the test is
+    walked (:func:`check_tree`); typical manifests pass it at the cost of two
+    ``str.count`` and one regex search instead of a Python walk over every container.
+    """
+    if "&" in text or "!" in text:  # anchors and tags may sit before a node on its line
+        return False
+    if text.count("[") + text.count("{") > _BRACKET_BUDGET:
+        return False
+    return _LONG_PREFIX.search(text) is None
+
+
+def json_depth_bounded(raw: bytes | str) -> bool:
+    """True when JSON ``raw`` cannot nest deeper than :data:`MAX_DEPTH` (one bracket per level)."""
+    if isinstance(raw, str):
+        return raw.count("[") + raw.count("{") < MAX_DEPTH
+    return raw.count(b"[") + raw.count(b"{") < MAX_DEPTH
 
 
 def max_file_bytes(is_json: bool) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from gpuplane.lint.context import LintContext, pod_spec
 from gpuplane.sources.manifest import FieldPath
@@ -38,6 +38,23 @@ TYPE_PINNING_LABELS = (*GPU_MODEL_LABELS, "node.kubernetes.io/instance-type", "b
                        "karpenter.k8s.aws/instance-family", "cloud.google.com/machine-family")
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone", "topology.gke.io/zone")
+
+
+_D = TypeVar("_D", int, None, int | None)
+
+
+def as_int(value: Any, default: _D) -> int | _D:
+    """An integer field written as a number or a digit string (``replicas: "3"``), else ``default``.
+
+    YAML booleans are not counts, even though Python's ``bool`` is an ``int``.
+    """
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return default
 
 
 def is_extended_resource(name: str) -> bool:
@@ -86,55 +103,9 @@ def term_expressions(term: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in exprs if isinstance(e, dict)] if isinstance(exprs, list) else []
 
 
-def requirement_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
-    """One NodeSelectorRequirement against node labels (k8s.io/component-helpers
-    scheduling/corev1/nodeaffinity: In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
-    key = expr.get("key")
-    op = expr.get("operator")
-    values = [str(v) for v in expr.get("values") or ()]
-    present = key in labels
-    value = labels.get(key)
-    if op == "In":
-        return present and value in values
-    if op == "NotIn":
-        return not present or value not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt") and present and len(values) == 1:
-        try:
-            left, right = int(value or ""), int(values[0])
-        except ValueError:
-            return False
-        return left > right if op == "Gt" else left < right
-    return False
-
-
 def tolerations(ps: Any) -> list[dict[str, Any]]:
     tols = pod_spec(ps).get("tolerations")
     return [t for t in tols if isinstance(t, dict)] if isinstance(tols, list) else []
-
-
-def tolerates(tol: dict[str, Any], key: str, value: str | None, effect: str) -> bool:
-    """k8s.io/api core/v1 Toleration.ToleratesTaint: empty effect matches all effects;
-    empty key with Exists matches every taint; Exists ignores the value; Equal (default) compares it."""
-    t_effect = tol.get("effect") or ""
-    if t_effect and t_effect != effect:
-        return False
-    t_key = tol.get("key") or ""
-    op = tol.get("operator") or "Equal"
-    if not t_key:
-        return op == "Exists"
-    if t_key != key:
-        return False
-    if op == "Exists":
-        return True
-    return op == "Equal" and str(tol.get("value") or "") == str(value or "")
-
-
-def tolerated(tols: list[dict[str, Any]], key: str, value: str | None, effect: str) -> bool:
-    return any(tolerates(t, key, value, effect) for t in tols)
 
 
 def spec_field(ctx: LintContext, ps: Any, *rest: str | int) -> FieldPath:

@@ -46,9 +46,6 @@ GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.
 DEFAULT_DISK_GIB = 20
 MIN_GPU_DISK_GIB = 50
 SUGGESTED_DISK = "100Gi"
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]i?|)\s*$")
-_SIZE_GIB = {"": 1 / 2**30, "K": 1e3 / 2**30, "M": 1e6 / 2**30, "G": 1e9 / 2**30, "T": 1e12 / 2**30,
-             "P": 1e15 / 2**30, "Ki": 1 / 2**20, "Mi": 1 / 2**10, "Gi": 1, "Ti": 2**10, "Pi": 2**20}
 
 
 def _requirements(pool: Manifest) -> list[tuple[int, dict[str, Any]]]:
@@ -474,14 +471,9 @@ def _ami_family(nodeclass: Manifest) -> str | None:
 
 
 def _gib(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) / 2**30
-    match = _SIZE.match(str(value)) if isinstance(value, str) else None
-    if not match:
-        return None
-    return float(match.group(1)) * _SIZE_GIB[match.group(2)]
+    """GiB of a volume size: Karpenter's ``volumeSize`` is a ``resource.Quantity`` (k8s.quantity)."""
+    q = kinds.quantity_value(value)
+    return None if q is None else float(q) / 2**30
 
 
 @rule(

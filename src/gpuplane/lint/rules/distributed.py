@@ -17,6 +17,7 @@ from gpuplane.lint import kinds
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
 from gpuplane.lint.registry import rule
+from gpuplane.lint.rules._common import as_int
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -42,23 +43,10 @@ _DIST_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "NODE
                        "NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "OMPI_MCA_orte_default_hostfile"})
 _DIST_CMD = re.compile(r"torchrun|torch\.distributed|deepspeed|mpirun|horovodrun|accelerate launch|--nnodes|"
                        r"--master[_-]addr|jax\.distributed|megatron")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(Ki|Mi|Gi|Ti|K|M|G|T|k)?\s*$")
-_SIZE_FACTOR = {None: 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-                "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 
 
 def _ns(obj: Manifest) -> str:
     return obj.namespace or "default"
-
-
-def _int(value: Any, default: int | None) -> int | None:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return default
 
 
 def _by_source(podsets: list[PodSet]) -> dict[int, list[PodSet]]:
@@ -144,7 +132,7 @@ def gang_scheduling_missing(ctx: LintContext) -> Iterator[Finding]:
             continue
         total = sum(ps.count for ps in group)
         if src.kind == "LeaderWorkerSet":
-            size = _int(src.get("spec", "leaderWorkerTemplate", "size"), 1) or 1
+            size = as_int(src.get("spec", "leaderWorkerTemplate", "size"), 1) or 1
             if size < 2:
                 continue
             total = size
@@ -234,21 +222,21 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
             for i, task in enumerate(tasks if isinstance(tasks, list) else ()):
                 if not isinstance(task, dict):
                     continue
-                replicas = _int(task.get("replicas"), 0) or 0
+                replicas = as_int(task.get("replicas"), 0) or 0
                 total += replicas
-                task_min = _int(task.get("minAvailable"), None)
+                task_min = as_int(task.get("minAvailable"), None)
                 if task_min is not None:
                     yield (src, ("spec", "tasks", i, "minAvailable"), task_min, replicas,
                            f"task {task.get('name', i)}", True)
-            job_min = _int(src.get("spec", "minAvailable"), None)
+            job_min = as_int(src.get("spec", "minAvailable"), None)
             if job_min is not None:
                 yield src, ("spec", "minAvailable"), job_min, total, "job", False
         elif src.kind in KUBEFLOW_REPLICA_FIELDS:
-            policy_min = _int(src.get("spec", "runPolicy", "schedulingPolicy", "minAvailable"), None)
+            policy_min = as_int(src.get("spec", "runPolicy", "schedulingPolicy", "minAvailable"), None)
             if policy_min is None:
                 continue
             specs = src.get("spec", KUBEFLOW_REPLICA_FIELDS[src.kind])
-            total = sum(_int(s.get("replicas"), 1) or 0 for s in specs.values() if isinstance(s, dict)) \
+            total = sum(as_int(s.get("replicas"), 1) or 0 for s in specs.values() if isinstance(s, dict)) \
                 if isinstance(specs, dict) else 0
             elastic = src.get("spec", "elasticPolicy") is not None
             yield (src, ("spec", "runPolicy", "schedulingPolicy", "minAvailable"), policy_min, total, "job",
@@ -265,7 +253,7 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
     for group in PODGROUP_GROUPS:
         for pg in ctx.by_kind("PodGroup", group):
             key = (_ns(pg), pg.name)
-            min_member = _int(pg.get("spec", "minMember"), None)
+            min_member = as_int(pg.get("spec", "minMember"), None)
             if key in members and min_member is not None:
                 yield pg, ("spec", "minMember"), min_member, members[key], "PodGroup", not jobs.get(key, False)
 
@@ -714,7 +702,7 @@ def indexed_job_no_stable_dns(ctx: LintContext) -> Iterator[Finding]:
     services: dict[tuple[str, str], Manifest] | None = None
     for ps in ctx.gpu_podsets():
         spec = _indexed_job(ps)
-        if spec is None or (_int(spec.get("parallelism"), 1) or 0) < 2:
+        if spec is None or (as_int(spec.get("parallelism"), 1) or 0) < 2:
             continue
         src = ps.source
         subdomain = pod_spec(ps).get("subdomain")
@@ -827,8 +815,8 @@ def indexed_job_partial_parallelism(ctx: LintContext) -> Iterator[Finding]:
         spec = _indexed_job(ps)
         if spec is None:
             continue
-        parallelism = _int(spec.get("parallelism"), 1) or 0
-        completions = _int(spec.get("completions"), None)
+        parallelism = as_int(spec.get("parallelism"), 1) or 0
+        completions = as_int(spec.get("completions"), None)
         if completions is None or parallelism < 1 or parallelism >= completions or not _looks_distributed(ps):
             continue
         src = ps.source
@@ -910,7 +898,7 @@ def pytorchjob_master_replicas(ctx: LintContext) -> Iterator[Finding]:
                 "Set spec.pytorchReplicaSpecs.Master.replicas: 1.",
                 severity="warning", patch=(SetValue((*base, "replicas"), 1),),
             )
-        elif _int(replicas, None) != 1:
+        elif as_int(replicas, None) != 1:
             yield ctx.report(
                 job, (*base, "replicas"),
                 f"PyTorchJob {job.name}: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1 "
@@ -1076,12 +1064,9 @@ def _shm_mount(container: dict[str, Any]) -> tuple[int, str] | None:
 
 
 def _bytes(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    match = _SIZE.match(value) if isinstance(value, str) else None
-    return int(float(match.group(1)) * _SIZE_FACTOR[match.group(2)]) if match else None
+    """Whole bytes of a memory quantity (k8s.quantity grammar), None when the API would refuse it."""
+    q = kinds.quantity_value(value)
+    return None if q is None else int(q)
 
 
 def _shm_size(container: dict[str, Any]) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpuplane.k8s.selectors import node_selector_term_matches_labels
+from gpuplane.k8s.tolerations import tolerations_tolerate_taint
 from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
 from gpuplane.lint.finding import Finding
@@ -22,9 +24,7 @@ from gpuplane.lint.rules._common import (
     node_selector,
     preferred_terms,
     required_terms,
-    requirement_matches,
     term_expressions,
-    tolerated,
     tolerations,
     where,
 )
@@ -100,25 +100,26 @@ def _ert_enabled(ctx: LintContext) -> bool:
     return False
 
 
-def _node_taints(node: Any) -> list[tuple[str, str | None, str]]:
-    out = []
-    for taint in node.spec.taints or ():
-        if taint.effect not in ("NoSchedule", "NoExecute"):
-            continue
-        if taint.key.startswith(_LIFECYCLE_PREFIXES):
-            continue
-        out.append((taint.key, taint.value or None, taint.effect))
-    return out
+# The conventional GPU-node taints a pod needs a toleration for when no cluster is given.
+_CONVENTIONAL_GPU_TAINTS = tuple({"key": "nvidia.com/gpu", "value": value, "effect": "NoSchedule"}
+                                 for value in ("", "present", "true"))
 
 
-def _selector_ok(ps: Any, labels: dict[str, str]) -> bool:
+def _node_taints(node: Any) -> list[Any]:
+    """The node's taints TaintToleration's Filter looks at, minus the transient lifecycle ones."""
+    return [taint for taint in node.spec.taints or ()
+            if taint.effect in ("NoSchedule", "NoExecute") and not taint.key.startswith(_LIFECYCLE_PREFIXES)]
+
+
+def _selector_ok(ps: Any, labels: dict[str, str], node_name: str) -> bool:
+    """nodeSelector AND required node affinity, with the scheduler's matching (k8s.selectors)."""
     sel = node_selector(ps)
     if any(labels.get(k) != str(v) for k, v in sel.items()):
         return False
     terms = required_terms(ps)
     if not terms:
         return True
-    return any(all(requirement_matches(e, labels) for e in term_expressions(t)) for t in terms)
+    return any(node_selector_term_matches_labels(t, labels, node_name) for t in terms)
 
 
 @rule(id="gpu-taint-not-tolerated", severity="warning", category="placement",
@@ -135,9 +136,8 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
         holder = ctx.holder(ps)
         path = (*ps.spec_path, "tolerations") if pod_spec(ps).get("tolerations") else ps.spec_path
         if cluster is None or not cluster.nodes:
-            if "nvidia.com/gpu" in wanted and not tolerated(tols, "nvidia.com/gpu", None, "NoSchedule") \
-                    and not tolerated(tols, "nvidia.com/gpu", "present", "NoSchedule") \
-                    and not tolerated(tols, "nvidia.com/gpu", "true", "NoSchedule"):
+            if "nvidia.com/gpu" in wanted and not any(
+                    tolerations_tolerate_taint(tols, taint) for taint in _CONVENTIONAL_GPU_TAINTS):
                 yield ctx.report(
                     holder, path,
                     f"{where(ps)} has no toleration for the conventional nvidia.com/gpu:NoSchedule taint of GPU "
@@ -149,7 +149,8 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
         candidates = []
         for node in cluster.nodes:
             alloc = node.status.allocatable or {}
-            if all(name in alloc for name in wanted) and _selector_ok(ps, node.metadata.labels or {}):
+            if all(name in alloc for name in wanted) and _selector_ok(ps, node.metadata.labels or {},
+                                                                      node.metadata.name):
                 candidates.append(node)
         if not candidates:
             continue  # no node offers the resource: gpu-unknown-resource-name / gpu-selector-matches-no-node
@@ -157,11 +158,13 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
         free_node = False
         for node in candidates:
             bad = [t for t in _node_taints(node)
-                   if not tolerated(tols, *t) and not (ert and t[0] in wanted and t[2] == "NoSchedule")]
+                   if not tolerations_tolerate_taint(tols, t)
+                   and not (ert and t.key in wanted and t.effect == "NoSchedule")]
             if not bad:
                 free_node = True
                 break
-            blocking[bad[0]] = blocking.get(bad[0], 0) + 1
+            first = (bad[0].key, bad[0].value or None, bad[0].effect)
+            blocking[first] = blocking.get(first, 0) + 1
         if free_node:
             continue
         (key, value, effect), _count = max(blocking.items(), key=lambda item: item[1])
@@ -218,15 +221,15 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
     if cluster is None or not cluster.nodes:
         return
     has_nodepools = bool(ctx.by_kind("NodePool", include_cluster=True))
-    node_labels = [node.metadata.labels or {} for node in cluster.nodes]
+    node_labels = [(node.metadata.labels or {}, node.metadata.name) for node in cluster.nodes]
     for ps in ctx.podsets:
         sel = node_selector(ps)
         gpu_sel = {k: str(v) for k, v in sel.items()
                    if k in GPU_LABELS and not (has_nodepools and k.startswith(_KARPENTER))}
         holder = ctx.holder(ps)
         for key, value in gpu_sel.items():
-            if not any(labels.get(key) == value for labels in node_labels):
-                seen = sorted({labels[key] for labels in node_labels if key in labels})
+            if not any(labels.get(key) == value for labels, _name in node_labels):
+                seen = sorted({labels[key] for labels, _name in node_labels if key in labels})
                 hint = f"nodes have {key} in {seen[:5]}" if seen else f"no node has the label {key}"
                 yield ctx.report(
                     holder, (*ps.spec_path, "nodeSelector", key),
@@ -239,8 +242,8 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
                      if any(e.get("key") in GPU_LABELS and not (has_nodepools and str(e.get("key")).startswith(_KARPENTER))
                             for e in term_expressions(t))]
         if gpu_terms and len(gpu_terms) == len(terms) and not any(
-                all(requirement_matches(e, labels) for e in term_expressions(t))
-                for _, t in gpu_terms for labels in node_labels):
+                node_selector_term_matches_labels(t, labels, name)
+                for _, t in gpu_terms for labels, name in node_labels):
                 yield ctx.report(
                     holder, (*ps.spec_path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
                     f"{where(ps)} requires GPU node labels that no node carries: Pending "

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.registry import rule
+from gpuplane.lint.rules._common import as_int
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -32,21 +33,11 @@ STARTUP_MIN_S = 300
 PROBE_HANDLERS = ("httpGet", "tcpSocket", "exec", "grpc")
 
 
-def _int(value: Any, default: int) -> int:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return default
-
-
 def _probe_budget(probe: dict[str, Any]) -> int:
     """Seconds a probe tolerates failures before the kubelet acts (delay + threshold x period)."""
-    return _int(probe.get("initialDelaySeconds"), 0) + _int(
+    return as_int(probe.get("initialDelaySeconds"), 0) + as_int(
         probe.get("failureThreshold"), PROBE_FAILURES_DEFAULT
-    ) * _int(probe.get("periodSeconds"), PROBE_PERIOD_DEFAULT)
+    ) * as_int(probe.get("periodSeconds"), PROBE_PERIOD_DEFAULT)
 
 
 def _startup_from_liveness(liveness: dict[str, Any]) -> dict[str, Any]:
@@ -146,8 +137,8 @@ def inference_no_startup_probe(ctx: LintContext) -> Iterator[Finding]:
                 budget = _probe_budget(startup)
                 if budget >= STARTUP_MIN_S:
                     continue
-                period = max(_int(startup.get("periodSeconds"), PROBE_PERIOD_DEFAULT), 1)
-                initial = _int(startup.get("initialDelaySeconds"), 0)
+                period = max(as_int(startup.get("periodSeconds"), PROBE_PERIOD_DEFAULT), 1)
+                initial = as_int(startup.get("initialDelaySeconds"), 0)
                 needed = max(math.ceil((STARTUP_BUDGET_S - initial) / period), 1)
                 yield ctx.report(
                     ps.source, (*c.path, "startupProbe"),
@@ -438,7 +429,7 @@ def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
         strategy = spec.get("strategy") if isinstance(spec.get("strategy"), dict) else {}
         if (strategy.get("type") or "RollingUpdate") != "RollingUpdate":
             continue
-        replicas = _int(spec.get("replicas"), 1)
+        replicas = as_int(spec.get("replicas"), 1)
         if replicas < 1:
             continue
         rolling = strategy.get("rollingUpdate") if isinstance(strategy.get("rollingUpdate"), dict) else {}

@@ -20,6 +20,7 @@ class SimPod:
     pod: Pod
     job: SimJob
     gpus: int  # GPU devices requested (all GPU resource names)
+    seq: int = 0  # creation order within its job
     node: str | None = None
     bound_s: float | None = None
     running_s: float | None = None  # containers started (after any image pull)

@@ -161,7 +161,7 @@ def make_pods(job: SimJob) -> None:
                 template.metadata, name=name, namespace=job.namespace, uid=f"sim-{job.namespace}-{name}"
             )
             pod = msgspec.structs.replace(template, metadata=meta)
-            job.pods.append(SimPod(f"{job.namespace}/{name}", pod, job, gpus))
+            job.pods.append(SimPod(f"{job.namespace}/{name}", pod, job, gpus, len(job.pods)))
 
 
 def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: Any) -> list[SimJob]:

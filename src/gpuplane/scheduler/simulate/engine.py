@@ -1,0 +1,391 @@
+"""The event loop of ``gpuplane simulate``: arrivals, scheduling passes, completions, nodes.
+
+Time model (the issue's): a workload arrives at ``arrival_s``; its pods are created
+(ResourceQuota admission, ``quota.py``), admitted by the chosen layer (Volcano / coscheduling
+gangs in ``gang.py``, Kueue in ``kueue.py``) and placed by the kube-scheduler model
+(:class:`SimCluster`, one cycle per pod in queue order: priority, then arrival — upstream
+``PrioritySort``). A pod runs from its placement (plus an image pull on a node the autoscaler
+just created) for ``duration_s``. A distributed job makes progress only while *all* its pods
+run, so its clock starts when the last member starts: a partly placed job holds its GPUs and
+never progresses. When no event is left that could change the state and such jobs remain,
+the run ends in a **deadlock**, reported with the jobs, the pods placed and the GPUs held idle.
+
+After every instant with events the engine runs scheduling passes until nothing more can be
+placed (kube-scheduler retries unschedulable pods when the cluster changes:
+``MoveAllToActiveOrBackoffQueue`` on pod deletion / node add), then records a timeline step
+with GPU allocation (allocated / total GPUs) and the GPUs held idle by waiting gang members.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuplane.gpu.resources import is_gpu_resource
+from gpuplane.k8s.cluster import ClusterState
+from gpuplane.scheduler.framework import FitError, ScheduleResult
+from gpuplane.scheduler.simulate.coldstart import ColdStartModel, default_model
+from gpuplane.scheduler.simulate.model import SimJob, SimPod
+from gpuplane.scheduler.simulate.quota import QuotaBook
+from gpuplane.scheduler.simulate.scenario import Scenario, build_jobs
+from gpuplane.scheduler.simulate.state import SimCluster
+from gpuplane.sources.manifest import Manifest
+
+MODES = ("default", "volcano", "coscheduling", "kueue")
+# Guard against runaway requeue loops (Kueue waitForPodsReady evictions): 30 days.
+DEFAULT_HORIZON_S = 30 * 86400.0
+
+
+@dataclass(slots=True)
+class Options:
+    scheduler: str = "default"
+    autoscaler: Any = None  # autoscaler.Autoscaler or None
+    cold_start: ColdStartModel | None = None
+    scenario: Scenario | None = None
+    kubernetes_version: str | None = None
+    horizon_s: float = DEFAULT_HORIZON_S
+    fast: bool = True
+
+
+@dataclass(slots=True)
+class Step:
+    time_s: float
+    events: list[dict[str, Any]] = field(default_factory=list)
+    gpus_allocated: int = 0
+    gpus_total: int = 0
+    gpus_idle_held: int = 0
+
+
+class Engine:
+    """One simulation run over a private copy of the cluster."""
+
+    def __init__(self, cluster: ClusterState, objects: list[Manifest], options: Options | None = None) -> None:
+        self.options = options or Options()
+        if self.options.scheduler not in MODES:
+            raise ValueError(f"unknown scheduler {self.options.scheduler!r} (one of {', '.join(MODES)})")
+        self.sim = SimCluster(cluster, self.options.kubernetes_version, fast=self.options.fast)
+        self.cold = self.options.cold_start or default_model(
+            self.options.scenario.cold_start if self.options.scenario else None
+        )
+        index = self.sim.sched.index
+        self.all_objects: list[Manifest] = [*cluster.objects, *objects]
+        self.jobs: list[SimJob] = build_jobs(objects, self.options.scenario, index.priority)
+        self.by_pod: dict[int, SimPod] = {id(p.pod): p for j in self.jobs for p in j.pods}
+        self.quota = QuotaBook(self.sim.state)
+        self.now = 0.0
+        self.events: list[tuple[float, int, str, Any]] = []
+        self._seq = 0
+        self.steps: list[Step] = []
+        self.step: Step | None = None
+        self.placements: list[dict[str, Any]] = []
+        self.fresh_nodes: set[str] = set()  # created by the autoscaler: images not cached
+        self.epoch: dict[int, int] = {}  # id(job or pod) -> generation, invalidates stale finish events
+        self.stopped_at_horizon = False
+        self.nodes_added: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        if self.quota.skipped_scoped:
+            self.notes.append("scoped ResourceQuotas are not modelled: " + ", ".join(self.quota.skipped_scoped))
+        self.layer = self._make_layer()
+        for job in self.jobs:
+            self.push(job.arrival_s, "arrive", job)
+
+    def _make_layer(self) -> Any:
+        mode = self.options.scheduler
+        if mode == "volcano":
+            from gpuplane.scheduler.simulate.gang import VolcanoLayer
+
+            return VolcanoLayer(self)
+        if mode == "coscheduling":
+            from gpuplane.scheduler.simulate.gang import CoschedulingLayer
+
+            return CoschedulingLayer(self)
+        if mode == "kueue":
+            from gpuplane.scheduler.simulate.kueue import KueueLayer
+
+            return KueueLayer(self)
+        return DefaultLayer(self)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def push(self, time_s: float, kind: str, payload: Any) -> None:
+        self._seq += 1
+        heapq.heappush(self.events, (time_s, self._seq, kind, payload))
+
+    def log(self, kind: str, **fields: Any) -> None:
+        assert self.step is not None
+        self.step.events.append({"type": kind, **fields})
+
+    def run(self) -> Engine:
+        while self.events:
+            t = self.events[0][0]
+            if t > self.options.horizon_s:
+                self.stopped_at_horizon = True
+                break
+            self.now = t
+            self.step = Step(t)
+            while self.events and self.events[0][0] == t:
+                _, _, kind, payload = heapq.heappop(self.events)
+                self._apply(kind, payload)
+            self._schedule_until_stable()
+            if self.step.events:
+                self._close_step()
+        return self
+
+    def _apply(self, kind: str, payload: Any) -> None:
+        if kind == "arrive":
+            job: SimJob = payload
+            self.log("arrived", job=job.key, pods=len(job.pods))
+            self.layer.on_arrival(job)
+        elif kind == "pod-finish":
+            pod, gen = payload
+            if self.epoch.get(id(pod), 0) == gen and pod.node is not None:
+                self._finish_pod(pod)
+        elif kind == "job-finish":
+            job, gen = payload
+            if self.epoch.get(id(job), 0) == gen and job.finished_s is None:
+                for pod in job.pods:
+                    if pod.node is not None and pod.finished_s is None:
+                        self._finish_pod(pod, quiet=True)
+                job.finished_s = self.now
+                self.log("job-completed", job=job.key)
+                self.layer.on_job_finished(job)
+        elif kind == "running":
+            pod, gen = payload
+            if self.epoch.get(id(pod), 0) == gen and pod.node is not None:
+                self._pod_running(pod)
+        else:
+            self.layer.on_event(kind, payload)
+
+    def _schedule_until_stable(self) -> None:
+        for _ in range(10_000):
+            if not self.layer.schedule_pass():
+                return
+
+    def _close_step(self) -> None:
+        step = self.step
+        assert step is not None
+        step.gpus_total, step.gpus_allocated = self.gpu_counts()
+        step.gpus_idle_held = self.gpus_idle_held()
+        self.steps.append(step)
+        self.step = None
+
+    # -- GPU accounting --------------------------------------------------------------------
+
+    def gpu_counts(self) -> tuple[int, int]:
+        index = self.sim.sched.index
+        total = allocated = 0
+        for name, row in index.resource_index.items():
+            if is_gpu_resource(name):
+                total += int(index.alloc[row].sum())
+                allocated += int(index.req[row].sum())
+        return total, allocated
+
+    def gpus_idle_held(self) -> int:
+        held = 0
+        for job in self.jobs:
+            if job.finished_s is not None:
+                continue
+            for pod in job.pods:
+                if pod.node is None:
+                    continue
+                if pod.waiting_permit or (job.distributed and job.started_s is None) or pod.running_s is None:
+                    held += pod.gpus
+        return held
+
+    # -- pod lifecycle ---------------------------------------------------------------------
+
+    def pending_pods(self) -> list[SimPod]:
+        """Created, unplaced pods in scheduling-queue order (PrioritySort: priority, then the pod's
+        creation time). Controllers of jobs submitted together create their pods concurrently,
+        so equal-time pods interleave by replica index, then submission order."""
+        out = [p for j in self.jobs if j.arrival_s <= self.now and j.finished_s is None for p in j.pods
+               if p.node is None and p.created]
+        out.sort(key=lambda p: (-p.job.priority, p.job.arrival_s, p.seq, p.job.order))
+        return out
+
+    def create_pods(self, job: SimJob) -> bool:
+        """ResourceQuota admission for the job's not-yet-created pods (controllers retry)."""
+        progress = False
+        for pod in job.pods:
+            if pod.created or pod.finished_s is not None:
+                continue
+            refusal = self.quota.admit(pod.pod)
+            if refusal:
+                if pod.message != refusal:
+                    pod.message = refusal
+                    self.log("create-refused", pod=pod.key, message=refusal)
+                continue
+            pod.created = True
+            pod.message = ""
+            progress = True
+        return progress
+
+    def try_schedule(self, pod: SimPod, *, preempt: bool = True) -> ScheduleResult | FitError:
+        """One cycle for ``pod``; binds on success. With ``preempt``, DefaultPreemption's victims
+        are evicted and the pod placed on the nominated node (graceful termination not modelled)."""
+        result = self.sim.schedule(pod.pod)
+        if isinstance(result, ScheduleResult):
+            self.bind(pod, result.node)
+            return result
+        if preempt and not result.postfilter_msg and not result.prefilter_msg:
+            _, outcome = self.sim.preempt(pod.pod)
+            if outcome is not None and outcome.nominated_node is not None:
+                for victim in outcome.victims:
+                    self.evict(victim, by=pod)
+                again = self.sim.schedule(pod.pod)
+                if isinstance(again, ScheduleResult):
+                    self.bind(pod, again.node)
+                    return again
+                result = again
+        pod.message = result.message()
+        return result
+
+    def bind(self, pod: SimPod, node: str, *, waiting: bool = False) -> None:
+        self.sim.bind(pod.pod, node)
+        pod.node = node
+        pod.waiting_permit = waiting
+        if not waiting:
+            self.confirm(pod)
+
+    def confirm(self, pod: SimPod) -> None:
+        """The pod is bound (after Permit): record it and start its containers."""
+        assert pod.node is not None
+        pod.waiting_permit = False
+        pod.bound_s = self.now
+        pod.message = ""
+        self.placements.append({"pod": pod.key, "node": pod.node, "time_s": self.now})
+        self.log("bound", pod=pod.key, node=pod.node)
+        pull = self.cold.image_pull(pod.job.image_gib) if pod.node in self.fresh_nodes else 0.0
+        gen = self.epoch.get(id(pod), 0)
+        if pull > 0:
+            self.push(self.now + pull, "running", (pod, gen))
+        else:
+            self._pod_running(pod)
+
+    def _pod_running(self, pod: SimPod) -> None:
+        pod.running_s = self.now
+        job = pod.job
+        if job.duration_s is None:
+            return
+        if not job.distributed:
+            self.push(self.now + job.duration_s, "pod-finish", (pod, self.epoch.get(id(pod), 0)))
+            return
+        if job.started_s is None and all(p.running_s is not None for p in job.pods):
+            job.started_s = self.now
+            self.log("job-started", job=job.key, ends_s=self.now + job.duration_s)
+            self.push(self.now + job.duration_s, "job-finish", (job, self.epoch.get(id(job), 0)))
+
+    def unplace(self, pod: SimPod) -> None:
+        """Take a placed pod off its node (rollback, eviction), back to Pending."""
+        if pod.node is None:
+            return
+        self.sim.forget(pod.pod, pod.node)
+        pod.node = None
+        pod.bound_s = None
+        pod.running_s = None
+        pod.waiting_permit = False
+        self.epoch[id(pod)] = self.epoch.get(id(pod), 0) + 1
+        job = pod.job
+        if job.distributed and job.started_s is not None:
+            job.started_s = None
+            self.epoch[id(job)] = self.epoch.get(id(job), 0) + 1
+
+    def evict(self, victim: Any, by: SimPod | None = None) -> None:
+        """A preemption victim: a simulated pod goes back to Pending; a pod of the snapshot is deleted."""
+        sim_pod = self.by_pod.get(id(victim))
+        who = by.key if by is not None else None
+        if sim_pod is not None:
+            node = sim_pod.node
+            self.unplace(sim_pod)
+            sim_pod.job.evictions += 1
+            self.log("preempted", pod=sim_pod.key, node=node, by=who)
+            return
+        node = victim.spec.node_name
+        info_node = next((i.name for i in self.sim.sched.index.node_infos if any(p is victim for p in i.pods)), node)
+        if info_node:
+            self.sim.forget(victim, info_node)
+            self.quota.release(victim)
+            self.log("preempted", pod=victim.key, node=info_node, by=who)
+
+    def _finish_pod(self, pod: SimPod, quiet: bool = False) -> None:
+        node = pod.node
+        assert node is not None
+        self.sim.forget(pod.pod, node)
+        self.quota.release(pod.pod)
+        pod.finished_s = self.now
+        if not quiet:
+            self.log("completed", pod=pod.key, node=node)
+        job = pod.job
+        if not job.distributed and job.finished_s is None and all(p.finished_s is not None for p in job.pods):
+            job.finished_s = self.now
+            self.log("job-completed", job=job.key)
+            self.layer.on_job_finished(job)
+
+    def autoscaler_name(self) -> str | None:
+        scaler = self.options.autoscaler
+        return scaler.kind if scaler is not None else None
+
+    # -- results ---------------------------------------------------------------------------
+
+    def deadlock(self) -> dict[str, Any] | None:
+        """Jobs partly placed that can never start (no event left to change anything)."""
+        if self.events and not self.stopped_at_horizon:
+            return None
+        stuck = []
+        for job in self.jobs:
+            if job.finished_s is not None or not job.distributed or job.started_s is not None:
+                continue
+            placed = [p for p in job.pods if p.node is not None]
+            if placed and len(placed) < len(job.pods):
+                stuck.append((job, placed))
+        if not stuck:
+            return None
+        held = sum(p.gpus for _, placed in stuck for p in placed)
+        return {
+            "jobs": [
+                {
+                    "job": job.key,
+                    "pods_placed": [f"{p.key} -> {p.node}" for p in placed],
+                    "pods_pending": [p.key for p in job.pods if p.node is None],
+                    "gpus_held": sum(p.gpus for p in placed),
+                }
+                for job, placed in stuck
+            ],
+            "pods_held": sum(len(placed) for _, placed in stuck),
+            "gpus_held_idle": held,
+            "message": (
+                f"deadlock: {len(stuck)} distributed job(s) are partly placed and none can start; "
+                f"{held} GPU(s) are held idle. A gang scheduler (Volcano, coscheduling) or Kueue "
+                "admission places such jobs all-or-nothing"
+            ),
+        }
+
+
+class DefaultLayer:
+    """kube-scheduler alone: every created pod is scheduled on its own, with preemption."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def on_arrival(self, job: SimJob) -> None:
+        self.engine.create_pods(job)
+
+    def on_job_finished(self, job: SimJob) -> None:
+        return None
+
+    def on_event(self, kind: str, payload: Any) -> None:
+        return None
+
+    def schedule_pass(self) -> bool:
+        engine = self.engine
+        progress = False
+        for job in engine.jobs:
+            if job.arrival_s <= engine.now and job.finished_s is None:
+                progress |= engine.create_pods(job)
+        for pod in engine.pending_pods():
+            if pod.node is not None:
+                continue
+            if isinstance(engine.try_schedule(pod), ScheduleResult):
+                progress = True
+        return progress

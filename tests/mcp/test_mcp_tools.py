@@ -1,0 +1,138 @@
+"""The tool table and server wrapper, in process: error mapping, the snapshot cache, lazy imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import pytest
+from pydantic import Field
+
+pytest.importorskip("mcp")
+from mcp.client.client import Client
+
+from gpuplane.mcp import tools
+from gpuplane.mcp.server import build_server
+from gpuplane.mcp.tools import TOOLS, ToolInputError, ToolOutput, ToolSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "clusters" / "demo.yaml"
+
+
+def _boom(value: Annotated[int, Field(description="Any number.")] = 1) -> ToolOutput:
+    raise KeyError("node-7")
+
+
+def _refuse(value: Annotated[int, Field(description="Any number.")] = 1) -> ToolOutput:
+    raise ToolInputError(f"value {value} is not acceptable")
+
+
+def _echo(value: Annotated[int, Field(description="Any number.", ge=0)] = 1) -> ToolOutput:
+    return ToolOutput({"value": value}, f"value is {value}")
+
+
+TEST_TOOLS = (
+    ToolSpec("boom", "Boom", "Raises an unexpected exception.", _boom),
+    ToolSpec("refuse", "Refuse", "Raises ToolInputError.", _refuse),
+    ToolSpec("echo", "Echo", "Returns its input.", _echo),
+)
+
+
+def _call_all(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async def run() -> list[Any]:
+        async with Client(build_server(TEST_TOOLS)) as client:
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    return anyio.run(run)
+
+
+def test_wrapper_maps_results_and_errors() -> None:
+    echo, refuse, boom, invalid, again = _call_all(
+        [("echo", {"value": 3}), ("refuse", {"value": 5}), ("boom", {}), ("echo", {"value": -1}), ("echo", {})]
+    )
+    assert not echo.is_error
+    assert echo.structured_content == {"value": 3}
+    assert [c.text for c in echo.content] == ["value is 3", json.dumps({"value": 3}, separators=(",", ":"))]
+    assert refuse.is_error and refuse.content[0].text == "Error executing tool refuse: value 5 is not acceptable"
+    # an engine bug: one line naming the exception, the session goes on
+    assert boom.is_error and boom.content[0].text == "Error executing tool boom: gpuplane failed on this input (KeyError: 'node-7')"
+    assert invalid.is_error and "greater than or equal to 0" in invalid.content[0].text
+    assert again.structured_content == {"value": 1}
+
+
+def test_every_tool_has_described_parameters() -> None:
+    names = [spec.name for spec in TOOLS]
+    assert len(names) == len(set(names))
+
+    async def schemas() -> dict[str, dict[str, Any]]:
+        return {t.name: t.input_schema for t in await build_server().list_tools()}
+
+    for name, schema in anyio.run(schemas).items():
+        for prop, spec in schema.get("properties", {}).items():
+            assert spec.get("description"), f"{name}.{prop} has no description"
+
+
+def test_cluster_cache_rereads_a_changed_snapshot(tmp_path: Path) -> None:
+    snapshot = tmp_path / "cluster.yaml"
+    shutil.copyfile(DEMO, snapshot)
+    first, _ = tools.load_cluster(str(snapshot), None, None)
+    again, _ = tools.load_cluster(str(snapshot), None, None)
+    assert again is first
+    fresh, _ = tools.load_cluster(str(snapshot), None, None, fresh=True)
+    assert fresh is not first
+    text = snapshot.read_text(encoding="utf-8")
+    snapshot.write_text(text + "\n", encoding="utf-8")
+    os.utime(snapshot, ns=(1, 1))
+    changed, _ = tools.load_cluster(str(snapshot), None, None)
+    assert changed is not first
+    assert len(changed.nodes) == len(first.nodes)
+
+
+def test_cluster_cache_is_bounded() -> None:
+    cache = tools.ClusterCache(size=2)
+    for i in range(3):
+        cache.put((f"s{i}",), (object(), []))  # type: ignore[arg-type]
+    assert cache.get(("s0",)) is None
+    assert cache.get(("s2",)) is not None
+
+
+def test_input_errors_are_one_line() -> None:
+    with pytest.raises(ToolInputError, match=r"^cluster: '-' \(standard input\) is not available over MCP"):
+        tools.inventory(cluster="-")
+    with pytest.raises(ToolInputError, match=r"^give exactly one of blueprint \(YAML text\) or blueprint_path$"):
+        tools.generate()
+    with pytest.raises(ToolInputError, match=r"^the question is longer than 2000 characters$"):
+        tools.ask(question="gpu " * 600)
+    with pytest.raises(ToolInputError, match=r"^demand 1g.10gb: the count must be >= 0$"):
+        tools.advise_mig(gpu=["A100-80GB"], demand={"1g.10gb": -1})
+
+
+def test_advise_mig_reports_an_unknown_profile_as_infeasible() -> None:
+    out = tools.advise_mig(gpu=["A100-40GB"], demand={"3g.40gb": 1})
+    assert out.data["feasible"] is False
+    assert out.summary == f"not feasible: {out.data['reason']}"
+
+
+def test_cli_module_does_not_import_the_sdk() -> None:
+    code = (
+        "import sys, gpuplane.cli.mcp_cmd, gpuplane.cli.main\n"
+        "print(sorted(m for m in ('mcp', 'pydantic', 'gpuplane.mcp.server') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_lint_finds_the_config_beside_the_manifests(tmp_path: Path) -> None:
+    manifest = ROOT / "examples" / "manifests" / "gpu-request-without-limit.yaml"
+    shutil.copyfile(manifest, tmp_path / "train.yaml")
+    before = {f["rule"] for f in tools.lint(paths=[str(tmp_path)]).data["findings"]}
+    assert "gpu-request-without-limit" in before
+    (tmp_path / ".gpuplane.yaml").write_text("disable: [gpu-request-without-limit]\n", encoding="utf-8")
+    after = {f["rule"] for f in tools.lint(paths=[str(tmp_path / "train.yaml")]).data["findings"]}
+    assert after == before - {"gpu-request-without-limit"}
