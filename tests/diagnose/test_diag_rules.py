@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpuplane.diagnose.engine import cluster_rules, run_cluster_rules
 from gpuplane.k8s.cluster import load_cluster_state
-from tests.conftest import FIXTURES
 
-DIR = FIXTURES / "diagnose"
+DIR = Path(__file__).resolve().parent.parent / "fixtures" / "diagnose"
 
 EXPECTED: dict[str, list[tuple[str, str, str, str]]] = {
     "gpu-node-not-advertising": [
-        ("error", "Node", "g6e-typed",
-         "node g6e-typed is a GPU node (instance type g6e.12xlarge has 4 GPUs) but advertises no GPU in "
-         "status.allocatable; broken link: device plugin: no device-plugin pod runs on this node although 3 run "
-         "elsewhere"),
         ("error", "Node", "gpu-a",
          "node gpu-a is a GPU node (nvidia.com/gpu.present=true) but advertises no GPU in status.allocatable; broken "
          "link: device-plugin: pod gpu-operator/nvidia-device-plugin-daemonset-ax is CrashLoopBackOff (container main): "
@@ -28,6 +25,10 @@ EXPECTED: dict[str, list[tuple[str, str, str, str]]] = {
          "node gpu-c is a GPU node (nvidia.com/gpu.present=true) but advertises no GPU in status.allocatable; broken "
          "link: device plugin disabled: nvidia.com/gpu.deploy.device-plugin=false: the operator does not run the "
          "device plugin here"),
+        ("error", "Node", "g6e-typed",
+         "node g6e-typed is a GPU node (instance type g6e.12xlarge has 4 GPUs) but advertises no GPU in "
+         "status.allocatable; broken link: device plugin: no device-plugin pod runs on this node although 3 run "
+         "elsewhere"),
     ],
     "gpu-unhealthy-devices": [
         ("warning", "Node", "gpu-a",

@@ -17,6 +17,12 @@ from gpuplane.knowledge import llm
 from gpuplane.knowledge.answer import NO_ANSWER, answer, split_units
 
 
+@pytest.fixture(autouse=True)
+def _no_user_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never write the index cache into the user's home directory."""
+    monkeypatch.setenv("GPUPLANE_CACHE_DIR", "off")
+
+
 def test_split_units_keeps_code_blocks_whole_and_drops_references() -> None:
     body = (
         "# Title\n\nIntro paragraph\nsecond line.\n\n## How\n\n- item one\n  continued\n- item two\n\n"

@@ -11,6 +11,12 @@ import pytest
 
 from gpuplane.knowledge.answer import answer
 
+
+@pytest.fixture(autouse=True)
+def _no_user_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never write the index cache into the user's home directory."""
+    monkeypatch.setenv("GPUPLANE_CACHE_DIR", "off")
+
 # (question, expected section id among sources, facts the answer must contain)
 QUESTIONS: list[tuple[str, str, list[str]]] = [
     # GPU Operator

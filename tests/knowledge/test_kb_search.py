@@ -11,6 +11,12 @@ from gpuplane.knowledge import search as search_mod
 from gpuplane.knowledge.search import Document, Index, index, search, tokenize
 
 
+@pytest.fixture(autouse=True)
+def _no_user_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never write the index cache into the user's home directory."""
+    monkeypatch.setenv("GPUPLANE_CACHE_DIR", "off")
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("requests.nvidia.com/gpu",
      ["requests.nvidia.com/gpu", "requests.nvidia.com", "gpu", "nvidia.com/gpu", "nvidia.com", "request", "nvidia"]),
@@ -46,8 +52,8 @@ def _tiny_index() -> Index:
 
 def test_bm25_ranks_the_matching_document_first() -> None:
     idx = _tiny_index()
-    assert [h.document.id for h in idx.search("nvidia.com/gpu quota")][0] == "quota"
-    assert [h.document.id for h in idx.search("DataLoader shm")][0] == "shm"
+    assert idx.search("nvidia.com/gpu quota")[0].document.id == "quota"
+    assert idx.search("DataLoader shm")[0].document.id == "shm"
     assert [h.document.id for h in idx.search("min available")] == ["rule:x"]
     assert idx.search("completely unrelated words") == []
 

@@ -64,7 +64,7 @@ REQUIRED_SECTIONS = {
 }
 
 # Every rule id of spec/rules.md (v1); the lint docs pages link section_for_rule(id).
-RULE_IDS = """
+_RULE_TEXT = """
 gpu-request-without-limit gpu-request-limit-mismatch gpu-fractional-quantity gpu-unknown-resource-name
 gpu-init-container-hoards gpu-request-exceeds-node gpu-visible-devices-env gpu-privileged-access
 gpu-unrequested-cuda-image gpu-taint-not-tolerated gpu-selector-matches-no-node gpu-type-unpinned
@@ -80,7 +80,8 @@ hpa-cpu-for-gpu-serving gpu-rollout-surge-deadlock image-pull-always-large karpe
 karpenter-consolidation-disrupts-training karpenter-gpu-limit-missing gpu-node-root-volume-small
 clusterpolicy-invalid dcgm-exporter-disabled gpu-node-not-advertising gpu-unhealthy-devices
 gpu-operator-pods-failing mig-config-failed gang-partially-running gpu-fragmentation pending-gpu-pod
-""".split()
+"""
+RULE_IDS = _RULE_TEXT.split()
 
 ALL = sections()
 

@@ -191,6 +191,20 @@ def test_stdin_and_clean_input_validate(validator: jsonschema.Draft7Validator) -
     assert clean["runs"][0]["results"] == []  # present and empty for an actual scan (schema: run.results)
 
 
+def test_path_with_space_is_percent_encoded(
+    validator: jsonschema.Draft7Validator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``artifactLocation.uri`` is a URI-reference (schema ``format``): a space must be ``%20``."""
+    folder = tmp_path / "k8s manifests"
+    folder.mkdir()
+    (folder / "serve.yaml").write_text((LINT_FIXTURES / "gpu-request-without-limit" / "fail.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    log = _sarif(["--enable", "gpu-request-without-limit", "k8s manifests"])
+    _assert_valid(validator, log)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+    assert uris == {"k8s%20manifests/serve.yaml"}
+
+
 def test_format_checks_are_live(validator: jsonschema.Draft7Validator) -> None:
     """The custom ``uri`` checks must reject what RFC 3986 rejects, or they prove nothing."""
     base: dict[str, Any] = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [

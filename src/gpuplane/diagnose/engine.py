@@ -113,8 +113,8 @@ def run_cluster_rules(state: ClusterState, *, config: LintConfig | None = None) 
             failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
     ctx.rule = None
     order = {meta.id: i for i, meta in enumerate(cluster_rules())}
-    findings.sort(key=lambda f: (-SEVERITY_RANK.get(f.severity, 0), order.get(f.rule, 99),
-                                 f.object.namespace or "", f.object.name))
+    # Stable sort: within a rule, the rule's own order (enablement chain, inventory order) is kept.
+    findings.sort(key=lambda f: (-SEVERITY_RANK.get(f.severity, 0), order.get(f.rule, 99)))
     return findings, failures
 
 

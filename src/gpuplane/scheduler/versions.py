@@ -1,10 +1,16 @@
-"""Which kube-scheduler wording a cluster speaks, per minor release (1.28 and later).
+"""Which kube-scheduler wording a cluster speaks, per release (1.28 and later).
 
 Why a table: the FailedScheduling text is part of gpuplane's contract ("character for
 character in the wording of the cluster's version", spec/cli.md), and upstream changed
-several reason strings between minors. Every switch below names the upstream change; the
-release numbers come from reference/scheduling.md §1.6 and from events seen on real
-clusters of those versions (cited per field).
+several reason strings between releases. Every switch below names the upstream file, the
+PR that changed it and the first release carrying the new text. Release membership was
+checked in kubernetes/kubernetes ``CHANGELOG/CHANGELOG-1.<minor>.md`` (which lists each PR
+under the release that shipped it) unless the entry says
+"(unverified: inferred from PR date)".
+
+Newest release checked: v1.36 (reference/scheduling.md reads the scheduler at v1.36.3).
+The stored ``CHANGELOG-1.37.md`` only reaches v1.37.0-alpha.1, so 1.37 is not modelled and
+newer versions are worded as 1.36.
 """
 
 from __future__ import annotations
@@ -13,86 +19,133 @@ import re
 from dataclasses import dataclass
 
 OLDEST_MINOR = 28
-# Newest release whose scheduler strings were read (reference/scheduling.md reads v1.36.3).
 NEWEST_MINOR = 36
 
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)")
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+# How nodes cut by a PreFilterResult (e.g. NodeAffinity on ``metadata.name``) are recorded.
+# pkg/scheduler/schedule_one.go findNodesThatFitPod:
+# - "unrecorded" (v1.28, v1.29): they get no entry in NodeToStatusMap, so FitError.Error()
+#   does not count them and preemption.go nodesWherePreemptionMightHelp treats them as
+#   potential nodes (a missing status reads as Success, not UnschedulableAndUnresolvable);
+# - "filtered" (v1.30, v1.31): PR #119779 (CHANGELOG-1.30.md, v1.30.0-alpha.1) stamps them
+#   UnschedulableAndUnresolvable `node is filtered out by the prefilter result`;
+# - "plugins" (v1.32 on): PR #126022 (CHANGELOG-1.32.md, v1.32.0-alpha.1, "Added
+#   absentNodesStatus") replaced the map by NodeToStatus, whose absent-nodes status reads
+#   `node(s) didn't satisfy plugin(s) [<plugins>]`.
+ABSENT_UNRECORDED = "unrecorded"
+ABSENT_FILTERED = "filtered"
+ABSENT_PLUGINS = "plugins"
 
 
 @dataclass(frozen=True, slots=True)
 class Wording:
-    """Version-dependent switches of kube-scheduler's messages (one minor release)."""
+    """Version-dependent switches of kube-scheduler's messages (one release)."""
 
     minor: int
-    # pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go: the Filter reason
-    # names the first untolerated taint (`node(s) had untolerated taint {%s: %s}`, PR #109119)
-    # until PR #134740 (v1.35; cherry-picked into a later v1.34 patch, #135023) made it the
-    # generic `node(s) had untolerated taint(s)`.
+    # pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go Filter: the reason
+    # names the first untolerated taint, `node(s) had untolerated taint {%s: %s}` (PR #109119),
+    # until PR #134740 made it the generic `node(s) had untolerated taint(s)`: first in
+    # v1.35.0 (CHANGELOG-1.35.md, listed from v1.35.0-alpha.3) and, through the cherry-pick
+    # PR #135023, in v1.34.2 (CHANGELOG-1.34.md, section v1.34.2; not in v1.34.1). No
+    # cherry-pick to release-1.33 or older was found.
     taint_with_key_value: bool
     # pkg/scheduler/framework/plugins/volumebinding/binder.go ErrReasonNodeConflict:
-    # `node(s) had volume node affinity conflict` before PR #129887 (v1.33).
+    # `node(s) had volume node affinity conflict` until PR #129887 (merged Jan 2025) made it
+    # `node(s) didn't match PersistentVolume's node affinity`: v1.33
+    # (unverified: inferred from PR date; the new text is seen on real v1.34+ clusters).
     volume_conflict_reason: str
-    # pkg/scheduler/framework/plugins/noderesources/fit.go: a request above the node's whole
-    # allocatable is UnschedulableAndUnresolvable from PR #131345 (v1.34) on.
+    # pkg/scheduler/framework/plugins/noderesources/fit.go Filter: a request above the node's
+    # whole allocatable is UnschedulableAndUnresolvable from PR #131345 (merged Apr 2025):
+    # v1.34 (unverified: inferred from PR date).
     fit_unresolvable_over_allocatable: bool
-    # pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go: DRA is on by
-    # default from v1.34 (GA); its no-op PostFilter texts (`no new claims to deallocate`, or the
-    # cycle-state read error `not found` after a PreFilter rejection) precede the preemption
-    # clause until PR #140222 (after v1.36).
+    # pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go: the plugin is in
+    # the default profile once DRA is GA and on by default, v1.34 (PR #132706, CHANGELOG-1.34.md
+    # v1.34.0 "Graduated core functionality to general availability"). Its no-op PostFilter
+    # texts (`no new claims to deallocate`, or the cycle-state read error `not found` after a
+    # PreFilter rejection) precede the preemption clause; PR #140222 that hides them was still
+    # open when last seen (Jul 2026), so every modelled release up to v1.36 has them.
     dra_postfilter_text: bool
-    # pkg/scheduler/schedule_one.go findNodesThatFitPod: nodes cut by a PreFilterResult were
-    # stamped `node is filtered out by the prefilter result` (fix for issue #119770) until the
-    # NodeToStatus reader with an absent-nodes status (v1.32) reported them as
-    # `node(s) didn't satisfy plugin(s) [<plugins>]`.
-    absent_nodes_plugin_status: bool
+    # How PreFilterResult-cut nodes are recorded: ABSENT_UNRECORDED / _FILTERED / _PLUGINS.
+    prefilter_absent: str
     # pkg/scheduler/framework/plugins/noderesources/fit.go PreFilter: SidecarContainers is
-    # alpha (off) in v1.28 and beta (on) from v1.29.
+    # alpha (off) in v1.28 and beta (on) from v1.29 (KEP-753; unverified: inferred from the
+    # KEP's graduation history, not read at the tags).
     sidecars_enabled: bool
+    # Patch release when known (``--kubernetes-version 1.34.2``); None = the minor's .0.
+    patch: int | None = None
+
+    # Preemption clause (pkg/scheduler/framework/types.go FitError.Error(): the PostFilter
+    # message is appended after one space with no trailing period). The double period of
+    # older releases (`... for scheduling..`) went with PR #117588 (merged Apr 2023): v1.28
+    # (unverified: inferred from PR date), so every modelled release shares one format.
 
     @property
     def label(self) -> str:
-        return f"1.{self.minor}"
+        return f"1.{self.minor}" if self.patch is None else f"1.{self.minor}.{self.patch}"
+
+    @property
+    def absent_nodes_plugin_status(self) -> bool:
+        """Nodes cut by a PreFilterResult read ``node(s) didn't satisfy plugin(s) [...]``."""
+        return self.prefilter_absent == ABSENT_PLUGINS
 
 
-def wording_for(minor: int) -> Wording:
-    """The wording of kube-scheduler 1.<minor> (clamped to the supported range)."""
+def wording_for(minor: int, patch: int | None = None) -> Wording:
+    """The wording of kube-scheduler 1.<minor>[.<patch>] (clamped to the supported range)."""
+    if minor > NEWEST_MINOR or minor < OLDEST_MINOR:
+        patch = None
     minor = max(OLDEST_MINOR, min(NEWEST_MINOR, minor))
+    if minor >= 32:
+        absent = ABSENT_PLUGINS
+    elif minor >= 30:
+        absent = ABSENT_FILTERED
+    else:
+        absent = ABSENT_UNRECORDED
     return Wording(
         minor=minor,
-        taint_with_key_value=minor < 35,
+        taint_with_key_value=minor < 34 or (minor == 34 and (patch or 0) < 2),
         volume_conflict_reason=(
             "node(s) didn't match PersistentVolume's node affinity"
             if minor >= 33
             else "node(s) had volume node affinity conflict"
         ),
         fit_unresolvable_over_allocatable=minor >= 34,
-        dra_postfilter_text=34 <= minor <= 36,
-        absent_nodes_plugin_status=minor >= 32,
+        dra_postfilter_text=minor >= 34,
+        prefilter_absent=absent,
         sidecars_enabled=minor >= 29,
+        patch=patch,
     )
 
 
-def parse_minor(version: str | None) -> int | None:
-    """``"1.31"``, ``"v1.31.4"``, ``"v1.30.2-eks-1234"`` -> 31; anything else -> None."""
+def parse_version(version: str | None) -> tuple[int, int | None] | None:
+    """``"1.31"`` -> (31, None); ``"v1.34.2-eks-1234"`` -> (34, 2); anything else -> None."""
     if not version:
         return None
     match = _VERSION_RE.match(version.strip())
     if match is None or match.group(1) != "1":
         return None
-    return int(match.group(2))
+    patch = match.group(3)
+    return int(match.group(2)), (int(patch) if patch is not None else None)
+
+
+def parse_minor(version: str | None) -> int | None:
+    """``"1.31"``, ``"v1.31.4"``, ``"v1.30.2-eks-1234"`` -> 31; anything else -> None."""
+    parsed = parse_version(version)
+    return parsed[0] if parsed is not None else None
 
 
 def resolve_wording(explicit: str | None, cluster_version: str | None) -> Wording:
     """spec/cli.md order: ``--kubernetes-version``, else the cluster's, else the newest known.
 
     ``cluster_version`` is what ClusterState reports: the live server version or the highest
-    kubelet minor among the nodes (the control plane is never older than its kubelets).
-    Raises ValueError on an explicit version that is not ``1.MINOR``.
+    kubelet minor among the nodes (the control plane is never older than its kubelets). A
+    version without a patch number is worded as that minor's first release (.0).
+    Raises ValueError on an explicit version that is not ``1.MINOR[.PATCH]``.
     """
     if explicit:
-        minor = parse_minor(explicit)
-        if minor is None:
+        parsed = parse_version(explicit)
+        if parsed is None:
             raise ValueError(f"--kubernetes-version {explicit!r} is not a Kubernetes version like 1.31")
-        return wording_for(minor)
-    minor = parse_minor(cluster_version)
-    return wording_for(minor if minor is not None else NEWEST_MINOR)
+        return wording_for(*parsed)
+    parsed = parse_version(cluster_version)
+    return wording_for(*parsed) if parsed is not None else wording_for(NEWEST_MINOR)

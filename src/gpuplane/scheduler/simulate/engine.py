@@ -87,6 +87,8 @@ class Engine:
         if self.quota.skipped_scoped:
             self.notes.append("scoped ResourceQuotas are not modelled: " + ", ".join(self.quota.skipped_scoped))
         self.layer = self._make_layer()
+        if self.options.autoscaler is not None:
+            self.options.autoscaler.attach(self)
         for job in self.jobs:
             self.push(job.arrival_s, "arrive", job)
 
@@ -128,6 +130,11 @@ class Engine:
                 _, _, kind, payload = heapq.heappop(self.events)
                 self._apply(kind, payload)
             self._schedule_until_stable()
+            scaler = self.options.autoscaler
+            if scaler is not None:
+                waiting = [p for p in self.pending_pods() if p.node is None]
+                if waiting:
+                    scaler.scale_up(self, waiting)
             if self.step.events:
                 self._close_step()
         return self
@@ -154,6 +161,8 @@ class Engine:
             pod, gen = payload
             if self.epoch.get(id(pod), 0) == gen and pod.node is not None:
                 self._pod_running(pod)
+        elif kind == "node-ready":
+            self.options.autoscaler.node_ready(self, payload)
         else:
             self.layer.on_event(kind, payload)
 
@@ -369,7 +378,12 @@ class DefaultLayer:
         self.engine = engine
 
     def on_arrival(self, job: SimJob) -> None:
-        self.engine.create_pods(job)
+        if self.may_create(job):
+            self.engine.create_pods(job)
+
+    def may_create(self, job: SimJob) -> bool:
+        """Whether the job's controller creates its pods now (Kueue holds them until admission)."""
+        return True
 
     def on_job_finished(self, job: SimJob) -> None:
         return None
@@ -381,7 +395,7 @@ class DefaultLayer:
         engine = self.engine
         progress = False
         for job in engine.jobs:
-            if job.arrival_s <= engine.now and job.finished_s is None:
+            if job.arrival_s <= engine.now and job.finished_s is None and self.may_create(job):
                 progress |= engine.create_pods(job)
         for pod in engine.pending_pods():
             if pod.node is not None:

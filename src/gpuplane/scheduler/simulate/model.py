@@ -48,6 +48,7 @@ class SimJob:
     distributed: bool
     min_member: int
     queue: str | None
+    kueue_queue: str | None
     priority: int
     order: int  # submission order (creation timestamp tie-break)
     pods: list[SimPod] = field(default_factory=list)

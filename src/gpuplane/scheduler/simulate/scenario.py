@@ -31,6 +31,7 @@ from gpuplane.gpu.resources import is_gpu_resource
 from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.k8s.workloads import PodSet, expand_all
+from gpuplane.k8s.workloads.gangs import kueue_queue
 from gpuplane.scheduler.simulate.model import SimJob, SimPod
 from gpuplane.sources.manifest import Manifest
 
@@ -201,6 +202,7 @@ def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: 
             distributed=distributed,
             min_member=min(min_member, total),
             queue=next((ps.queue for ps in sets if ps.queue), None),
+            kueue_queue=kueue_queue(obj),
             priority=priority_of(templates[0][2]),
             order=n,
             podsets=templates,
