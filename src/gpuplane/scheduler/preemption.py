@@ -33,6 +33,7 @@ from gpuplane.scheduler.plugins.base import FilterPlugin
 from gpuplane.scheduler.plugins.dynamic_resources import postfilter_text
 from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from gpuplane.scheduler.runtime import Diagnosis, Framework, first_failure
+from gpuplane.scheduler.versions import ABSENT_UNRECORDED
 
 NAME = "DefaultPreemption"
 # default_preemption.go PodEligibleToPreemptOthers
@@ -43,6 +44,8 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 # preemption.go nodesWherePreemptionMightHelp
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 PREFIX = "preemption: "
+MIN_CANDIDATE_NODES_PERCENTAGE = 10
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 
 @dataclass(slots=True)
@@ -83,11 +86,16 @@ def _terminating_by_preemption(pod: Pod) -> bool:
     )
 
 
-def _status_codes(diag: Diagnosis, num_nodes: int) -> np.ndarray:
+def _status_codes(fw: Framework, diag: Diagnosis, num_nodes: int) -> np.ndarray:
+    """Per node: U (preemption may help) or UU. Upstream ``nodesWherePreemptionMightHelp``
+    skips only UU nodes; before v1.30 the nodes cut by a PreFilterResult had no status at all,
+    which reads as Success, so they were tried too (versions.py ABSENT_UNRECORDED)."""
     codes = np.full(num_nodes, int(UU), dtype=np.int8)
     for status, nodes in diag.groups.items():
         if status.code == U:
             codes[nodes] = int(U)
+    if diag.absent and fw.wording.prefilter_absent == ABSENT_UNRECORDED:
+        codes[diag.absent] = int(U)
     return codes
 
 
@@ -96,7 +104,7 @@ def preempt(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[Filter
     pod = ctx.pod
     if index.preemption_policy(pod) == "Never":
         return PreemptionOutcome(message=NOT_ELIGIBLE_NEVER)
-    codes = _status_codes(diag, index.num_nodes)
+    codes = _status_codes(fw, diag, index.num_nodes)
     nominated = pod.status.nominated_node_name
     if nominated and nominated in index.by_name:
         j = index.by_name[nominated]
@@ -108,10 +116,12 @@ def preempt(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[Filter
     n = index.num_nodes
     if len(potential) == 0:
         return PreemptionOutcome(message=build_fit_message(n, "", Counter({NOT_HELPFUL: n})))
-    tried = dry_run(fw, ctx, potential, active)
+    unrecorded = diag.absent if fw.wording.prefilter_absent == ABSENT_UNRECORDED else []
+    tried = dry_run(fw, ctx, potential, active, unrecorded)
     candidates = [j for j, status in tried.items() if status is None]
     if candidates:
-        return _pick(fw, ctx, candidates, active, tried)
+        candidates.sort()
+        return _pick(fw, ctx, candidates, active, tried, num_candidates(len(potential)))
     hist: Counter[str] = Counter()
     for status in tried.values():
         assert status is not None
@@ -126,9 +136,21 @@ def preempt(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[Filter
 _NO_VICTIMS_STATUS = Status(UU, (NO_VICTIMS,), NAME)
 
 
-def dry_run(fw: Framework, ctx: PodContext, nodes: np.ndarray, active: list[FilterPlugin]) -> dict[int, Status | None]:
-    """``SelectVictimsOnNode`` step one on each node: remove every lower-priority pod, re-filter."""
+def dry_run(
+    fw: Framework, ctx: PodContext, nodes: np.ndarray, active: list[FilterPlugin], unrecorded: list[int] | None = None
+) -> dict[int, Status | None]:
+    """``SelectVictimsOnNode`` step one on each node: remove every lower-priority pod, re-filter.
+
+    ``unrecorded`` nodes (cut by a PreFilterResult, v1.28-v1.29) never ran the static filters,
+    so their dry run re-runs every active plugin, as upstream's full Filter pass would.
+    """
     index = fw.index
+    if unrecorded:
+        out_unrecorded = _dry_run_full(fw, ctx, [j for j in unrecorded], active)
+        rest = np.setdiff1d(nodes, np.array(unrecorded, dtype=np.int64))
+        out = dry_run(fw, ctx, rest, active) if len(rest) else {}
+        out.update(out_unrecorded)
+        return out
     levels, cum, counts = index.priority_levels()
     k = int(np.searchsorted(levels, ctx.priority, side="left"))
     victims_count = counts[k]
@@ -162,6 +184,32 @@ def dry_run(fw: Framework, ctx: PodContext, nodes: np.ndarray, active: list[Filt
         finally:
             ctx.removed = {}
     return out
+
+
+def _dry_run_full(fw: Framework, ctx: PodContext, nodes: list[int], active: list[FilterPlugin]) -> dict[int, Status | None]:
+    index = fw.index
+    out: dict[int, Status | None] = {}
+    for j in nodes:
+        info = index.node_infos[j]
+        lower = [p for p in info.pods if index.priority(p) < ctx.priority]
+        if not lower:
+            out[j] = _NO_VICTIMS_STATUS
+            continue
+        ctx.removed = {j: lower}
+        try:
+            out[j] = first_failure(ctx, active, info)
+        finally:
+            ctx.removed = {}
+    return out
+
+
+def num_candidates(potential: int) -> int:
+    """``calculateNumCandidates`` (defaultpreemption/default_preemption.go): 10% of the
+    potential nodes, at least 100, at most all of them (DefaultPreemptionArgs defaults
+    ``MinCandidateNodesPercentage: 10``, ``MinCandidateNodesAbsolute: 100``,
+    pkg/scheduler/apis/config/v1/defaults.go; reference/scheduling.md §3.6)."""
+    n = potential * MIN_CANDIDATE_NODES_PERCENTAGE // 100
+    return min(max(n, MIN_CANDIDATE_NODES_ABSOLUTE), potential)
 
 
 def _pdbs_for(fw: Framework) -> list[tuple[str, object, int]]:
@@ -203,36 +251,80 @@ def _violating(fw: Framework, victims: list[Pod]) -> tuple[list[Pod], list[Pod]]
 
 
 def _pick(
-    fw: Framework, ctx: PodContext, candidates: list[int], active: list[FilterPlugin], tried: dict[int, Status | None]
+    fw: Framework,
+    ctx: PodContext,
+    candidates: list[int],
+    active: list[FilterPlugin],
+    tried: dict[int, Status | None],
+    limit: int,
 ) -> PreemptionOutcome:
     """Victims per candidate (``SelectVictimsOnNode`` reprieve) and ``pickOneNodeForPreemption``.
 
-    Upstream stops the dry run after ``max(10% of nodes, 100)`` candidates; the first 100
-    candidates in node order are compared here.
+    ``dryRunPreemption`` (preemption/preemption.go) stops once it holds at least one
+    PDB-respecting candidate and ``limit`` candidates in all (``num_candidates``); upstream
+    starts at a random node offset, gpuplane at the first node, so the answer is stable.
+    Candidates are walked in node order and compared with upstream's keys: fewest PDB
+    violations, lowest highest-victim priority, smallest priority sum, fewest victims.
+
+    Speed: the lower-priority pods of a node, sorted, split by PDB, depend only on the node
+    and the preemptor's priority, and the resource-only reprieve only on those pods, the
+    node's free resources and the preemptor's requests: both are memoized in the index
+    cache, so identical preemptors (replicas of one job) and repeated nodes cost a lookup.
     """
     index = fw.index
     dynamic = [p for p in active if not p.static]
     only_fit = all(isinstance(p, NodeResourcesFit) for p in dynamic)
+    levels, _, _ = index.priority_levels()
+    level = int(np.searchsorted(levels, ctx.priority, side="left"))
+    victims_cache: dict[tuple, tuple[list[Pod], int]] = index.cache.setdefault("preemption/victims", {})
+    names = tuple(sorted(n for n, v in ctx.requests.items() if v > 0))
+    want = tuple(ctx.requests[n] for n in names)
     best: tuple | None = None
     best_out: PreemptionOutcome | None = None
-    for j in candidates[:100]:
+    non_violating = violating_count = 0
+    for j in candidates:
         info = index.node_infos[j]
-        lower = [p for p in info.pods if index.priority(p) < ctx.priority]
-        lower.sort(key=lambda p: -index.priority(p))
-        violating, safe = _violating(fw, lower)
+        lower, violating, safe = _lower_pods(fw, j, level, ctx.priority)
         if only_fit:
-            victims, violations = _reprieve_resources(ctx, info, lower, violating, safe)
+            key = (j, level, names, want)
+            hit = victims_cache.get(key)
+            if hit is None:
+                hit = victims_cache[key] = _reprieve_resources(ctx, info, lower, violating, safe)
+            victims, violations = hit
         else:
             victims, violations = _reprieve_filters(ctx, dynamic, info, lower, violating, safe)
         prios = [index.priority(p) for p in victims]
-        key = (violations, max(prios, default=-(2**31)), sum(prios), len(victims))
-        if best is None or key < best:
-            best = key
+        rank = (violations, max(prios, default=-(2**31)), sum(prios), len(victims))
+        if best is None or rank < best:
+            best = rank
             best_out = PreemptionOutcome(
                 nominated_node=info.name, victims=victims, pdb_violations=violations, tried=tried
             )
+        if violations:
+            violating_count += 1
+        else:
+            non_violating += 1
+        if non_violating > 0 and non_violating + violating_count >= limit:
+            break
     assert best_out is not None
     return best_out
+
+
+def _lower_pods(fw: Framework, j: int, level: int, priority: int) -> tuple[list[Pod], list[Pod], list[Pod]]:
+    """The pods of node ``j`` below ``priority`` (most important first, as upstream's
+    ``MoreImportantPod`` sort by priority), split into PDB-violating and safe ones; memoized
+    per (node, priority level)."""
+    index = fw.index
+    cache: dict[tuple[int, int], tuple[list[Pod], list[Pod], list[Pod]]] = index.cache.setdefault(
+        "preemption/lower", {}
+    )
+    hit = cache.get((j, level))
+    if hit is None:
+        lower = [p for p in index.node_infos[j].pods if index.priority(p) < priority]
+        lower.sort(key=lambda p: -index.priority(p))
+        violating, safe = _violating(fw, lower)
+        hit = cache[(j, level)] = (lower, violating, safe)
+    return hit
 
 
 def _reprieve_resources(ctx: PodContext, info, lower: list[Pod], violating: list[Pod], safe: list[Pod]) -> tuple[list[Pod], int]:

@@ -32,9 +32,9 @@ from gpuplane.scheduler.plugins.taint_toleration import TaintToleration
 from gpuplane.scheduler.plugins.volume_binding import VolumeBinding
 from gpuplane.scheduler.plugins.volume_restrictions import VolumeRestrictions
 from gpuplane.scheduler.plugins.volume_zone import VolumeZone
-from gpuplane.scheduler.versions import Wording
+from gpuplane.scheduler.versions import ABSENT_FILTERED, ABSENT_PLUGINS, Wording
 
-# schedule_one.go (<= v1.31): status of nodes cut by a PreFilterResult.
+# schedule_one.go (v1.30-v1.31, PR #119779): status of nodes cut by a PreFilterResult.
 FILTERED_BY_PREFILTER_RESULT = "node is filtered out by the prefilter result"
 
 
@@ -143,11 +143,13 @@ class Framework:
             alive = np.array(sorted(subset), dtype=np.int64)
             diag = Diagnosis(alive)
             diag.absent = [i for i in range(index.num_nodes) if i not in subset]
-            if self.wording.absent_nodes_plugin_status:
+            # versions.py prefilter_absent: how upstream records the nodes the result cut.
+            absent_mode = self.wording.prefilter_absent
+            if absent_mode == ABSENT_PLUGINS:
                 text = f"node(s) didn't satisfy plugin(s) {join_plugins(ctx.state['_prefilter_plugins'])}"
-            else:
-                text = FILTERED_BY_PREFILTER_RESULT
-            diag.absent_status = Status(UU, (text,), "")
+                diag.absent_status = Status(UU, (text,), "")
+            elif absent_mode == ABSENT_FILTERED:
+                diag.absent_status = Status(UU, (FILTERED_BY_PREFILTER_RESULT,), "")
         groups = diag.groups
         active_set = set(map(id, active))
         static = [p for p in self.static_plugins if id(p) in active_set]

@@ -194,6 +194,9 @@ class Scheduler:
         info.used_ports = info.used_ports | set(pod_host_ports(pod))
         index._anti_affinity_pods = None
         index._priority_levels = None
+        # Preemption memoizes per-node victims (preemption._pick); the node changed.
+        index.cache.pop("preemption/lower", None)
+        index.cache.pop("preemption/victims", None)
 
     def explain(self, pod: Pod) -> Explanation:
         """Why ``pod`` is Pending, in kube-scheduler's words, with causes and fixes."""

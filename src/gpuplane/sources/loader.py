@@ -93,6 +93,54 @@ class FastSafeLoader(_CLoader):  # type: ignore[misc,valid-type]
 # Only valid while nobody registers path resolvers (PyYAML's add_path_resolver is global).
 _Loader: type = FastSafeLoader if not _Resolver.yaml_path_resolvers else _CLoader
 
+_SCALAR_CONSTRUCTORS = {
+    tag: yaml.constructor.SafeConstructor.yaml_constructors[tag]
+    for tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+                "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp")
+}
+
+
+def _build(node: yaml.Node, loader: Any) -> Any:
+    """Python data of a composed node, without SafeConstructor's generic machinery.
+
+    ``construct_document`` handles what plain manifests never contain (aliases shared by
+    several parents, recursive structures, merge keys, explicit tags) through per-node
+    memo tables and generators; that costs about half of a bulk load. Callers only use
+    this walk for documents with none of those (see :func:`load_yaml_document`); the
+    result is the same data (tested against ``CSafeLoader`` in tests/sources).
+    Scalars keep SafeLoader's constructors, so ints, floats, bools, nulls and timestamps
+    come out exactly as ``yaml.safe_load`` makes them.
+    """
+    tag = node.tag
+    if tag == _STR_TAG:
+        return node.value
+    if tag == _MAP_TAG:
+        out = {}
+        for key_node, value_node in node.value:
+            out[_build(key_node, loader)] = _build(value_node, loader)  # unhashable key: TypeError
+        return out
+    if tag == _SEQ_TAG:
+        return [_build(item, loader) for item in node.value]
+    construct = _SCALAR_CONSTRUCTORS.get(tag)
+    if construct is not None:
+        return construct(loader, node)
+    return loader.construct_object(node, deep=True)
+
+
+def _load_plain(body: str) -> Any:
+    """One document without aliases, merge keys or explicit tags (see :func:`_build`)."""
+    loader = _Loader(body)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            return _build(node, loader)
+        except TypeError:  # an unhashable key: let SafeConstructor raise its own error
+            return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
 
 @dataclass(slots=True)
 class LoadError:
@@ -428,12 +476,16 @@ def split_list_items(body: str) -> tuple[str, list[tuple[int, str]]] | None:
 
 def load_yaml_document(body: str) -> Any:
     """One YAML document with the hostile-input checks; raises :class:`yaml.YAMLError`."""
-    data = yaml.load(body, Loader=_Loader)
     if _MAYBE_ALIAS.search(body) is not None:
+        data = yaml.load(body, Loader=_Loader)
         problem = limits.check_tree(data, shared=True)
-    elif limits.yaml_depth_bounded(body):
-        return data
+    elif "!" in body or "<<" in body:
+        data = yaml.load(body, Loader=_Loader)
+        problem = None if limits.yaml_depth_bounded(body) else limits.check_tree(data, shared=False)
     else:
+        data = _load_plain(body)
+        if limits.yaml_depth_bounded(body):
+            return data
         problem = limits.check_tree(data, shared=False)
     if problem:
         raise yaml.YAMLError(problem)
