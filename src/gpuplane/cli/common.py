@@ -40,11 +40,12 @@ def cluster_options(required: bool = False) -> Callable[[Callable[..., Any]], Ca
         func = click.option(
             "--context", "kube_context", default=None, help="Kube-context for --cluster live."
         )(func)
+        # No explicit default: click >= 8.3 treats `default=None` as a value, which would
+        # satisfy `required` and hand None to the command.
         func = click.option(
             "--cluster",
             "cluster",
             required=required,
-            default=None,
             metavar="SOURCE",
             help="Cluster state: a snapshot file/folder (kubectl get -o yaml|json output, "
             "or `gpuplane snapshot`), or `live` for the current kube-context.",

@@ -20,8 +20,17 @@ def _terminal_is_wide() -> bool:
     return shutil.get_terminal_size().columns >= _CLICK_WIDTH
 
 
+def _die_quietly_on_closed_pipe() -> None:
+    """``gpuplane ... | head``: end like other Unix tools (SIGPIPE), not with a Python error."""
+    import signal
+
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
 def main() -> None:
     """Answer help/version instantly; otherwise run the full CLI."""
+    _die_quietly_on_closed_pipe()
     args = sys.argv[1:]
     if args == ["--version"]:
         from gpuplane import __version__
