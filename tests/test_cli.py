@@ -67,3 +67,11 @@ def test_fast_paths_through_the_console_script() -> None:
     assert out.stdout == "gpuplane, version 0.1.0\n"
     out = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("Usage: gpuplane [OPTIONS] COMMAND [ARGS]...\n")
+
+
+def test_commands_needing_a_cluster_refuse_without_one() -> None:
+    runner = CliRunner()
+    for args in (["inventory"], ["why-pending"], ["diagnose"], ["simulate", "x.yaml"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 2, args
+        assert "Missing option '--cluster'" in result.output, args
