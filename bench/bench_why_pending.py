@@ -38,7 +38,7 @@ print(time.perf_counter() - t)
 """
 
 ENGINE = """
-import sys, time
+import resource, sys, time
 t = time.perf_counter()
 from gpuplane.k8s.cluster import load_cluster_state
 from gpuplane.scheduler.scheduler import Scheduler
@@ -47,7 +47,8 @@ loaded = time.perf_counter()
 sched = Scheduler(state)
 out = sched.pending()
 done = time.perf_counter()
-print(done - t, loaded - t, done - loaded, len(out))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(done - t, loaded - t, done - loaded, len(out), peak)
 """
 
 
@@ -88,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"json.load                        {baseline:7.2f} s")
     print(f"why-pending engine (all pending) {total:7.2f} s  = load {load:.2f} s + explain {explain:.2f} s "
           f"for {engine_runs[0][3]} pods")
+    peak = statistics.median(float(r[4]) for r in engine_runs)
+    print(f"engine peak RSS                  {peak:7.0f} MiB")
     print(f"ratio                            {total / baseline:7.2f}  (target <= 1.5)")
     if not args.no_cli:
         exe = Path(sys.executable).with_name("gpuplane")

@@ -29,13 +29,22 @@ class ContainerRef:
     """One container of a pod template and where it sits in its object.
 
     ``path`` is relative to the object root (``Manifest.data``), e.g.
-    ``("spec", "template", "spec", "containers", 0)``.
+    ``("spec", "template", "spec", "containers", 0)``. The context hands out the
+    same refs to every rule, so per-container facts (GPU requests) are computed once.
     """
 
     data: dict[str, Any]
     path: FieldPath
     section: str
     index: int
+    _gpu: dict[str, int] | None = None
+
+    def gpu_requests(self) -> dict[str, int]:
+        """:func:`kinds.container_gpu_requests` of this container, computed once (do not mutate)."""
+        found = self._gpu
+        if found is None:
+            found = self._gpu = kinds.container_gpu_requests(self.data)
+        return found
 
     @property
     def name(self) -> str:
@@ -78,6 +87,7 @@ class LintContext:
         self._gpu_requests: dict[int, dict[str, int]] = {}
         self._gpu_podsets: list[PodSet] | None = None
         self._gpu_claim_templates: set[str] | None = None
+        self._containers: dict[tuple[int, tuple[str, ...]], list[ContainerRef]] = {}
 
     # -- objects -------------------------------------------------------------------------------
 
@@ -115,16 +125,30 @@ class LintContext:
         return ps.template_source or ps.source
 
     def containers(self, ps: PodSet, sections: Sequence[str] = APP_AND_INIT) -> Iterator[ContainerRef]:
-        """Containers of ``ps``'s pod template, with their paths in :meth:`holder`'s data."""
+        """Containers of ``ps``'s pod template, with their paths in :meth:`holder`'s data.
+
+        Built once per pod set and section list (every rule walks them; the pod sets live
+        as long as the context, so their ids are stable keys).
+        """
+        key = (id(ps), tuple(sections))
+        found = self._containers.get(key)
+        if found is None:
+            found = self._containers[key] = self._container_refs(ps, key[1])
+        return iter(found)
+
+    @staticmethod
+    def _container_refs(ps: PodSet, sections: tuple[str, ...]) -> list[ContainerRef]:
         spec = pod_spec(ps)
         base = (*tuple(ps.template_path), "spec")
+        out: list[ContainerRef] = []
         for section in sections:
             items = spec.get(section)
             if not isinstance(items, list):
                 continue
             for i, item in enumerate(items):
                 if isinstance(item, dict):
-                    yield ContainerRef(item, (*base, section, i), section, i)
+                    out.append(ContainerRef(item, (*base, section, i), section, i))
+        return out
 
     def gpu_requests(self, ps: PodSet) -> dict[str, int]:
         """Accelerator requests of one pod of ``ps`` (summed over app containers), cached."""

@@ -11,10 +11,11 @@ time-slicing with ``renameByDefault`` exposes ``nvidia.com/gpu.shared``).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from gpuplane.gpu.resources import classify, is_gpu_resource
+from gpuplane.gpu.resources import classify, is_gpu_resource, parse_mig_profile
 from gpuplane.k8s.tolerations import find_untolerated_taint
 from gpuplane.scheduler.plugins.node_resources_fit import INSUFFICIENT
 
@@ -52,7 +53,7 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
         return
     if expl.fit_error is None:
         return
-    ranked: list[tuple[int, str, str | None]] = []  # (rank, cause, fix)
+    ranked: list[tuple[int, str, str | None]] = []  # (RANK_*, cause, fix)
     requests = sched.context(expl.pod).requests
     for status, names in expl.groups:
         plugin = status.plugin
@@ -63,39 +64,59 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
                     resource = reason[len(INSUFFICIENT) :]
                     ranked.extend(_resource_causes(sched, expl, resource, requests.get(resource, 0), names))
                 else:
-                    ranked.append((3, f"{count} node(s) already run as many pods as allocatable 'pods' allows", None))
+                    ranked.append((RANK_CAPACITY, f"{count} node(s) already run as many pods as allocatable 'pods' allows", None))
         elif plugin == "TaintToleration":
             ranked.extend(_taint_causes(sched, expl, names))
         elif plugin == "NodeAffinity":
-            ranked.append((4, _affinity_cause(expl, count), None))
+            ranked.append((RANK_DECISIVE, _affinity_cause(expl, count), None))
         elif plugin == "NodeUnschedulable":
-            ranked.append((5, f"{count} node(s) are cordoned (spec.unschedulable: true)",
+            ranked.append((RANK_DECISIVE, f"{count} node(s) are cordoned (spec.unschedulable: true)",
                            f"kubectl uncordon {names[0]}" if count == 1 else "kubectl uncordon <node>  # once maintenance is over"))
         elif status.reasons:
-            ranked.append((6, f"{count} node(s): {status.message} ({plugin or 'PreFilter'})", None))
+            ranked.append((RANK_OTHER, f"{count} node(s): {status.message} ({plugin or 'PreFilter'})", None))
     prefilter = expl.fit_error.prefilter_msg
     if prefilter:
-        ranked.append((1, f"the pod is rejected before any node is checked: {prefilter}", _prefilter_fix(prefilter)))
+        ranked.append((RANK_DECISIVE, f"the pod is rejected before any node is checked: {prefilter}", _prefilter_fix(prefilter)))
     outcome = expl.preemption
     if outcome is not None and outcome.nominated_node:
         victims = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in outcome.victims[:5])
         ranked.append(
-            (2, f"preemption can make room: evicting {len(outcome.victims)} lower-priority pod(s) on "
+            (RANK_PREEMPTION, f"preemption can make room: evicting {len(outcome.victims)} lower-priority pod(s) on "
                 f"{outcome.nominated_node} ({victims}); the pod would be nominated there", None)
         )
     elif outcome is not None and "preemptionPolicy=Never" in outcome.message:
-        ranked.append((7, "the pod's PriorityClass has preemptionPolicy: Never, so it waits for capacity instead of evicting", None))
+        ranked.append((RANK_OTHER, "the pod's PriorityClass has preemptionPolicy: Never, so it waits for capacity instead of evicting", None))
     elif expl.fit_error.postfilter_msg and "No preemption victims" in expl.fit_error.postfilter_msg:
-        ranked.append((7, "preemption cannot help: no pod of lower priority runs on the nodes that lack resources",
+        ranked.append((RANK_OTHER, "preemption cannot help: no pod of lower priority runs on the nodes that lack resources",
                        "give the job a higher PriorityClass only if it may evict other work"))
-    ranked.sort(key=lambda r: r[0])
+    _gang_cause(sched, expl, requests)
+    # Most decisive first (rank), and within a rank the cause that explains the most nodes.
+    order = sorted(range(len(ranked)), key=lambda i: (ranked[i][0], -_count_of(ranked[i][1]), i))
     seen: set[str] = set()
-    for _, cause, fix in ranked:
+    for i in order:
+        _, cause, fix = ranked[i]
         if cause not in seen:
             seen.add(cause)
             expl.causes.append(cause)
             if fix and fix not in expl.fixes:
                 expl.fixes.append(fix)
+
+
+# Cause ranks: what explains nodes outright (a taint, an affinity, a renamed or MIG-partitioned
+# resource, a PreFilter rejection) comes first, then fragmentation, then plain capacity.
+RANK_DECISIVE = 0
+RANK_PREEMPTION = 1
+RANK_FRAGMENTATION = 2
+RANK_CAPACITY = 3
+RANK_OTHER = 4
+
+_COUNT_RE = re.compile(r"(\d+) (?:GPU )?node")
+
+
+def _count_of(cause: str) -> int:
+    """How many nodes a cause speaks for (its first ``<n> node`` figure), for ordering."""
+    match = _COUNT_RE.search(cause)
+    return int(match.group(1)) if match else 1
 
 
 def _prefilter_fix(message: str) -> str | None:
@@ -113,12 +134,12 @@ def _resource_causes(
     index = sched.index
     infos = [index.node_infos[index.by_name[n]] for n in names if n in index.by_name]
     if not is_gpu_resource(resource):
-        out.append((3, f"{len(names)} node(s) lack {resource}: the pod requests {_fmt(resource, want)}", None))
+        out.append((RANK_CAPACITY, f"{len(names)} node(s) lack {resource}: the pod requests {_fmt(resource, want)}", None))
         return out
     without = [i for i in infos if i.allocatable.get(resource, 0) <= 0]
     with_resource = [i for i in infos if i.allocatable.get(resource, 0) > 0]
     if without:
-        out.extend(_renamed_resource(sched, resource, want, without))
+        out.extend(_renamed_resource(sched, expl, resource, want, without))
     if not with_resource:
         return out
     free = {i.name: i.allocatable.get(resource, 0) - i.requested.get(resource, 0) for i in with_resource}
@@ -131,7 +152,7 @@ def _resource_causes(
     biggest = max(max(free.values()), 0)
     if total_free >= want:
         out.append(
-            (0, f"the {len(with_resource)} node(s) with {resource} that pass the other checks have {parts}; "
+            (RANK_FRAGMENTATION, f"the {len(with_resource)} node(s) with {resource} that pass the other checks have {parts}; "
                 f"the pod asks for {want} on one node: fragmentation ({total_free} free in total, "
                 f"at most {biggest} on any node)",
              f"pack small GPU jobs (a MostAllocated / RequestedToCapacityRatio scoring profile) or drain one node "
@@ -141,48 +162,120 @@ def _resource_causes(
     else:
         total = sum(i.allocatable.get(resource, 0) for i in with_resource)
         out.append(
-            (0, f"all {resource} are in use on the {len(with_resource)} node(s) that pass the other checks: "
+            (RANK_CAPACITY, f"all {resource} are in use on the {len(with_resource)} node(s) that pass the other checks: "
                 f"{total_free} free of {total} ({parts}); the pod asks for {want}",
              "wait for running jobs to finish, add GPU nodes (or let the autoscaler), or lower the request")
         )
     return out
 
 
+def _exposed_gpu_names(sched: Scheduler, info, resource: str) -> tuple[str, ...]:
+    """GPU resource names a node advertises besides ``resource`` (memoized per node)."""
+    cache: dict[tuple[int, str], tuple[str, ...]] = sched.index.cache.setdefault("explain/exposed", {})
+    key = (info.index, resource)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = tuple(
+            sorted(n for n, a in info.allocatable.items() if a > 0 and n != resource and is_gpu_resource(n))
+        )
+    return hit
+
+
+def _max_gpus_per_container(expl: Explanation, resource: str) -> int:
+    """The largest count of ``resource`` one container (or init container) asks for: a
+    CUDA process sees one MIG device, so a MIG slice can stand in for at most 1 GPU each."""
+    from gpuplane.k8s.quantity import parse_quantity
+
+    best = 0
+    spec = expl.pod.spec
+    for container in (*spec.containers, *spec.init_containers):
+        res = container.resources
+        raw = (res.limits or {}).get(resource) or (res.requests or {}).get(resource)
+        if raw is None:
+            continue
+        try:
+            best = max(best, int(parse_quantity(str(raw))))
+        except (ValueError, TypeError):
+            continue
+    return best
+
+
 def _renamed_resource(
-    sched: Scheduler, resource: str, want: int, infos: list
+    sched: Scheduler, expl: Explanation, resource: str, want: int, infos: list
 ) -> list[tuple[int, str, str | None]]:
     """Nodes that do not advertise the GPU name the pod asks: MIG mixed strategy, time-slicing
-    rename, or no GPU at all."""
+    rename, or no GPU at all.
+
+    A rename is offered as a fix only when what the node exposes could serve the pod
+    (reference/nvidia-gpu-stack.md): a MIG profile with ``want`` slices free on that node,
+    each container asking at most one GPU (a CUDA process uses one MIG device), the profile
+    with the most memory chosen; time-sliced replicas with ``want`` free. Otherwise the node
+    gets one short cause and no fix.
+    """
     kind = classify(resource)
-    mig: dict[str, list[str]] = {}
-    shared: dict[str, list[str]] = {}
+    asks_whole = kind is not None and kind.kind == "gpu"
+    per_container = _max_gpus_per_container(expl, resource) if asks_whole else want
+    mig_fit: dict[str, list[str]] = {}
+    mig_no: dict[str, list[str]] = {}
+    shared_fit: dict[str, list[str]] = {}
+    shared_no: dict[str, list[str]] = {}
     plain: list[str] = []
     for info in infos:
-        names = [n for n, a in info.allocatable.items() if a > 0 and n != resource and is_gpu_resource(n)]
-        m = sorted(n for n in names if (c := classify(n)) is not None and c.kind == "mig")
-        sh = sorted(n for n in names if (c := classify(n)) is not None and c.kind == "shared")
-        if m:
-            mig.setdefault(", ".join(m), []).append(info.name)
-        elif sh:
-            shared.setdefault(", ".join(sh), []).append(info.name)
+        names = _exposed_gpu_names(sched, info, resource)
+        mig = [n for n in names if (c := classify(n)) is not None and c.kind == "mig"]
+        shared = [n for n in names if (c := classify(n)) is not None and c.kind == "shared"]
+        if mig:
+            exposed = ", ".join(mig)
+            usable = ""
+            if asks_whole and per_container <= 1:
+                free = [(n, info.allocatable.get(n, 0) - info.requested.get(n, 0)) for n in mig]
+                fitting = [n for n, f in free if f >= want]
+                if fitting:
+                    usable = max(fitting, key=_mig_memory)
+            key = f"{exposed}|{usable}"
+            (mig_fit if usable else mig_no).setdefault(key, []).append(info.name)
+        elif shared:
+            free = [(n, info.allocatable.get(n, 0) - info.requested.get(n, 0)) for n in shared]
+            fitting = [n for n, f in free if f >= want]
+            (shared_fit if fitting else shared_no).setdefault(", ".join(shared), []).append(info.name)
         else:
             plain.append(info.name)
     out: list[tuple[int, str, str | None]] = []
-    asks_whole = kind is not None and kind.kind == "gpu"
-    for exposed, nodes in mig.items():
-        first = exposed.split(", ")[-1]
-        out.append((0, f"the pod asks {resource} but {_nodes(nodes)} {'is' if len(nodes) == 1 else 'are'} MIG "
-                       f"mixed-strategy and expose{'s' if len(nodes) == 1 else ''} only {exposed}"
-                       + ("" if asks_whole else f", not {resource}"),
-                    f"resources:\n  limits:\n    {first}: {want}   # or disable MIG on the node: "
+    for key, nodes in mig_fit.items():
+        exposed, usable = key.split("|")
+        one = len(nodes) == 1
+        out.append((RANK_DECISIVE,
+                    f"the pod asks {resource} but {_nodes(nodes)} {'is' if one else 'are'} MIG mixed-strategy and "
+                    f"expose{'s' if one else ''} only {exposed}; {want} free {usable} would serve it",
+                    f"resources:\n  limits:\n    {usable}: {want}   # or disable MIG on the node: "
                     f"kubectl label node {nodes[0]} nvidia.com/mig.config=all-disabled --overwrite"))
-    for exposed, nodes in shared.items():
-        out.append((0, f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)} (renameByDefault: true): "
-                       f"{resource} is not advertised there",
+    for key, nodes in mig_no.items():
+        exposed = key.split("|")[0]
+        one = len(nodes) == 1
+        out.append((RANK_DECISIVE,
+                    f"{_nodes(nodes)} {'has its' if one else 'have their'} GPUs MIG-partitioned ({exposed}) and "
+                    f"advertise{'s' if one else ''} no {resource}",
+                    None))
+    for exposed, nodes in shared_fit.items():
+        out.append((RANK_DECISIVE,
+                    f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)} (renameByDefault: true): "
+                    f"{resource} is not advertised there",
                     f"resources:\n  limits:\n    {exposed.split(', ')[0]}: {want}"))
+    for exposed, nodes in shared_no.items():
+        out.append((RANK_DECISIVE,
+                    f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)}: {resource} is not advertised "
+                    f"there, and fewer than {want} replicas are free",
+                    None))
     if plain:
-        out.append((3, f"{_nodes(plain)} advertise{'s' if len(plain) == 1 else ''} no {resource}", None))
+        out.append((RANK_CAPACITY, f"{_nodes(plain)} advertise{'s' if len(plain) == 1 else ''} no {resource}", None))
     return out
+
+
+def _mig_memory(name: str) -> tuple[int, int]:
+    """(memory GB, compute slices) of a MIG resource name, to prefer the largest profile."""
+    kind = classify(name)
+    profile = parse_mig_profile(kind.mig_profile) if kind is not None and kind.mig_profile else None
+    return (profile.memory_gb, profile.compute_slices) if profile is not None else (0, 0)
 
 
 def _nodes(names: list[str]) -> str:
@@ -212,10 +305,10 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
         op = f"operator: Equal\n  value: \"{value}\"" if value else "operator: Exists"
         fix = f"tolerations:\n- key: {key}\n  {op}\n  effect: {effect}"
         if gpu_pool and wants_gpu:
-            out.append((1, f"{count} GPU node(s) carry the taint {key}={value}:{effect} (the GPU node pool's taint, "
+            out.append((RANK_DECISIVE, f"{count} GPU node(s) carry the taint {key}={value}:{effect} (the GPU node pool's taint, "
                            "as the GPU Operator / node-pool setup applies it) and the pod does not tolerate it: add this toleration", fix))
         else:
-            out.append((4 if not wants_gpu or not gpu_nodes else 2,
+            out.append((RANK_DECISIVE,
                         f"{count} node(s) have the untolerated taint {key}={value}:{effect}", fix if gpu_pool else None))
     return out
 
@@ -236,3 +329,64 @@ def _fmt(resource: str, amount: int) -> str:
 
         return f"{format_quantity(amount, binary=True)} {resource}"
     return f"{amount} {resource}"
+
+
+GANG_PREFIX = "Volcano gang "
+
+
+def _gang_cause(sched: Scheduler, expl: Explanation, requests: dict[str, int]) -> None:
+    """Replace the generic gang line (prequeue) by a gang-level explanation: how many members
+    wait, what each needs on one node, the most any node has free, and what would unblock it
+    (how many nodes with that much free). Nodes counted are those that pass every check but
+    resources (their only failing plugin is NodeResourcesFit), so a taint or selector that
+    rules a node out is not counted as room."""
+    at = next((i for i, c in enumerate(expl.causes) if c.startswith(GANG_PREFIX)), None)
+    if at is None:
+        return
+    from gpuplane.scheduler.prequeue import _members, _podgroup
+
+    mechanism, _, group = _podgroup(sched, expl.pod)
+    if mechanism != "volcano":
+        return
+    ns = expl.pod.metadata.namespace or "default"
+    total, bound = _members(sched, mechanism, group, ns)
+    waiting = total - bound
+    gpu = next((r for r in sorted(requests) if is_gpu_resource(r) and requests[r] > 0), None)
+    if gpu is None or waiting <= 0:
+        return
+    want = requests[gpu]
+    index = sched.index
+    row = index.resource_index.get(gpu)
+    nodes = [index.by_name[n] for status, names in expl.groups if status.plugin == "NodeResourcesFit" for n in names]
+    best = fitting = 0
+    if row is not None and nodes:
+        free = index.alloc[row, nodes] - index.req[row, nodes]
+        best = max(int(free.max()), 0)
+        fitting = int((free >= want).sum())
+    expl.causes[at] = (
+        f"{GANG_PREFIX}{ns}/{group}: {bound} of {total} placed; the other {waiting} need {want} {gpu} each on one node; "
+        f"max free on any node is {best}"
+    )
+    expl.fixes.insert(
+        0,
+        f"to unblock the gang, {waiting} node(s) with {want} free {gpu} are needed at once ({fitting} now): "
+        f"free {gpu} on {waiting - fitting if waiting > fitting else 0} more node(s) (drain or wait for jobs there), "
+        "or let the autoscaler add them",
+    )
+
+
+def group_gangs(explanations: list[Explanation]) -> None:
+    """Say a gang's story once: the first member keeps the causes and fixes; every other
+    member of the same gang with the same message points at it (5,000-node reports stay short)."""
+    first: dict[str, Explanation] = {}
+    for expl in explanations:
+        gang = next((c for c in expl.causes if c.startswith(GANG_PREFIX)), None)
+        if gang is None:
+            continue
+        key = gang.split(":", 1)[0] + "|" + expl.message
+        lead = first.get(key)
+        if lead is None:
+            first[key] = expl
+            continue
+        expl.causes = [gang, f"same filter verdicts as {lead.pod.key} (explained there)"]
+        expl.fixes = []

@@ -224,6 +224,9 @@ class Scheduler:
             pods = [p for p in pods if p.key == only]
         out = [self.explain(p) for p in pods]
         if only is None:
+            from gpuplane.scheduler.explain import group_gangs
+
+            group_gangs(out)
             out.extend(workload_explanations(self))
         return out
 

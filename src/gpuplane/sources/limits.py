@@ -44,7 +44,7 @@ _ALIAS_RANGE_HIGH = 4_000_000
 
 # Longest line prefix of indentation and block indicators that still proves the depth bound.
 _PREFIX_LIMIT = 100
-_LONG_PREFIX = re.compile(r"^[ \t?:-]{%d,}" % _PREFIX_LIMIT, re.MULTILINE)
+_LONG_PREFIX = re.compile(rf"^[ \t?:-]{{{_PREFIX_LIMIT},}}", re.MULTILINE)
 # Flow brackets allowed on top of the deepest possible block nesting.
 _BRACKET_BUDGET = MAX_DEPTH - 2 * (_PREFIX_LIMIT + 2)
 

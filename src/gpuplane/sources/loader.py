@@ -22,7 +22,7 @@ import gc
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,8 +30,8 @@ import msgspec
 import yaml
 
 from gpuplane.sources import limits
-from gpuplane.sources.locate import DocumentLocator
-from gpuplane.sources.manifest import Manifest
+from gpuplane.sources.locate import _INCOMPLETE, _ROOT, DocumentLocator, LineIndex
+from gpuplane.sources.manifest import FieldPath, Manifest
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -100,7 +100,7 @@ _SCALAR_CONSTRUCTORS = {
 }
 
 
-def _build(node: yaml.Node, loader: Any) -> Any:
+def _build(node: yaml.Node, loader: Any, lines: LineIndex) -> Any:
     """Python data of a composed node, without SafeConstructor's generic machinery.
 
     ``construct_document`` handles what plain manifests never contain (aliases shared by
@@ -110,34 +110,52 @@ def _build(node: yaml.Node, loader: Any) -> Any:
     result is the same data (tested against ``CSafeLoader`` in tests/sources).
     Scalars keep SafeLoader's constructors, so ints, floats, bools, nulls and timestamps
     come out exactly as ``yaml.safe_load`` makes them.
+
+    The marks of the composed nodes are at hand here, so each container's entry lines
+    go into ``lines`` (see :class:`~gpuplane.sources.locate.LineIndex`): findings get
+    their lines without composing the document a second time.
     """
     tag = node.tag
     if tag == _STR_TAG:
         return node.value
     if tag == _MAP_TAG:
         out = {}
-        for key_node, value_node in node.value:
-            out[_build(key_node, loader)] = _build(value_node, loader)  # unhashable key: TypeError
+        pairs = node.value
+        for key_node, value_node in pairs:
+            out[_build(key_node, loader, lines)] = _build(value_node, loader, lines)  # unhashable key: TypeError
+        if len(out) == len(pairs):
+            lines[id(out)] = (out, [key_node.start_mark.line for key_node, _ in pairs])
+        else:  # duplicate keys: positions no longer match the nodes
+            lines[_INCOMPLETE] = None
         return out
     if tag == _SEQ_TAG:
-        return [_build(item, loader) for item in node.value]
+        items = node.value
+        seq = [_build(item, loader, lines) for item in items]
+        lines[id(seq)] = (seq, [item.start_mark.line for item in items])
+        return seq
     construct = _SCALAR_CONSTRUCTORS.get(tag)
     if construct is not None:
         return construct(loader, node)
     return loader.construct_object(node, deep=True)
 
 
-def _load_plain(body: str) -> Any:
-    """One document without aliases, merge keys or explicit tags (see :func:`_build`)."""
+def _load_plain(body: str) -> tuple[Any, LineIndex | None]:
+    """One document without aliases, merge keys or explicit tags (see :func:`_build`),
+    with its line index (None when it cannot be trusted: duplicate keys, odd keys)."""
     loader = _Loader(body)
     try:
         node = loader.get_single_node()
         if node is None:
-            return None
+            return None, None
+        lines: LineIndex = {}
         try:
-            return _build(node, loader)
+            data = _build(node, loader, lines)
         except TypeError:  # an unhashable key: let SafeConstructor raise its own error
-            return loader.construct_document(node)
+            return loader.construct_document(node), None
+        if _INCOMPLETE in lines:
+            return data, None
+        lines[_ROOT] = (data, node.start_mark.line)
+        return data, lines
     finally:
         loader.dispose()
 
@@ -476,6 +494,12 @@ def split_list_items(body: str) -> tuple[str, list[tuple[int, str]]] | None:
 
 def load_yaml_document(body: str) -> Any:
     """One YAML document with the hostile-input checks; raises :class:`yaml.YAMLError`."""
+    return _load_document(body)[0]
+
+
+def _load_document(body: str) -> tuple[Any, LineIndex | None]:
+    """:func:`load_yaml_document` plus the document's line index when the fast path made one."""
+    lines = None
     if _MAYBE_ALIAS.search(body) is not None:
         data = yaml.load(body, Loader=_Loader)
         problem = limits.check_tree(data, shared=True)
@@ -483,13 +507,11 @@ def load_yaml_document(body: str) -> Any:
         data = yaml.load(body, Loader=_Loader)
         problem = None if limits.yaml_depth_bounded(body) else limits.check_tree(data, shared=False)
     else:
-        data = _load_plain(body)
-        if limits.yaml_depth_bounded(body):
-            return data
-        problem = limits.check_tree(data, shared=False)
+        data, lines = _load_plain(body)
+        problem = None if limits.yaml_depth_bounded(body) else limits.check_tree(data, shared=False)
     if problem:
         raise yaml.YAMLError(problem)
-    return data
+    return data, lines
 
 
 def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int) -> LoadError:
@@ -509,7 +531,7 @@ def _load_yaml(text: str, path: str) -> LoadResult:
         if split is not None and _load_split_list(split, body, path, first_line, doc_index, result):
             continue
         try:
-            data = load_yaml_document(body)
+            data, lines = _load_document(body)
         except yaml.YAMLError as exc:
             result.errors.append(_yaml_error(exc, path, object_line if not hasattr(exc, "problem_mark") else first_line))
             continue
@@ -518,7 +540,7 @@ def _load_yaml(text: str, path: str) -> LoadResult:
             continue
         if data is None:
             continue
-        locator = DocumentLocator(body, first_line)
+        locator = DocumentLocator(body, first_line, lines)
         _collect(data, path, object_line, doc_index, locator, result)
     return result
 
@@ -549,7 +571,7 @@ def _load_split_list(
     for index, (offset, item_text) in enumerate(items):
         line = first_line + offset
         try:
-            item = load_yaml_document(item_text)
+            item, lines = _load_document(item_text)
         except yaml.YAMLError as exc:
             result.errors.append(_yaml_error(exc, path, line))
             continue
@@ -563,7 +585,7 @@ def _load_split_list(
         if item is None:
             result.errors.append(LoadError(path, line, f"items[{index}] has no kind"))
             continue
-        locator = DocumentLocator(item_text, line)
+        locator = DocumentLocator(item_text, line, lines)
         result.objects.append(Manifest(item, path, line, doc_index, locator.scoped(())))
     return True
 
@@ -608,7 +630,11 @@ def _collect(
         return
     kind = data.get("kind")
     if not kind or not isinstance(kind, str):
-        result.errors.append(LoadError(path, line, "object has no kind"))
+        pseudo = wrap_nvidia_config(data, path)
+        if pseudo is None:
+            result.errors.append(LoadError(path, line, "object has no kind"))
+            return
+        result.objects.append(Manifest(pseudo, path, line, doc, _unwrapping(locator)))
         return
     items = data.get("items")
     if kind == "List" or (kind.endswith("List") and isinstance(items, list)):
@@ -629,6 +655,56 @@ def _collect(
             result.objects.append(Manifest(item, path, item_line, doc, sub))
         return
     result.objects.append(Manifest(data, path, line, doc, locator.scoped(()) if locator else None))
+
+
+# Kindless NVIDIA config files, linted as pseudo-objects (docs/lint.md "Config files").
+PSEUDO_API_VERSION = "gpuplane.io/v1"
+DEVICE_PLUGIN_CONFIG_KIND = "DevicePluginConfig"
+MIG_PARTED_CONFIG_KIND = "MigPartedConfig"
+# Top-level keys of the device plugin's config file (NVIDIA/k8s-device-plugin api/config/v1/config.go).
+_DEVICE_PLUGIN_KEYS = ("sharing", "flags", "resources")
+
+
+def nvidia_config_kind(data: dict[str, Any]) -> str | None:
+    """The pseudo-kind of a kindless NVIDIA config document, or None.
+
+    A device-plugin config file (``--config-file``, ``CONFIG_FILE``) and a mig-parted
+    config file (``nvidia-mig-parted apply -f``) are plain YAML with ``version`` and no
+    ``kind``. Recognised by ``version`` plus ``mig-configs`` (mig-parted) or plus
+    ``sharing``/``flags``/``resources`` (device plugin); any other kindless document stays
+    an error. The version's value is not checked here: a wrong one is a finding.
+    """
+    if "version" not in data:
+        return None
+    if "mig-configs" in data:
+        return MIG_PARTED_CONFIG_KIND
+    if any(key in data for key in _DEVICE_PLUGIN_KEYS):
+        return DEVICE_PLUGIN_CONFIG_KIND
+    return None
+
+
+def wrap_nvidia_config(data: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """A kindless NVIDIA config document as a pseudo-object (``data`` = the document), or None.
+
+    The name is the file's base name, so findings read ``DevicePluginConfig dp.yaml``.
+    """
+    kind = nvidia_config_kind(data)
+    if kind is None:
+        return None
+    name = os.path.basename(path) or path
+    return {"apiVersion": PSEUDO_API_VERSION, "kind": kind, "metadata": {"name": name}, "data": data}
+
+
+def _unwrapping(locator: DocumentLocator | None) -> Callable[[FieldPath], int | None] | None:
+    """Locator of a pseudo-object: its ``data`` is the whole document, other fields its first line."""
+    if locator is None:
+        return None
+
+    def line_of(path: FieldPath) -> int | None:
+        inner = tuple(path[1:]) if path[:1] == ("data",) else ()
+        return locator.line_of(inner)
+
+    return line_of
 
 
 def _type_name(value: Any) -> str:

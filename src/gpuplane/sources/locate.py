@@ -1,8 +1,13 @@
-"""Line numbers of fields inside a YAML document, computed only when asked.
+"""Line numbers of fields inside a YAML document.
 
-Bulk loading uses the C loader and keeps no marks; when a finding needs the line
-of ``spec.template.spec.containers[0].resources``, the document is composed once
-(node graph with marks, cached) and the path walked.
+Two sources, same answers:
+
+- a :data:`LineIndex` the loader records while it builds the data of a plain document
+  (it composes the nodes anyway, so their marks are free; only the entry lines of
+  each dict and list are kept, a few ints per container);
+- otherwise, when a finding asks, the document is composed once (node graph with marks,
+  cached) and the path walked: documents with aliases, merge keys, explicit tags or
+  duplicate keys, and JSON.
 """
 
 from __future__ import annotations
@@ -24,6 +29,14 @@ except AttributeError:  # pragma: no cover
 _STR_TAG = BaseResolver.DEFAULT_SCALAR_TAG
 _SEQ_TAG = BaseResolver.DEFAULT_SEQUENCE_TAG
 _MAP_TAG = BaseResolver.DEFAULT_MAPPING_TAG
+
+
+# A document's line index: ``id(container) -> (container, entry lines)`` (dict keys in
+# insertion order, list items in order; 0-based lines in the document text), plus
+# ``_ROOT -> (root data, root line)``. Containers are held so their ids stay theirs.
+LineIndex = dict[Any, Any]
+_ROOT = "root"  # index key of the root entry (never an int id)
+_INCOMPLETE = "incomplete"  # set by the loader when the index cannot be trusted
 
 
 class MarksLoader(_BaseLoader):  # type: ignore[misc,valid-type]
@@ -51,12 +64,14 @@ class MarksLoader(_BaseLoader):  # type: ignore[misc,valid-type]
 class DocumentLocator:
     """Resolves field paths of one YAML document to 1-based file lines."""
 
-    __slots__ = ("_first_line", "_root", "_text")
+    __slots__ = ("_first_line", "_index", "_root", "_text")
 
-    def __init__(self, text: str, first_line: int) -> None:
-        self._text = text
+    def __init__(self, text: str, first_line: int, index: LineIndex | None = None) -> None:
         self._first_line = first_line
         self._root: yaml.Node | None = None
+        usable = index is not None and _ROOT in index
+        self._index = index if usable else None
+        self._text: str | None = None if usable else text  # no compose will be needed
 
     def _node(self) -> yaml.Node | None:
         if self._root is None and self._text is not None:
@@ -69,6 +84,8 @@ class DocumentLocator:
 
     def line_of(self, path: FieldPath) -> int | None:
         """Line of the deepest existing node along ``path`` (None if the document is empty)."""
+        if self._index is not None:
+            return self._first_line + self._indexed_line(self._index, path)
         node = self._node()
         if node is None:
             return None
@@ -88,6 +105,36 @@ class DocumentLocator:
                 break
             node = child
         return self._first_line + line
+
+    @staticmethod
+    def _indexed_line(index: LineIndex, path: FieldPath) -> int:
+        """The walk of :meth:`line_of` over the data and its recorded entry lines.
+
+        A mapping step lands on its key's line, a sequence step on the item's first line,
+        as the node walk does.
+        """
+        node, line = index[_ROOT]
+        for step in path:
+            entry = index.get(id(node))
+            if entry is None:
+                break
+            lines = entry[1]
+            if isinstance(node, dict):
+                if isinstance(step, int) or step not in node:
+                    break
+                for position, key in enumerate(node):
+                    if key == step:
+                        line = lines[position]
+                        break
+                node = node[step]
+            elif isinstance(node, list):
+                if not isinstance(step, int) or not 0 <= step < len(node):
+                    break
+                line = lines[step]
+                node = node[step]
+            else:
+                break
+        return line
 
     def scoped(self, prefix: FieldPath) -> Callable[[FieldPath], int | None]:
         """A locator for an object nested at ``prefix`` (e.g. an item of a ``kind: List``)."""

@@ -979,7 +979,7 @@ def mpijob_launcher_gpu(ctx: LintContext) -> Iterator[Finding]:
         if src.kind != "MPIJob" or ps.name != "launcher" or src.get("spec", "runLauncherAsWorker") is True:
             continue
         for c in ctx.containers(ps):
-            for resource, count in kinds.container_gpu_requests(c.data).items():
+            for resource, count in c.gpu_requests().items():
                 yield ctx.report(
                     src, _gpu_field(c, resource),
                     f"MPIJob {src.name}: launcher container {c.name} requests {count} {resource} but the launcher "
@@ -1101,7 +1101,7 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
         volumes = _volume_index(spec)
         new_volume: str | None = None
         for c in ctx.containers(ps, ("containers",)):
-            gpus = sum(kinds.container_gpu_requests(c.data).values())
+            gpus = sum(c.gpu_requests().values())
             if gpus == 0 or not (training or gpus >= 2):
                 continue
             mount = _shm_mount(c.data)

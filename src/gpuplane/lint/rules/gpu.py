@@ -332,7 +332,7 @@ def gpu_init_container_hoards(ctx: LintContext) -> Iterator[Finding]:
         for c in ctx.containers(ps, ("initContainers",)):
             if c.data.get("restartPolicy") == "Always":
                 continue  # sidecar: runs alongside the app and is added to its total
-            for name, count in kinds.container_gpu_requests(c.data).items():
+            for name, count in c.gpu_requests().items():
                 if count > app.get(name, 0):
                     section = "limits" if name in c.resources("limits") else "requests"
                     yield ctx.report(
@@ -458,7 +458,7 @@ def gpu_visible_devices_env(ctx: LintContext) -> Iterator[Finding]:
             continue
         holder = ctx.holder(ps)
         for c in ctx.containers(ps):
-            allocated = sum(kinds.container_gpu_requests(c.data).values())
+            allocated = sum(c.gpu_requests().values())
             for i, var in c.env():
                 name = var.get("name")
                 if name not in ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") or "valueFrom" in var:
@@ -627,7 +627,7 @@ def gpu_unrequested_cuda_image(ctx: LintContext) -> Iterator[Finding]:
             image = c.data.get("image")
             if not isinstance(image, str) or not _CUDA_IMAGE.search(image.lower()):
                 continue
-            if kinds.container_gpu_requests(c.data):
+            if c.gpu_requests():
                 continue
             res = c.data.get("resources")
             if isinstance(res, dict) and res.get("claims"):

@@ -129,7 +129,7 @@ def inference_no_startup_probe(ctx: LintContext) -> Iterator[Finding]:
         if not kinds.is_inference(ps):
             continue
         for c in ctx.containers(ps, ("containers",)):
-            if not kinds.container_gpu_requests(c.data):
+            if not c.gpu_requests():
                 continue
             liveness = c.data.get("livenessProbe")
             startup = c.data.get("startupProbe")

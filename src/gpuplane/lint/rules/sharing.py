@@ -17,6 +17,7 @@ from gpuplane.lint import kinds
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.registry import rule
+from gpuplane.sources.loader import DEVICE_PLUGIN_CONFIG_KIND, MIG_PARTED_CONFIG_KIND, PSEUDO_API_VERSION
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 NVIDIA_GPU = "nvidia.com/gpu"
 MIG_PARTED_KEY = "config.yaml"
+# Pseudo-objects the loader makes of kindless config files (docs/lint.md "Config files").
+PSEUDO_GROUP = PSEUDO_API_VERSION.split("/", 1)[0]
 # A ConfigMap data value that looks like a device-plugin config (top-level keys of
 # api/config/v1/config.go) or a mig-parted config.
 _DP_HINT = re.compile(r"^(sharing|flags)\s*:", re.MULTILINE)
@@ -49,7 +52,7 @@ def _classify(name: str) -> GpuResource | None:
 
 def _container_requests(c: ContainerRef) -> Iterator[tuple[str, int, FieldPath]]:
     """Accelerator requests of one container with the field that states each."""
-    for name, count in kinds.container_gpu_requests(c.data).items():
+    for name, count in c.gpu_requests().items():
         kind = "limits" if name in c.resources("limits") else "requests"
         yield name, count, (*c.path, "resources", kind, name)
 
@@ -123,8 +126,10 @@ DP_INVALID_DOCS = """
 ## What it catches
 
 An NVIDIA device-plugin config (a ConfigMap key holding a `version: v1`
-config with `sharing:` / `flags:`, or any ConfigMap the ClusterPolicy or a
-device-plugin DaemonSet points at) that the plugin rejects or misreads:
+config with `sharing:` / `flags:`, any ConfigMap the ClusterPolicy or a
+device-plugin DaemonSet points at, or a config file itself: a kindless
+`version` + `sharing`/`flags`/`resources` document, linted as the pseudo-kind
+`DevicePluginConfig`) that the plugin rejects or misreads:
 YAML errors inside the data key, a version other than `v1`, a sharing section
 with no resources, `replicas` below 2, a resource without name or replicas,
 an unknown MIG strategy or device-list strategy, time-slicing and MPS
@@ -196,19 +201,27 @@ data:
     docs=DP_INVALID_DOCS,
 )
 def device_plugin_config_invalid(ctx: LintContext) -> Iterator[Finding]:
-    for cm, parsed in _dp_configs(ctx):
-        for key, (_cfg, problems) in parsed.items():
-            for problem in problems:
-                where = ".".join(str(p) for p in problem.path)
-                yield ctx.report(
-                    cm, ("data", key),
-                    f"Device-plugin config {key} in ConfigMap {cm.name}: "
-                    + (f"{where}: " if where else "") + problem.message
-                    + ("" if problem.severity == "warning" else " (the plugin fails to load this config)"),
-                    "Fix the config: version: v1, and under sharing.timeSlicing/mps.resources a name and an integer "
-                    "replicas >= 2 for each resource; flags.migStrategy none|single|mixed.",
-                    severity="warning" if problem.severity == "warning" else None,
-                )
+    from gpuplane.gpu.device_plugin import parse_device_plugin_config
+
+    sources: list[tuple[Manifest, str, FieldPath | None, list]] = [
+        (cm, f"Device-plugin config {key} in ConfigMap {cm.name}", ("data", key), problems)
+        for cm, parsed in _dp_configs(ctx) for key, (_cfg, problems) in parsed.items()
+    ]
+    for obj in ctx.by_kind(DEVICE_PLUGIN_CONFIG_KIND, PSEUDO_GROUP):
+        # A config file (pseudo-object, data = the document): problems point at their own lines.
+        _cfg, problems = parse_device_plugin_config(obj.data.get("data") or {})
+        sources.append((obj, f"Device-plugin config file {obj.name}", None, problems))
+    for obj, label, anchor, problems in sources:
+        for problem in problems:
+            where = ".".join(str(p) for p in problem.path)
+            yield ctx.report(
+                obj, anchor if anchor is not None else ("data", *problem.path),
+                f"{label}: " + (f"{where}: " if where else "") + problem.message
+                + ("" if problem.severity == "warning" else " (the plugin fails to load this config)"),
+                "Fix the config: version: v1, and under sharing.timeSlicing/mps.resources a name and an integer "
+                "replicas >= 2 for each resource; flags.migStrategy none|single|mixed.",
+                severity="warning" if problem.severity == "warning" else None,
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -765,8 +778,9 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
 MIG_CONFIG_DOCS = """
 ## What it catches
 
-A mig-parted config (ConfigMap key holding `version: v1` + `mig-configs:`)
-that cannot be applied: YAML/format errors, unknown profile names, counts
+A mig-parted config (ConfigMap key holding `version: v1` + `mig-configs:`, or
+a kindless config file with `version` + `mig-configs`, linted as the pseudo-kind
+`MigPartedConfig`) that cannot be applied: YAML/format errors, unknown profile names, counts
 above a profile's maximum, or combinations that do not fit one GPU (too many
 slices, overlapping placements), checked against the GPU named by the entry's
 `device-filter`, or against every GPU model offering those profiles when there
@@ -846,12 +860,21 @@ def _fits_some_model(profiles: dict[str, int]) -> tuple[bool, str]:
     return False, reason
 
 
-def _mig_parted_configmaps(ctx: LintContext) -> list[tuple[Manifest, str, str]]:
-    out = []
+def _mig_parted_configs(ctx: LintContext) -> list[tuple[Manifest, str, FieldPath | None, str | dict[str, Any]]]:
+    """Every mig-parted config of the input: ``(object, label, anchor, text or document)``.
+
+    ConfigMap keys are YAML text, so their findings sit on the key (``anchor``); a
+    config file (``MigPartedConfig`` pseudo-object, ``data`` = the document) has no
+    anchor: findings point at the field itself (``("data", *path)``).
+    """
+    out: list[tuple[Manifest, str, FieldPath | None, str | dict[str, Any]]] = []
     for cm in ctx.by_kind("ConfigMap", ""):
         for key, value in _configmap_data(cm).items():
             if isinstance(value, str) and _MIG_HINT.search(value):
-                out.append((cm, str(key), value))
+                out.append((cm, f"mig-parted config {key} of ConfigMap {cm.name}", ("data", str(key)), value))
+    for obj in ctx.by_kind(MIG_PARTED_CONFIG_KIND, PSEUDO_GROUP):
+        document = obj.data.get("data")
+        out.append((obj, f"mig-parted config file {obj.name}", None, document if isinstance(document, dict) else {}))
     return out
 
 
@@ -866,13 +889,13 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
 
     cat = catalog()
     all_entries: dict[str, list[Any]] = {}
-    for cm, key, text in _mig_parted_configmaps(ctx):
-        configs, problems = parse_mig_parted_config(text)
+    for cm, label, anchor, content in _mig_parted_configs(ctx):
+        configs, problems = parse_mig_parted_config(content)
         for problem in problems:
             where = ".".join(str(p) for p in problem.path)
             yield ctx.report(
-                cm, ("data", key),
-                f"mig-parted config {key} of ConfigMap {cm.name}: " + (f"{where}: " if where else "")
+                cm, anchor if anchor is not None else ("data", *problem.path),
+                f"{label}: " + (f"{where}: " if where else "")
                 + problem.message,
                 "Fix the mig-parted config (version: v1, mig-configs: name -> [{devices, mig-enabled, mig-devices}]).",
                 severity="warning" if problem.severity == "warning" else None,
@@ -889,8 +912,8 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
                         ok, reason = layout_fits(model, entry.mig_devices)
                         if not ok:
                             yield ctx.report(
-                                cm, ("data", key),
-                                f"mig-parted config {key} of ConfigMap {cm.name}: mig-configs.{name}[{i}] does not fit "
+                                cm, anchor if anchor is not None else ("data", "mig-configs", name, i),
+                                f"{label}: mig-configs.{name}[{i}] does not fit "
                                 f"{model.name}: {reason}; the MIG manager fails (mig.config.state=failed).",
                                 f"Choose profiles and counts that fit {model.name} (see gpuplane advise mig).",
                             )
@@ -900,8 +923,8 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
                 ok, reason = _fits_some_model(entry.mig_devices)
                 if not ok:
                     yield ctx.report(
-                        cm, ("data", key),
-                        f"mig-parted config {key} of ConfigMap {cm.name}: mig-configs.{name}[{i}] fits no GPU: "
+                        cm, anchor if anchor is not None else ("data", "mig-configs", name, i),
+                        f"{label}: mig-configs.{name}[{i}] fits no GPU: "
                         f"{reason}; the MIG manager fails (mig.config.state=failed).",
                         "Choose profiles and counts that fit the target GPU (see gpuplane advise mig).",
                     )
@@ -927,7 +950,7 @@ def _check_mig_labels(ctx: LintContext, entries: dict[str, list[Any]]) -> Iterat
     if ctx.cluster is not None:
         for n in ctx.cluster.nodes:
             targets.append((None, (), n.metadata.labels, f"node {n.metadata.name}"))
-    cm_anchor = _mig_parted_configmaps(ctx)
+    cm_anchor = _mig_parted_configs(ctx)
     for obj, path, labels, what in targets:
         value = labels.get(MIG_CONFIG_LABEL)
         if not value or value == "all-disabled":
@@ -955,8 +978,9 @@ def _check_mig_labels(ctx: LintContext, entries: dict[str, list[Any]]) -> Iterat
         if obj is not None:
             yield ctx.report(obj, path, problem + "; the MIG manager fails (mig.config.state=failed).", fix)
         elif cm_anchor:
-            cm, key, _text = cm_anchor[0]
-            yield ctx.report(cm, ("data", key), problem + "; the MIG manager fails (mig.config.state=failed).", fix)
+            cm, _label, anchor, _content = cm_anchor[0]
+            yield ctx.report(cm, anchor or ("data", "mig-configs"),
+                             problem + "; the MIG manager fails (mig.config.state=failed).", fix)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -137,7 +137,18 @@ class Engine:
                     scaler.scale_up(self, waiting)
             if self.step.events:
                 self._close_step()
+        self.refresh_messages()
         return self
+
+    def refresh_messages(self) -> None:
+        """Exact kube-scheduler text for pods the default scheduler left Pending at the end."""
+        if self.options.scheduler not in ("default", "kueue"):
+            return
+        for pod in self.pending_pods():
+            if pod.node is None:
+                result = self.sim.sched.schedule_one(pod.pod)
+                if isinstance(result, FitError):
+                    pod.message = result.message()
 
     def _apply(self, kind: str, payload: Any) -> None:
         if kind == "arrive":

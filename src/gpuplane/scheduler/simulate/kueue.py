@@ -84,11 +84,13 @@ class KueueLayer(DefaultLayer):
                     quotas = {}
                     for res in fl.get("resources") or []:
                         name = res.get("name")
-                        parsed = parse_resource_list(
-                            {k: res[k] for k in ("nominalQuota", "borrowingLimit", "lendingLimit") if k in res}
-                        )
+                        parsed = {
+                            k: parse_resource_list({name: res[k]}).get(name)
+                            for k in ("nominalQuota", "borrowingLimit", "lendingLimit")
+                            if k in res
+                        }
                         quotas[name] = (
-                            parsed.get("nominalQuota", 0),
+                            parsed.get("nominalQuota") or 0,
                             parsed.get("borrowingLimit"),
                             parsed.get("lendingLimit"),
                         )

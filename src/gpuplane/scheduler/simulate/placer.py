@@ -56,6 +56,8 @@ class Shape:
     aff_raw: np.ndarray  # per static class
     taint_raw: np.ndarray  # per static class
     impossible: bool  # requests a resource no node has
+    base: np.ndarray | None = None  # per class slot: LeastAllocated + BalancedAllocation score
+    base_gen: np.ndarray | None = None  # slot generation ``base`` was computed for
 
 
 def _affects_others(pod: Pod) -> bool:
@@ -86,11 +88,15 @@ class FastPlacer:
         self.c_req = np.zeros((self.n_rows, cap), dtype=np.int64)
         self.c_count = np.zeros(cap, dtype=np.int64)
         self.c_min = np.full(cap, _NONE, dtype=np.int64)
+        self.c_gen = np.zeros(cap, dtype=np.int64)  # bumps when a slot gets a new class
         self.members: list[list[int]] = []
         self.keys: dict[tuple, int] = {}
+        self.key_of: list[tuple] = []
+        self.free_slots: list[int] = []
         self.node_class = np.full(index.num_nodes, -1, dtype=np.int64)
-        self.shapes: dict[int, Shape | None] = {}
-        self.failures: dict[int, tuple[int, ScheduleResult | FitError]] = {}
+        # keyed by id(pod.spec); the spec is kept in the value so a reused id never aliases
+        self.shapes: dict[int, tuple[object, Shape | None]] = {}
+        self.failures: dict[int, tuple[object, int, ScheduleResult | FitError]] = {}
         rows = index.resource_index
         self.pods_row = rows["pods"]
         self.cpu_row = rows.get("cpu")
@@ -105,6 +111,9 @@ class FastPlacer:
         c_min = np.full(cap, _NONE, dtype=np.int64)
         c_min[: self.k] = self.c_min[: self.k]
         self.c_min = c_min
+        c_gen = np.zeros(cap, dtype=np.int64)
+        c_gen[: self.k] = self.c_gen[: self.k]
+        self.c_gen = c_gen
         for name in ("c_alloc", "c_req"):
             old = getattr(self, name)
             new = np.zeros((self.n_rows, cap), dtype=np.int64)
@@ -119,16 +128,23 @@ class FastPlacer:
         key = (static, alloc.tobytes(), req.tobytes())
         cid = self.keys.get(key)
         if cid is None:
-            if self.k == len(self.c_static):
-                self._grow()
-            cid = self.keys[key] = self.k
-            self.k += 1
+            if self.free_slots:
+                cid = self.free_slots.pop()
+                self.key_of[cid] = key
+            else:
+                if self.k == len(self.c_static):
+                    self._grow()
+                cid = self.k
+                self.k += 1
+                self.members.append([])
+                self.key_of.append(key)
+            self.keys[key] = cid
+            self.c_gen[cid] += 1
             self.c_static[cid] = static
             self.c_alloc[:, cid] = alloc
             self.c_req[:, cid] = req
             self.c_count[cid] = 0
             self.c_min[cid] = _NONE
-            self.members.append([])
         bucket = self.members[cid]
         bisect.insort(bucket, j)
         self.c_count[cid] += 1
@@ -147,6 +163,9 @@ class FastPlacer:
         del bucket[pos]
         self.c_count[cid] -= 1
         self.c_min[cid] = bucket[0] if bucket else _NONE
+        if not bucket:  # recycle the slot so the class arrays stay as small as the live classes
+            del self.keys[self.key_of[cid]]
+            self.free_slots.append(cid)
         self._insert(j)
         info = index.node_infos[j]
         if info.pods and _affects_others(info.pods[-1]):
@@ -156,10 +175,11 @@ class FastPlacer:
 
     def _shape(self, pod: Pod) -> Shape | None:
         key = id(pod.spec)
-        if key in self.shapes:
-            return self.shapes[key]
+        cached = self.shapes.get(key)
+        if cached is not None and cached[0] is pod.spec:
+            return cached[1]
         shape = self._compute_shape(pod)
-        self.shapes[key] = shape
+        self.shapes[key] = (pod.spec, shape)
         return shape
 
     def _compute_shape(self, pod: Pod) -> Shape | None:
@@ -247,8 +267,36 @@ class FastPlacer:
         )
 
     def _scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
-        """``score_nodes`` over classes: LeastAllocated + BalancedAllocation on cpu/memory,
+        """``score_nodes`` over classes: LeastAllocated + BalancedAllocation on cpu/memory
+        (a class's vectors never change, so computed once per shape and class slot), then
         normalized NodeAffinity and TaintToleration (same integer arithmetic)."""
+        cap = len(self.c_gen)
+        if shape.base is None or len(shape.base) < cap:
+            base = np.zeros(cap, dtype=np.int64)
+            gen = np.full(cap, -1, dtype=np.int64)
+            if shape.base is not None and shape.base_gen is not None:
+                base[: len(shape.base)] = shape.base
+                gen[: len(shape.base_gen)] = shape.base_gen
+            shape.base, shape.base_gen = base, gen
+        stale = idx[shape.base_gen[idx] != self.c_gen[idx]]
+        if len(stale):
+            shape.base[stale] = self._base_scores(shape, stale)
+            shape.base_gen[stale] = self.c_gen[stale]
+        total = shape.base[idx]
+        static = self.c_static[idx]
+        aff = shape.aff_raw[static]
+        top = int(aff.max())
+        if top:
+            total = total + (aff * MAX_NODE_SCORE // top) * W_AFF
+        taint = shape.taint_raw[static]
+        top = int(taint.max())
+        if top:
+            total = total + (MAX_NODE_SCORE - taint * MAX_NODE_SCORE // top) * W_TAINT
+        else:
+            total = total + MAX_NODE_SCORE * W_TAINT
+        return total
+
+    def _base_scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
         parts = []
         fracs = []
         for row, extra in ((self.cpu_row, shape.cpu_nz), (self.mem_row, shape.mem_nz)):
@@ -270,26 +318,17 @@ class FastPlacer:
             np.floor((1 - np.abs(fracs[0][1] - fracs[1][1]) / 2) * MAX_NODE_SCORE).astype(np.int64),
             MAX_NODE_SCORE,
         )
-        total = least * W_FIT + balanced * W_BAL
-        static = self.c_static[idx]
-        aff = shape.aff_raw[static]
-        top = int(aff.max())
-        if top:
-            total = total + (aff * MAX_NODE_SCORE // top) * W_AFF
-        taint = shape.taint_raw[static]
-        top = int(taint.max())
-        if top:
-            total = total + (MAX_NODE_SCORE - taint * MAX_NODE_SCORE // top) * W_TAINT
-        else:
-            total = total + MAX_NODE_SCORE * W_TAINT
-        return total
+        return least * W_FIT + balanced * W_BAL
 
     def _failure(self, pod: Pod) -> ScheduleResult | FitError:
-        """The full cycle's answer (FitError text), cached per pod spec until the cluster changes."""
+        """The full cycle's answer (FitError text), cached per pod spec until resources are
+        released (a pod removed, a node added): binds only take resources, so a shape that
+        failed keeps failing; its message's node counts may lag until the engine refreshes the
+        final messages (``Engine.refresh_messages``)."""
         key = id(pod.spec)
         cached = self.failures.get(key)
-        if cached is not None and cached[0] == self.sim.version:
-            return cached[1]
+        if cached is not None and cached[0] is pod.spec and cached[1] == self.sim.released:
+            return cached[2]
         result = self.sim.sched.schedule_one(pod)
-        self.failures[key] = (self.sim.version, result)
+        self.failures[key] = (pod.spec, self.sim.released, result)
         return result

@@ -157,7 +157,12 @@ def make_pods(job: SimJob) -> None:
     for ps_name, count, template in job.podsets:
         gpus = _gpus(template)
         for i in range(count):
-            name = f"{job.name}-{ps_name}-{i}" if job.kind != "Pod" else job.name
+            if job.kind == "Pod":
+                name = job.name
+            elif ps_name == job.name.lower():
+                name = f"{job.name}-{i}"
+            else:
+                name = f"{job.name}-{ps_name}-{i}"
             meta = msgspec.structs.replace(
                 template.metadata, name=name, namespace=job.namespace, uid=f"sim-{job.namespace}-{name}"
             )

@@ -51,6 +51,7 @@ class SimCluster:
         self.state = state
         self.sched = Scheduler(state, version=version)
         self.version = 0
+        self.released = 0  # bumps only when resources are freed or added (forget, add_node)
         self.placer: FastPlacer | None = None
         if fast:
             from gpuplane.scheduler.simulate.placer import FastPlacer
@@ -132,6 +133,7 @@ class SimCluster:
         index._priority_levels = None
         index._requests_cache.pop(id(pod), None)
         self.version += 1
+        self.released += 1
         if self.placer is not None:
             self.placer.node_changed(j)
 
@@ -163,5 +165,6 @@ class SimCluster:
         index._anti_affinity_pods = None
         index._priority_levels = None
         self.version += 1
+        self.released += 1
         if self.placer is not None:
             self.placer.rebuild()
