@@ -343,13 +343,13 @@ def _gang_cause(sched: Scheduler, expl: Explanation, requests: dict[str, int]) -
     at = next((i for i, c in enumerate(expl.causes) if c.startswith(GANG_PREFIX)), None)
     if at is None:
         return
-    from gpuplane.scheduler.prequeue import _members, _podgroup
+    from gpuplane.scheduler.prequeue import gang_members, pod_group_of
 
-    mechanism, _, group = _podgroup(sched, expl.pod)
+    mechanism, _, group = pod_group_of(sched, expl.pod)
     if mechanism != "volcano":
         return
     ns = expl.pod.metadata.namespace or "default"
-    total, bound = _members(sched, mechanism, group, ns)
+    total, bound = gang_members(sched, mechanism, group, ns)
     waiting = total - bound
     gpu = next((r for r in sorted(requests) if is_gpu_resource(r) and requests[r] > 0), None)
     if gpu is None or waiting <= 0:

@@ -65,7 +65,7 @@ def scheduler_running(sched: Scheduler, name: str) -> bool:
     return False
 
 
-def _podgroup(sched: Scheduler, pod: Pod) -> tuple[str, Manifest | None, str]:
+def pod_group_of(sched: Scheduler, pod: Pod) -> tuple[str, Manifest | None, str]:
     """(mechanism, PodGroup object, group name) for a gang member, else ("", None, "")."""
     ns = pod.metadata.namespace or "default"
     name = pod.metadata.annotations.get(VOLCANO_GROUP_ANNOTATION)
@@ -84,7 +84,7 @@ def _podgroup(sched: Scheduler, pod: Pod) -> tuple[str, Manifest | None, str]:
     return "", None, ""
 
 
-def _members(sched: Scheduler, mechanism: str, name: str, ns: str) -> tuple[int, int]:
+def gang_members(sched: Scheduler, mechanism: str, name: str, ns: str) -> tuple[int, int]:
     """(existing non-terminal member pods, of which bound to a node)."""
     total = bound = 0
     for other in sched.cluster.pods:
@@ -137,9 +137,9 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
         )
         return expl
     ns = pod.metadata.namespace or "default"
-    mechanism, pg, group = _podgroup(sched, pod)
+    mechanism, pg, group = pod_group_of(sched, pod)
     if mechanism:
-        total, bound = _members(sched, mechanism, group, ns)
+        total, bound = gang_members(sched, mechanism, group, ns)
         min_member = int(pg.get("spec", "minMember", default=1) or 1) if pg is not None else None
         if pg is None:
             expl = _explanation(pod, "", "gang")
