@@ -75,3 +75,13 @@ def test_commands_needing_a_cluster_refuse_without_one() -> None:
         result = runner.invoke(cli, args)
         assert result.exit_code == 2, args
         assert "Missing option '--cluster'" in result.output, args
+
+
+def test_shell_completion_knows_the_commands() -> None:
+    """click's completion protocol: `eval "$(_GPUPLANE_COMPLETE=bash_source gpuplane)"`."""
+    import os
+
+    env = {**os.environ, "COMP_WORDS": "gpuplane li", "COMP_CWORD": "1", "_GPUPLANE_COMPLETE": "bash_complete"}
+    code = "from gpuplane.cli.entry import main; import sys; sys.argv = ['gpuplane']; main()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip().splitlines() == ["plain,lint"]
