@@ -37,8 +37,6 @@ GPU_REQUIREMENT_KEYS = frozenset({
 GPU_CATEGORIES = frozenset({"g", "p"})
 _GPU_FAMILY = re.compile(r"^(g\d+[a-z]*|gr\d+[a-z]*|p\d+[a-z]*|p\d+-[a-z0-9]+)$")
 _AZURE_GPU_SKU = re.compile(r"^standard_n[cdv]", re.IGNORECASE)
-GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore",
-                 "gpu.intel.com/i915", "gpu.intel.com/xe")
 # Default data volume of the node classes (platform.md §3.2): AL2/AL2023 root /dev/xvda 20Gi,
 # Bottlerocket data /dev/xvdb 20Gi. GPU images are 10-20 GB compressed (platform.md §2.7),
 # roughly twice that unpacked, and image GC starts at 85% disk use: below MIN_GPU_DISK_GIB
@@ -386,7 +384,7 @@ def karpenter_gpu_limit_missing(ctx: LintContext) -> Iterator[Finding]:
         if pool.get("spec", "replicas") is not None:
             continue  # static NodePool: a fixed node count, limits are not the spend bound
         limits = pool.get("spec", "limits")
-        if isinstance(limits, dict) and any(r in limits for r in GPU_RESOURCES):
+        if isinstance(limits, dict) and any(isinstance(r, str) and kinds.is_accelerator_resource(r) for r in limits):
             continue
         path: FieldPath = ("spec", "limits") if isinstance(limits, dict) else ("spec",)
         key = _gpu_taint_key(pool)
