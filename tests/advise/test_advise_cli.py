@@ -42,7 +42,7 @@ def test_mig_gpus_and_mixed_fleet() -> None:
 def test_mig_text() -> None:
     r = run("mig", "--gpu", "A100-40GB", "--demand", "3g.20gb=2,1g.5gb=4")
     assert r.exit_code == 0
-    assert r.stdout.startswith("2 GPU(s) of A100-40GB host 2 x 3g.20gb + 4 x 1g.5gb (exact minimum).\n")
+    assert r.stdout.startswith("2 GPUs of A100-40GB host 2 x 3g.20gb + 4 x 1g.5gb (exact minimum).\n")
     assert "mig-configs:" in r.stdout
 
 

@@ -178,10 +178,14 @@ def test_mixed_fleet_over_capacity() -> None:
     [
         ((["Z100"], "1g.5gb=1"), "unknown GPU model 'Z100'"),
         ((["A100-40GB"], "1g.5gb"), "--demand '1g.5gb': expected PROFILE=COUNT, e.g. 3g.40gb=2"),
-        ((["A100-40GB"], "1g.5gb=x"), "--demand '1g.5gb=x': COUNT must be a whole number >= 0"),
+        ((["A100-40GB"], "1g.5gb=x"), "--demand '1g.5gb=x': COUNT must be a whole number >= 1"),
         ((["A100-40GB"], "big=1"), "'big' is not a MIG profile name (e.g. 3g.40gb, 1g.10gb+me, nvidia.com/mig-3g.40gb)"),
-        ((["A100-40GB"], "1g.5gb=0"), "--demand is empty: give PROFILE=COUNT with COUNT > 0"),
-        ((["A100-40GB:x"], "1g.5gb=1"), "--gpu 'A100-40GB:x': the count after ':' must be a whole number >= 0"),
+        # 0 and -1 get the message of any other bad count (was "--demand is empty" for 0 only).
+        ((["A100-40GB"], "1g.5gb=0"), "--demand '1g.5gb=0': COUNT must be a whole number >= 1"),
+        ((["A100-40GB"], "1g.5gb=-1"), "--demand '1g.5gb=-1': COUNT must be a whole number >= 1"),
+        ((["A100-40GB"], ","), "--demand is empty: give PROFILE=COUNT with COUNT >= 1"),
+        ((["A100-40GB:x"], "1g.5gb=1"), "--gpu 'A100-40GB:x': the count after ':' must be a whole number >= 1"),
+        ((["A100-40GB:0"], "1g.5gb=1"), "--gpu 'A100-40GB:0': the count after ':' must be a whole number >= 1"),
     ],
 )
 def test_bad_input_messages(args: tuple, message: str) -> None:

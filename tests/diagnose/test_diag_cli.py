@@ -38,7 +38,8 @@ def test_json_contract_on_demo() -> None:
     assert {"quota-gpu-invalid-key", "gang-scheduling-missing", "mig-strategy-mismatch"} <= workload
     node = next(f for f in document["findings"] if f["rule"] == "gpu-node-not-advertising")
     assert node["object"] == {"apiVersion": "v1", "kind": "Node", "namespace": None, "name": "node-l40s-1"}
-    assert node["path"] == DEMO and node["line"] == 0
+    # The node's status.allocatable line in the snapshot (was 0 before typed objects got positions).
+    assert node["path"] == DEMO and node["line"] == 2185
     assert "broken link: device-plugin: pod gpu-operator/nvidia-device-plugin-daemonset-474gw is CrashLoopBackOff" \
         in node["message"]
     gang = next(f for f in document["findings"] if f["rule"] == "gang-partially-running")

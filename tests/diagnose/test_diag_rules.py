@@ -128,7 +128,7 @@ def test_not_advertising_evidence_names_the_crashing_plugin() -> None:
     assert finding.fix == ("kubectl logs -n gpu-operator nvidia-device-plugin-daemonset-ax --all-containers --previous"
                            "  # check the driver on the host and the nvidia.com/device-plugin.config entry")
     assert finding.to_json()["path"].endswith("gpu-node-not-advertising/fail.yaml")
-    assert finding.line == 0
+    assert finding.line == 24  # status.allocatable of gpu-a in the fixture (was 0: typed objects had no lines)
 
 
 def test_pending_finding_carries_the_scheduler_explanation() -> None:

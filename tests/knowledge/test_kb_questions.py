@@ -168,6 +168,21 @@ QUESTIONS: list[tuple[str, str, list[str]]] = [
     # observability
     ("Which DCGM exporter metric shows GPU utilization?",
      "dcgm-exporter", ["DCGM_FI_DEV_GPU_UTIL"]),
+    # paraphrased questions (QA: everyday wording, request words, plurals, no exact section terms)
+    ("how to stop CPU pods landing on GPU nodes",
+     "cpu-pods-on-gpu-nodes", ["operator: Exists", "toleration"]),
+    ("which taint keeps non-GPU workloads off my GPU node pool",
+     "cpu-pods-on-gpu-nodes", ["nvidia.com/gpu:NoSchedule"]),
+    ("how can several small inference pods share one GPU",
+     "gpu-sharing-comparison", ["time-slicing", "MPS", "MIG"]),
+    ("distributed training workers should all start together or not at all",
+     "gang-scheduling-why", ["one pod per scheduling cycle"]),
+    ("notebook pods run forever on expensive idle GPU nodes, how do I get the nodes removed",
+     "cluster-autoscaler-scale-down-gpu", ["--scale-down-gpu-utilization-threshold"]),
+    ("split an A100 into smaller slices for different teams",
+     "mig-profiles", ["MIG"]),
+    ("training job pods end up in different availability zones",
+     "training-locality", ["topology.kubernetes.io/zone"]),
 ]
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from gpuplane.sources import load_paths
-from gpuplane.sources.limits import MAX_DEPTH, yaml_depth_bounded
+from gpuplane.sources.limits import MAX_DEPTH, check_tree, yaml_depth_bounded
 from gpuplane.sources.loader import _load_document, load_text, load_yaml_document
 from gpuplane.sources.locate import DocumentLocator
 
@@ -147,6 +147,15 @@ def test_deep_block_yaml_is_still_refused(tmp_path: Path, name: str, text: str) 
     file.write_text(text)
     result = load_paths([str(file)])
     assert [str(e) for e in result.errors] == [f"{file}:1: invalid YAML: nesting deeper than {MAX_DEPTH} levels"]
+
+
+@pytest.mark.parametrize("levels", range(252, 258))
+def test_depth_limit_is_exactly_check_trees(levels: int) -> None:
+    # Plain documents are checked while they are built; the answer must be the tree walk's.
+    text = _deep_block(levels)
+    expected = check_tree(yaml.load(text, Loader=yaml.CSafeLoader), shared=False)
+    errors = [e.message for e in load_text(text, "d.yaml").errors]
+    assert errors == ([f"invalid YAML: {expected}"] if expected else [])
 
 
 def test_nesting_just_under_the_limit_loads() -> None:

@@ -75,12 +75,17 @@ class MigPlan:
     def used(self, model: str) -> int:
         return sum(1 for g in self.layout if g.model == model)
 
-    def mig_parted(self) -> dict[str, Any]:
+    def mig_parted(self) -> dict[str, Any] | None:
         """A mig-parted config applying the plan; identical GPUs share one entry.
 
         In a mixed fleet each entry carries the model's PCI ``device-filter`` (the ids NVIDIA's
         default config uses, from the catalog) so one file is safe on every node.
+
+        None when the plan is not feasible: a partial layout, or worse a ``mig-enabled:
+        false`` placeholder, is not something to paste and apply to nodes.
         """
+        if not self.feasible or not self.layout:
+            return None
         mixed = len(self.fleet) > 1
         groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
         for g in self.layout:
@@ -96,11 +101,10 @@ class MigPlan:
             entry["mig-enabled"] = True
             entry["mig-devices"] = dict(profiles)
             entries.append(entry)
-        if not entries:
-            entries.append({"devices": "all", "mig-enabled": False})
         return {"version": "v1", "mig-configs": {MIG_PARTED_CONFIG_NAME: entries}}
 
     def to_json(self) -> dict[str, Any]:
+        """spec/cli.md's document; ``mig_parted`` is null when the demand does not fit."""
         doc: dict[str, Any] = {
             "feasible": self.feasible,
             "gpus_needed": self.gpus_needed,
@@ -139,8 +143,8 @@ def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) ->
         name, sep, count_text = raw.rpartition(":") if ":" in raw else (raw, "", "")
         available: int | None = None
         if sep:
-            if not count_text.strip().isdigit():
-                raise PlanInputError(f"--gpu {raw!r}: the count after ':' must be a whole number >= 0")
+            if not count_text.strip().isdigit() or int(count_text) < 1:
+                raise PlanInputError(f"--gpu {raw!r}: the count after ':' must be a whole number >= 1")
             available = int(count_text)
         model = resolve_model(name)
         if model.name in seen:
@@ -148,8 +152,8 @@ def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) ->
         seen.add(model.name)
         fleet.append(FleetEntry(model, available))
     if gpus is not None:
-        if gpus < 0:
-            raise PlanInputError("--gpus must be >= 0")
+        if gpus < 1:
+            raise PlanInputError(f"--gpus {gpus}: must be a whole number >= 1")
         if len(fleet) > 1:
             raise PlanInputError("--gpus applies to a single --gpu; for a fleet give --gpu MODEL:COUNT per model")
         if fleet[0].available is not None and fleet[0].available != gpus:
@@ -181,7 +185,8 @@ def profile_from_token(token: str) -> str:
 def parse_demand(values: list[str] | tuple[str, ...] | str) -> dict[str, int]:
     """``PROFILE=COUNT[,PROFILE=COUNT...]`` (one string or several) into ``{profile: count}``.
 
-    Repeated profiles add up; zero counts are dropped.
+    Repeated profiles add up. A count is a whole number >= 1: asking for zero (or fewer)
+    slices is a typo, not a demand, so 0, -1 and ``x`` get the same one message.
     """
     items = [values] if isinstance(values, str) else list(values)
     demand: dict[str, int] = {}
@@ -193,13 +198,12 @@ def parse_demand(values: list[str] | tuple[str, ...] | str) -> dict[str, int]:
             if not sep or not name.strip():
                 raise PlanInputError(f"--demand {part.strip()!r}: expected PROFILE=COUNT, e.g. 3g.40gb=2")
             count_text = count_text.strip()
-            if not count_text.isdigit():
-                raise PlanInputError(f"--demand {part.strip()!r}: COUNT must be a whole number >= 0")
+            if not count_text.isdigit() or int(count_text) < 1:
+                raise PlanInputError(f"--demand {part.strip()!r}: COUNT must be a whole number >= 1")
             profile = profile_from_token(name)
             demand[profile] = demand.get(profile, 0) + int(count_text)
-    demand = {p: n for p, n in demand.items() if n}
     if not demand:
-        raise PlanInputError("--demand is empty: give PROFILE=COUNT with COUNT > 0")
+        raise PlanInputError("--demand is empty: give PROFILE=COUNT with COUNT >= 1")
     return demand
 
 
@@ -324,7 +328,7 @@ def plan_mig(fleet: list[FleetEntry], demand: dict[str, int], *, dp_limit: int |
     layout, unplaced = _layout(x, patterns, fleet, profiles, vector)
     available = ", ".join(f"{e.available if e.available is not None else 'any number of'} x {e.model.name}" for e in fleet)
     reason = (
-        f"the demand needs {gpus_needed} GPUs; the fleet has {available}; "
+        f"the demand needs {_count(gpus_needed or 0, 'GPU')}; the fleet has {available}; "
         f"best partial layout leaves {_count(sum(unplaced.values()), 'instance')} unplaced"
     )
     return MigPlan(False, gpus_needed, fleet, dict(demand), layout, unplaced, reason)

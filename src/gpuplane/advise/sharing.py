@@ -227,7 +227,7 @@ def advise_workload(w: Workload, model: GpuModel, dra_ok: bool) -> WorkloadAdvic
         f"{w.latency} work at {w.util_pct:g}% utilisation and {w.mem_gb:g} GB: time-slicing packs {replicas} replicas "
         f"per {model.name} with no extra daemon and works on every NVIDIA GPU",
         "time-slicing has no memory isolation: replicas must keep within "
-        f"{model.memory_gb / replicas:g} GB each or risk out-of-memory errors for all of them",
+        f"{_gb_floor(model.memory_gb / replicas)} GB each or risk out-of-memory errors for all of them",
     ]
     if w.latency == "interactive":
         reasons.append("time slices are shared equally: interactive latency grows with the number of busy replicas")
@@ -354,7 +354,9 @@ def advise_sharing(
             mig_demand[a.profile] = mig_demand.get(a.profile, 0) + a.workload.count
     if mig_demand:
         plan = plan_mig([FleetEntry(model)], mig_demand)
-        config["mig_parted"] = plan.mig_parted()
+        parted = plan.mig_parted()
+        if parted is not None:  # the model's own profiles on an uncapped fleet: always feasible
+            config["mig_parted"] = parted
         config["device_plugin_mig_strategy"] = "mixed"
         needed = plan.gpus_needed or 0
         for a in advice:
@@ -398,3 +400,8 @@ def advise_sharing(
                           key=lambda m: (MODES.index(m) if m in MODES else 99, m))
     tradeoffs = [TRADEOFFS[m] for m in MODES if m == recommendation or m in modes or m in alternatives]
     return SharingAdvice(recommendation, alternatives, reasons, tradeoffs, config, advice, model.name, gpus_by_mode)
+
+
+def _gb_floor(value: float) -> str:
+    """A per-replica memory budget in GB, rounded *down* to 0.1 (a bound to stay within: 80/6 -> 13.3)."""
+    return f"{math.floor(value * 10 + 1e-9) / 10:g}"

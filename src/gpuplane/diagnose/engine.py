@@ -68,8 +68,12 @@ class DiagnoseResult:
 
     def to_json(self) -> dict[str, Any]:
         """spec/cli.md: ``{"findings": [...], "inventory": {...}, "summary": {...}}``."""
+        findings = [finding.to_json() for finding in self.findings]
+        for document in findings:
+            if not document["line"]:  # lines are 1-based: 0 means the object has no known position
+                document["line"] = None
         return {
-            "findings": [finding.to_json() for finding in self.findings],
+            "findings": findings,
             "inventory": self.inventory.to_json(),
             "summary": self.summary(),
         }
@@ -97,7 +101,8 @@ def run_cluster_rules(state: ClusterState, *, config: LintConfig | None = None) 
     ctx = LintContext([], [], state)
     findings: list[Finding] = []
     failures: list[RuleFailure] = []
-    for meta in cluster_rules():
+    rules = cluster_rules()  # once: the registry walk is not free, and the order below reuses it
+    for meta in rules:
         if config is not None and not config.rule_enabled(meta.id):
             continue
         ctx.rule = meta
@@ -112,7 +117,7 @@ def run_cluster_rules(state: ClusterState, *, config: LintConfig | None = None) 
         except Exception as exc:  # a rule bug must not hide every other finding
             failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
     ctx.rule = None
-    order = {meta.id: i for i, meta in enumerate(cluster_rules())}
+    order = {meta.id: i for i, meta in enumerate(rules)}
     # Stable sort: within a rule, the rule's own order (enablement chain, inventory order) is kept.
     findings.sort(key=lambda f: (-SEVERITY_RANK.get(f.severity, 0), order.get(f.rule, 99)))
     return findings, failures
@@ -120,8 +125,9 @@ def run_cluster_rules(state: ClusterState, *, config: LintConfig | None = None) 
 
 def workload_objects(state: ClusterState) -> list[Manifest]:
     """What the lint rules see of a cluster: its plain objects plus one pod per uncaptured controller."""
-    from gpuplane.diagnose.evidence import manifest_of
+    from gpuplane.diagnose.facts import facts_for
 
+    facts = facts_for(state)  # shares the pods' Manifests (and their file positions) with the cluster rules
     objects = list(state.objects)
     present = {(obj.kind, obj.namespace or "default", obj.name) for obj in objects}
     seen_owners: set[tuple[str, str, str]] = set()
@@ -135,7 +141,7 @@ def workload_objects(state: ClusterState) -> list[Manifest]:
             if owner in seen_owners:
                 continue
             seen_owners.add(owner)
-        objects.append(manifest_of(pod, state.source))
+        objects.append(facts.manifest(pod))
     return objects
 
 

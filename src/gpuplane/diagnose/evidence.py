@@ -14,12 +14,15 @@ shape as lint, so one renderer and one ``--fail-on`` logic serve both) plus
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from gpuplane.lint.finding import Finding
 from gpuplane.sources.manifest import Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.diagnose.positions import Position
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +95,16 @@ def label_path(key: str) -> str:
     return f"metadata.labels[{key}]"
 
 
-def manifest_of(obj: msgspec.Struct, source: str) -> Manifest:
+def manifest_of(obj: msgspec.Struct, source: str, position: Position | None = None) -> Manifest:
     """A typed Pod/Node back as a :class:`Manifest` so findings can reference it.
 
     The snapshot decoder keeps no line numbers for typed objects (they are decoded
-    in bulk, design.md "Two object representations"), so the line is 0: unknown.
+    in bulk, design.md "Two object representations"); ``position`` (from
+    :mod:`gpuplane.diagnose.positions`) puts them back when the snapshot is a file.
+    Without it the line stays 0, which reports show as unknown.
     """
     from gpuplane.k8s.objects import to_dict
 
-    return Manifest(to_dict(obj), path=source, line=0)
+    if position is None:
+        return Manifest(to_dict(obj), path=source, line=0)
+    return Manifest(to_dict(obj), path=position.path, line=position.line, locator=position.locator())

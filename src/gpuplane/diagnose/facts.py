@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.diagnose.components import Component, component_of
 from gpuplane.diagnose.evidence import manifest_of
 from gpuplane.diagnose.inventory import Inventory, NodeInventory, build_inventory
+from gpuplane.diagnose.positions import Key, Position, index_positions
 from gpuplane.gpu.resources import is_gpu_resource
 from gpuplane.k8s.objects import Node, Pod
 from gpuplane.sources.manifest import Manifest
@@ -47,6 +48,7 @@ class ClusterFacts:
         self._objects: dict[tuple[str, str | None, str], Manifest] | None = None
         self._gpu_requests: dict[int, dict[str, int]] = {}
         self._explanations: dict[int, dict[str, Any]] = {}
+        self._positions: dict[Key, Position] | None = None
         self._scheduler: Any = None
         self._scheduler_error: str | None = None
 
@@ -99,8 +101,18 @@ class ClusterFacts:
         key = id(obj)
         found = self._manifests.get(key)
         if found is None:
-            found = self._manifests[key] = manifest_of(obj, self.state.source)
+            found = self._manifests[key] = manifest_of(obj, self.state.source, self.position(obj))
         return found
+
+    def position(self, obj: Node | Pod) -> Position | None:
+        """Where ``obj`` sits in the snapshot file (None for live clusters, stdin, unknown objects).
+
+        The index is built on the first call only: a clean cluster never scans its file again.
+        """
+        if self._positions is None:
+            self._positions = index_positions(self.state.source)
+        kind = "Pod" if isinstance(obj, Pod) else "Node"
+        return self._positions.get((kind, obj.metadata.namespace or "", obj.metadata.name))
 
     def find_object(self, kind: str, namespace: str | None, name: str) -> Manifest | None:
         """A plain object of the snapshot (PodGroup, DaemonSet, PyTorchJob ...) by kind and name."""

@@ -53,6 +53,53 @@ _STOPWORD_TEXT = (
 )
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
+# Words that phrase a request rather than name its topic ("how to *stop* X", "*keep* Y off
+# Z"). Dropped from queries only: they are rare in the sections, so their IDF is high and
+# one accidental match ("stop" in a rolling-update page) would outrank the topic words.
+_QUERY_NOISE_TEXT = """stop stops stopping prevent prevents avoid avoids keep keeps keeping fix fixes solve
+    problem problems issue issues wrong work works working happening going possible correct correctly
+    properly right anymore actually really sure ensure please help someone anyone"""
+QUERY_NOISE = frozenset(_QUERY_NOISE_TEXT.split())
+
+# A light domain thesaurus: the everyday words users type, mapped to the terms the sections
+# use. Expansions are added to the query at SYNONYM_WEIGHT, never replace the user's words.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "land": ("placement", "taint", "toleration", "affinity"),
+    "landing": ("placement", "taint", "toleration", "affinity"),
+    "landed": ("placement", "taint", "toleration", "affinity"),
+    "place": ("placement", "affinity", "nodeselector"),
+    "placed": ("placement", "affinity", "nodeselector"),
+    "pin": ("nodeselector", "affinity"),
+    "pinned": ("nodeselector", "affinity"),
+    "schedule": ("placement",),
+    "scheduled": ("placement",),
+    "stuck": ("pending",),
+    "waiting": ("pending",),
+    "hang": ("pending",),
+    "kill": ("eviction", "preemption"),
+    "killed": ("eviction", "preemption", "oom"),
+    "evicted": ("eviction", "preemption"),
+    "share": ("sharing", "time-slicing", "mps", "mig"),
+    "split": ("mig", "partition", "time-slicing"),
+    "slice": ("mig", "time-slicing"),
+    "non-gpu": ("cpu", "cpu-only"),
+    "queue": ("kueue",),
+    "queued": ("kueue", "pending"),
+    "together": ("gang",),
+    "all-or-nothing": ("gang",),
+    "slow": ("cold",),
+    "startup": ("cold", "startupprobe"),
+    "cost": ("price", "bin", "packing"),
+    "expensive": ("price", "scale-down"),
+    "idle": ("scale-down", "utilization"),
+    "zone": ("topology", "locality"),
+    "zones": ("topology", "locality"),
+}
+SYNONYM_WEIGHT = 0.5
+# Consecutive query words found consecutively in a section's title or id ("cpu pod",
+# "gpu node"): a phrase match says more than the same words scattered through prose.
+BIGRAM_WEIGHT = 1.0
+
 
 _NO_STEM_TEXT = "status bus focus corpus always across alias analysis basis axis this was has does its yes kubernetes"
 _NO_STEM = frozenset(_NO_STEM_TEXT.split())
@@ -134,6 +181,18 @@ def _terms_of(raw: str) -> tuple[str, ...]:
     return tuple(terms)
 
 
+def atom_sequence(text: str) -> list[str]:
+    """The plain words of ``text`` in order (stems, no compound forms): what bigrams are made of."""
+    out: list[str] = []
+    for raw in _RAW.findall(text):
+        out.extend(_atoms(raw.strip(_TRIM)))
+    return out
+
+
+def bigrams(words: list[str]) -> list[str]:
+    return [f"{a} {b}" for a, b in zip(words, words[1:], strict=False) if a != b]
+
+
 def tokenize(text: str) -> list[str]:
     """Terms of ``text`` for BM25 (order kept, duplicates kept: they are term frequency).
 
@@ -172,16 +231,17 @@ class Index:
         self.postings: dict[str, list[tuple[int, float]]] = {}
         self.norms: list[float] = []
         self.idf: dict[str, float] = {}
+        self.title_bigrams: dict[str, list[int]] = {}
         self.count = len(documents)
         if fields:
             self._build(fields)
 
     @classmethod
     def from_parts(cls, documents: list[Document], postings: dict[str, list[tuple[int, float]]],
-                   norms: list[float], idf: dict[str, float]) -> Index:
+                   norms: list[float], idf: dict[str, float], title_bigrams: dict[str, list[int]]) -> Index:
         """An index restored from the on-disk cache (no tokenising)."""
         idx = cls(documents, [])
-        idx.postings, idx.norms, idx.idf = postings, norms, idf
+        idx.postings, idx.norms, idx.idf, idx.title_bigrams = postings, norms, idf, title_bigrams
         return idx
 
     def _build(self, fields: list[tuple[str, str, str]]) -> None:
@@ -198,6 +258,8 @@ class Index:
             lengths.append(len(body_terms) + 1)
             for term, weight in weights.items():
                 self.postings.setdefault(term, []).append((idx, weight))
+            for pair in dict.fromkeys(bigrams(atom_sequence(title))):
+                self.title_bigrams.setdefault(pair, []).append(idx)
         avg = sum(lengths) / max(1, len(lengths))
         self.norms = [K1 * (1.0 - B + B * n / avg) for n in lengths]
         self.idf = {
@@ -206,15 +268,34 @@ class Index:
         }
 
     def term_weights(self, query: str) -> dict[str, float]:
-        """Query terms with their IDF (terms unknown to the corpus are dropped)."""
-        return {t: self.idf[t] for t in dict.fromkeys(tokenize(query)) if t in self.idf}
+        """Query terms with their weight: IDF, times SYNONYM_WEIGHT for thesaurus expansions.
+
+        Request words (QUERY_NOISE) are dropped; terms unknown to the corpus too.
+        """
+        typed = [term for term in dict.fromkeys(tokenize(query)) if term not in QUERY_NOISE]
+        weights = {term: self.idf[term] for term in typed if term in self.idf}
+        for term in typed:  # expansions never lower the weight of a word the user typed
+            for synonym in SYNONYMS.get(term, ()):
+                if synonym in self.idf and synonym not in weights:
+                    weights[synonym] = self.idf[synonym] * SYNONYM_WEIGHT
+        return weights
 
     def search(self, query: str, limit: int = 5, kinds: tuple[str, ...] = ("section", "rule")) -> list[Hit]:
         """The best ``limit`` documents for ``query``, highest score first (ties by id)."""
         scores: dict[int, float] = {}
-        for term, idf in self.term_weights(query).items():
+        for term, weight in self.term_weights(query).items():
             for idx, tf in self.postings[term]:
-                scores[idx] = scores.get(idx, 0.0) + idf * tf * (K1 + 1.0) / (tf + self.norms[idx])
+                scores[idx] = scores.get(idx, 0.0) + weight * tf * (K1 + 1.0) / (tf + self.norms[idx])
+        words = [w for w in atom_sequence(query) if w not in QUERY_NOISE]
+        for pair in dict.fromkeys(bigrams(words)):
+            docs = self.title_bigrams.get(pair)
+            if not docs:
+                continue
+            first, second = pair.split(" ")
+            bonus = BIGRAM_WEIGHT * (self.idf.get(first, 0.0) + self.idf.get(second, 0.0)) / 2
+            for idx in docs:
+                if idx in scores:  # a bonus on top of a match, never a match by itself
+                    scores[idx] += bonus
         for i in scores:
             if self.documents[i].kind == "rule":
                 scores[i] *= RULE_WEIGHT
@@ -281,7 +362,7 @@ def _build_index(include_rules: bool) -> Index:
 # cache directory, keyed by the stat of every input file (sections and lint
 # rule modules) so that any edit rebuilds it. Any cache problem just rebuilds.
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def cache_dir() -> str | None:
@@ -339,7 +420,8 @@ def _cache_read(key: str) -> Index | None:
                 ) if sec else None,
             ))
         postings = {t: [(int(i), float(w)) for i, w in plist] for t, plist in data["postings"].items()}
-        return Index.from_parts(documents, postings, list(data["norms"]), dict(data["idf"]))
+        bigram_docs = {pair: [int(i) for i in docs] for pair, docs in data["bigrams"].items()}
+        return Index.from_parts(documents, postings, list(data["norms"]), dict(data["idf"]), bigram_docs)
     except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
         return None
 
@@ -361,7 +443,8 @@ def _cache_write(key: str, idx: Index) -> None:
             },
         })
     payload = msgspec.msgpack.encode(
-        {"documents": docs, "postings": idx.postings, "norms": idx.norms, "idf": idx.idf}
+        {"documents": docs, "postings": idx.postings, "norms": idx.norms, "idf": idx.idf,
+         "bigrams": idx.title_bigrams}
     )
     try:
         os.makedirs(folder, exist_ok=True)

@@ -38,6 +38,7 @@ class ContainerRef:
     section: str
     index: int
     _gpu: dict[str, int] | None = None
+    _blocks: dict[str, dict[str, Any]] | None = None
 
     def gpu_requests(self) -> dict[str, int]:
         """:func:`kinds.container_gpu_requests` of this container, computed once (do not mutate)."""
@@ -55,12 +56,24 @@ class ContainerRef:
         return self.section == "initContainers"
 
     def resources(self, kind: str) -> dict[str, Any]:
-        """``resources.requests`` or ``resources.limits`` (empty dict when absent or mistyped)."""
-        res = self.data.get("resources")
-        if not isinstance(res, dict):
-            return {}
-        value = res.get(kind)
-        return value if isinstance(value, dict) else {}
+        """``resources.requests`` or ``resources.limits`` (empty dict when absent or mistyped; do not mutate)."""
+        blocks = self._blocks
+        if blocks is None:
+            blocks = self._blocks = {}
+            res = self.data.get("resources")
+            if isinstance(res, dict):
+                for name in ("limits", "requests"):
+                    value = res.get(name)
+                    if isinstance(value, dict):
+                        blocks[name] = value
+        found = blocks.get(kind)
+        if found is None:
+            if kind in ("limits", "requests"):
+                return {}
+            res = self.data.get("resources")
+            value = res.get(kind) if isinstance(res, dict) else None
+            return value if isinstance(value, dict) else {}
+        return found
 
     def env(self) -> Iterator[tuple[int, dict[str, Any]]]:
         env = self.data.get("env")

@@ -11,25 +11,68 @@ from typing import TYPE_CHECKING
 import yaml
 
 from gpuplane.advise.capacity import CapacityPlan
-from gpuplane.advise.mig_planner import MigPlan
+from gpuplane.advise.mig_planner import MIG_PARTED_CONFIG_NAME, MigPlan
 from gpuplane.advise.sharing import SharingAdvice
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (a ConfigMap's embedded config file) as ``|`` blocks, not escaped lines."""
+
+
+def _str_block(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str_block)
+
+
 def _yaml(doc: object) -> str:
     if isinstance(doc, str):
         return doc
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False).rstrip()
+    return yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False).rstrip()
 
 
 def _mix(profiles: dict[str, int]) -> str:
     return " + ".join(f"{n} x {p}" for p, n in profiles.items())
 
 
+def _gpus(n: int) -> str:
+    return f"{n} GPU" if n == 1 else f"{n} GPUs"
+
+
+# Where each config of an advice goes, one sentence each (sources: the knowledge base sections
+# mig-manager-parted, mig-strategies, device-plugin-per-node-config and dra-overview).
+_MIG_PARTED_HOWTO = (
+    "Apply it with the GPU Operator's MIG manager: add the entry to its mig-parted ConfigMap "
+    "(key config.yaml; default-mig-parted-config or the one named by migManager.config.name) and label "
+    "the nodes nvidia.com/mig.config={name}. Without the operator: nvidia-mig-parted apply -f FILE -c {name}."
+)
+_CONFIG_SECTIONS: dict[str, tuple[str, str]] = {
+    "mig_parted": ("MIG layout (nvidia-mig-parted config)", _MIG_PARTED_HOWTO.format(name=MIG_PARTED_CONFIG_NAME)),
+    "device_plugin_mig_strategy": (
+        "Device plugin MIG strategy",
+        "set it in the GPU Operator's ClusterPolicy (Helm: --set mig.strategy={value}) so each MIG profile is "
+        "advertised as its own resource, nvidia.com/mig-<profile>, for the pods to request.",
+    ),
+    "device_plugin_configmap": (
+        "Device plugin sharing config (ConfigMap)",
+        "kubectl apply it, point the GPU Operator at it (ClusterPolicy spec.devicePlugin.config.name) and label "
+        "each node pool with the key of its mode: nvidia.com/device-plugin.config=<key>.",
+    ),
+    "resource_claim_templates": (
+        "DRA ResourceClaimTemplates",
+        "kubectl apply them in the workloads' namespace and reference one from each pod's spec.resourceClaims "
+        "(needs the NVIDIA DRA driver).",
+    ),
+}
+
+
 def render_mig(plan: MigPlan, console: Console) -> None:
-    """Verdict, one row per distinct GPU mix, unplaced counts and the mig-parted config."""
+    """Verdict, one row per distinct GPU mix, unplaced counts and, when feasible, the mig-parted config."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
@@ -37,10 +80,14 @@ def render_mig(plan: MigPlan, console: Console) -> None:
     demand = _mix(plan.demand)
     fleet = ", ".join(e.model.name + (f" (max {e.available})" if e.available is not None else "") for e in plan.fleet)
     if plan.feasible:
-        console.print(f"[bold]{plan.gpus_needed} GPU(s)[/bold] of {escape(fleet)} host {escape(demand)} (exact minimum).")
+        verb = "hosts" if plan.gpus_needed == 1 else "host"
+        console.print(f"[bold]{_gpus(plan.gpus_needed or 0)}[/bold] of {escape(fleet)} {verb} {escape(demand)} "
+                      "(exact minimum).")
     else:
         console.print(f"[bold red]Not feasible[/bold red] on {escape(fleet)}: {escape(plan.reason)}")
     if plan.layout:
+        if not plan.feasible:
+            console.print("Best partial layout:")
         table = Table(box=box.SIMPLE_HEAD, show_edge=False)
         for col in ("GPUs", "model", "MIG devices", "placement (start:size)"):
             table.add_column(col)
@@ -56,35 +103,53 @@ def render_mig(plan: MigPlan, console: Console) -> None:
         console.print(table)
     if plan.unplaced:
         console.print(f"Unplaced: {escape(_mix(plan.unplaced))}")
-    console.print("\nmig-parted config (nvidia-mig-parted apply -f FILE -c gpuplane-plan):")
-    console.print(escape(_yaml(plan.mig_parted())), soft_wrap=True)
+    parted = plan.mig_parted()
+    if parted is None:
+        console.print("\nNo mig-parted config: the demand does not fit, so there is no layout to apply.")
+        return
+    heading, howto = _CONFIG_SECTIONS["mig_parted"]
+    console.print(f"\n[bold]{heading}[/bold]")
+    console.print(escape(howto))
+    console.print(escape(_yaml(parted)), soft_wrap=True)
 
 
 def render_sharing(advice: SharingAdvice, console: Console) -> None:
-    """Recommendation, per-workload table, reasons, trade-offs and configs."""
+    """Recommendation, per-workload table, reasons, trade-offs, then each config with where it goes."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
 
-    console.print(f"[bold]Recommendation for {escape(advice.gpu_model)}: {advice.recommendation}[/bold]")
+    console.print(f"[bold]Recommendation for {escape(advice.gpu_model)}: {_MODE_NAMES.get(advice.recommendation, advice.recommendation)}[/bold]")
     if advice.alternatives:
-        console.print(f"Alternatives: {', '.join(advice.alternatives)}")
+        console.print("Alternatives: " + ", ".join(_MODE_NAMES.get(m, m) for m in advice.alternatives))
+    console.print()
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for col in ("workload", "mode", "GPUs", "detail"):
         table.add_column(col)
     for a in advice.workloads:
         detail = a.profile or (f"{a.replicas} replicas/GPU" if a.mode in ("time-slicing", "mps") else "whole GPUs")
-        table.add_row(escape(a.workload.name), a.mode, str(a.gpus) if a.gpus else "-", escape(detail))
+        table.add_row(escape(a.workload.name), _MODE_NAMES.get(a.mode, a.mode), str(a.gpus) if a.gpus else "-",
+                      escape(detail))
     console.print(table)
     console.print("[bold]Why[/bold]")
     for r in advice.reasons:
         console.print(f"- {escape(r)}")
-    console.print("[bold]Trade-offs[/bold]")
+    console.print("\n[bold]Trade-offs[/bold]")
     for t in advice.tradeoffs:
         console.print(f"- {escape(t)}")
     for key, doc in advice.config.items():
-        console.print(f"\n[bold]{escape(key)}[/bold]")
+        heading, howto = _CONFIG_SECTIONS.get(key, (key.replace("_", " "), ""))
+        console.print(f"\n[bold]{escape(heading)}[/bold]")
+        if isinstance(doc, str):  # a single setting, e.g. the MIG strategy: say it in the sentence
+            console.print(f"Use {escape(doc)}: " + escape(howto.format(value=doc)))
+            continue
+        if howto:
+            console.print(escape(howto))
         console.print(escape(_yaml(doc)), soft_wrap=True)
+
+
+_MODE_NAMES = {"none": "whole GPUs (no sharing)", "time-slicing": "time-slicing", "mps": "MPS", "mig": "MIG",
+               "dra": "DRA (Dynamic Resource Allocation)"}
 
 
 def render_capacity(plan: CapacityPlan, console: Console) -> None:

@@ -48,8 +48,10 @@ def summary_line(result: DiagnoseResult) -> str:
 def finding_lines(finding: Finding) -> list[str]:
     """The plain lines of one finding (used by the text report and tests)."""
     lines = [f"  {finding.severity:<7}  {finding.rule}  {_object_label(finding)}"]
-    if not isinstance(finding, ClusterFinding) and finding.object.path:
+    if finding.object.path and finding.line > 0:
         lines[0] += f"  ({finding.object.path}:{finding.line})"
+    elif finding.object.path and not isinstance(finding, ClusterFinding):
+        lines[0] += f"  ({finding.object.path})"  # a workload object without a known line
     lines.append(f"           {finding.message}")
     fix_lines = finding.fix.splitlines() or [""]
     lines.append(f"           fix: {fix_lines[0]}")

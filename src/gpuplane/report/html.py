@@ -328,8 +328,10 @@ def _findings_table(table_id: str, title: str, findings: list[Finding]) -> str:
         obj = finding.object
         where = f"{obj.namespace}/" if obj.namespace else ""
         location = ""
-        if not isinstance(finding, ClusterFinding) and obj.path:
+        if obj.path and finding.line > 0:
             location = f'<br><span class="muted">{escape(obj.path)}:{finding.line}</span>'
+        elif obj.path and not isinstance(finding, ClusterFinding):
+            location = f'<br><span class="muted">{escape(obj.path)}</span>'
         evidence = ""
         if isinstance(finding, ClusterFinding) and finding.evidence:
             items = "".join(f"<li>{escape(item.text())}</li>" for item in finding.evidence)

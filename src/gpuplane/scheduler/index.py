@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from gpuplane.k8s.cluster import ClusterState
-from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.objects import Node, Pod
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.scheduler.framework import NodeInfo
 from gpuplane.scheduler.plugins.node_ports import pod_host_ports
@@ -99,25 +99,123 @@ class ClusterIndex:
 
     # -- static node classes ---------------------------------------------------------------
 
+    @staticmethod
+    def _class_key(info: NodeInfo) -> tuple[Any, ...]:
+        spec = info.node.spec
+        labels = info.node.metadata.labels
+        return (
+            spec.unschedulable,
+            tuple((t.key, t.value, t.effect) for t in spec.taints),
+            frozenset(item for item in labels.items() if item[0] != HOSTNAME_LABEL),
+        )
+
     def _build_classes(self) -> None:
-        keys: dict[Any, int] = {}
-        ids = np.empty(self.num_nodes, dtype=np.int32)
-        reps: list[int] = []
+        self._class_keys: dict[Any, int] = {}
+        self.class_ids = np.empty(self.num_nodes, dtype=np.int32)
+        self.class_reps: list[int] = []
         for j, info in enumerate(self.node_infos):
-            spec = info.node.spec
-            labels = info.node.metadata.labels
-            key = (
-                spec.unschedulable,
-                tuple((t.key, t.value, t.effect) for t in spec.taints),
-                frozenset(item for item in labels.items() if item[0] != HOSTNAME_LABEL),
-            )
-            cid = keys.get(key)
-            if cid is None:
-                cid = keys[key] = len(reps)
-                reps.append(j)
-            ids[j] = cid
-        self.class_ids = ids
-        self.class_reps = reps
+            self.class_ids[j] = self._class_of(j, info)
+
+    def _class_of(self, j: int, info: NodeInfo) -> int:
+        key = self._class_key(info)
+        cid = self._class_keys.get(key)
+        if cid is None:
+            cid = self._class_keys[key] = len(self.class_reps)
+            self.class_reps.append(j)
+        return cid
+
+    # -- changes (simulate) ----------------------------------------------------------------
+    # A simulation places pods, removes them and adds nodes one at a time; these keep every
+    # structure above exactly as a fresh ClusterIndex over the changed cluster would build it
+    # (tests/scheduler and tests/simulate compare against one).
+
+    def resource_row_for(self, name: str) -> int:
+        """The matrix row of ``name``, adding an all-zero row when no node had it yet."""
+        row = self.resource_index.get(name)
+        if row is None:
+            row = self.resource_index[name] = len(self.resource_index)
+            zeros = np.zeros((1, self.num_nodes), dtype=np.int64)
+            self.alloc = np.vstack([self.alloc, zeros])
+            self.req = np.vstack([self.req, zeros])
+        return row
+
+    def add_pod(self, j: int, pod: Pod) -> None:
+        """Count ``pod`` on node ``j``: NodeInfo pods / requested / ports and the matrix column."""
+        info = self.node_infos[j]
+        info.pods = [*info.pods, pod]
+        requests = self.pod_requests(pod)
+        new_requested = dict(info.requested)
+        req = self.req
+        for name, amount in requests.items():
+            new_requested[name] = new_requested.get(name, 0) + amount
+            row = self.resource_index.get(name)
+            if row is None:
+                row = self.resource_row_for(name)
+                req = self.req
+            req[row, j] += amount
+        new_requested[PODS] = new_requested.get(PODS, 0) + 1
+        req[self.resource_index[PODS], j] += 1
+        info.requested = new_requested
+        ports = pod_host_ports(pod)
+        if ports:
+            info.used_ports = info.used_ports | set(ports)
+        self.pods_changed()
+
+    def remove_pod(self, j: int, pod: Pod) -> bool:
+        """The inverse of :meth:`add_pod` (the pod finished or was evicted); False if absent."""
+        info = self.node_infos[j]
+        kept = [p for p in info.pods if p is not pod]
+        if len(kept) == len(info.pods):
+            return False
+        info.pods = kept
+        new_requested = dict(info.requested)
+        for name, amount in self.pod_requests(pod).items():
+            new_requested[name] = new_requested.get(name, 0) - amount
+            row = self.resource_index.get(name)
+            if row is not None:
+                self.req[row, j] -= amount
+        new_requested[PODS] = new_requested.get(PODS, 0) - 1
+        self.req[self.resource_index[PODS], j] -= 1
+        info.requested = new_requested
+        used: set[Any] = set()
+        for other in kept:
+            used.update(pod_host_ports(other))
+        info.used_ports = used
+        self._requests_cache.pop(id(pod), None)
+        self.pods_changed()
+        return True
+
+    def add_node(self, node: Node) -> int:
+        """Index a new, empty node (autoscaler): NodeInfo, matrix column, static class."""
+        from gpuplane.k8s.cluster import parse_resource_list
+
+        name = node.metadata.name
+        allocatable = parse_resource_list(node.status.allocatable)
+        j = self.num_nodes
+        info = NodeInfo(index=j, name=name, node=node, pods=[], allocatable=allocatable, requested={PODS: 0})
+        for res in allocatable:
+            self.resource_row_for(res)
+        column = np.zeros((len(self.resource_index), 1), dtype=np.int64)
+        for res, amount in allocatable.items():
+            column[self.resource_index[res], 0] = amount
+        self.alloc = np.hstack([self.alloc, column])
+        self.req = np.hstack([self.req, np.zeros_like(column)])
+        self.node_infos.append(info)
+        self.by_name[name] = j
+        self.num_nodes = j + 1
+        self.class_ids = np.append(self.class_ids, np.int32(self._class_of(j, info)))
+        # Per-cluster plugin results (CSINode limits, ...) and priority tables include the node set.
+        self.cache.clear()
+        self.pods_changed()
+        return j
+
+    def pods_changed(self) -> None:
+        """Drop what is derived from the pods on nodes (anti-affinity list, priority tables,
+        preemption's per-node memo)."""
+        self._anti_affinity_pods = None
+        self._priority_levels = None
+        self.cache.pop("preemption/lower", None)
+        self.cache.pop("preemption/victims", None)
 
     # -- priorities ------------------------------------------------------------------------
 

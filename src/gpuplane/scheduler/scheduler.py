@@ -1,8 +1,9 @@
 """``Scheduler``: the public face of the kube-scheduler model.
 
 ``explain(pod)`` answers "why is it Pending" (message, per-node reasons, causes, fixes);
-``schedule(pod)`` runs a full cycle (filter, score, pick) and ``assume(pod, node)`` places
-a pod so simulate can schedule pods one after another. The cluster is indexed once
+``schedule(pod)`` runs a full cycle (filter, score, pick; ``schedule_or_preempt`` also returns
+the PostFilter outcome), ``assume(pod, node)`` places a pod, ``forget(pod, node)`` removes it
+and ``add_node(node)`` adds a node, so simulate can change the cluster one event at a time. The cluster is indexed once
 (:class:`ClusterIndex`), so many pods cost little each.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from gpuplane.k8s.cluster import ClusterState
-from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.objects import Node, Pod
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import (
@@ -142,12 +143,24 @@ class Scheduler:
 
     def schedule_one(self, pod: Pod) -> ScheduleResult | FitError:
         """One scheduling cycle: the chosen node, or the FitError (with PostFilter text)."""
+        return self.schedule_or_preempt(pod)[0]
+
+    def schedule_or_preempt(self, pod: Pod) -> tuple[ScheduleResult | FitError, PreemptionOutcome | None]:
+        """One scheduling cycle with its PostFilter outcome.
+
+        ``(ScheduleResult, None)`` when a node fits; else ``(FitError, outcome)`` where
+        ``outcome`` is DefaultPreemption's result (``nominated_node`` and ``victims`` when
+        evicting lower-priority pods makes room; None when PostFilter does not run: no nodes,
+        a PreFilter error). kube-scheduler's ``schedulingCycle`` runs PostFilter right after a
+        failed Filter pass on the same snapshot (pkg/scheduler/schedule_one.go), so callers that
+        act on the preemption (simulate) get it from the same cycle instead of filtering again.
+        """
         if self.index.num_nodes == 0:
-            return FitError(num_all_nodes=0, groups=[])
+            return FitError(num_all_nodes=0, groups=[]), None
         ctx = self.context(pod)
         diag = self.framework.run(ctx, self._nominated_extra(ctx))
         if diag.error:
-            return FitError(num_all_nodes=self.index.num_nodes, groups=[], prefilter_msg=diag.error)
+            return FitError(num_all_nodes=self.index.num_nodes, groups=[], prefilter_msg=diag.error), None
         if len(diag.feasible):
             feasible = diag.feasible.tolist()
             scores = score_nodes(ctx, feasible)
@@ -158,45 +171,35 @@ class Scheduler:
                 evaluated_nodes=self.index.num_nodes,
                 feasible_nodes=len(feasible),
                 scores={infos[j].name: s for j, s in scores.items()},
-            )
+            ), None
         fit = self.fit_error(ctx, diag)
         outcome = run_postfilter(self.framework, ctx, diag, ctx.state.get("_active_plugins", []))
         fit.postfilter_msg = outcome.message
-        return fit
+        return fit, outcome
 
     def schedule(self, pod: Pod) -> ScheduleResult | FitError:
         return self.schedule_one(pod)
 
     def assume(self, pod: Pod, node: str) -> None:
         """Place ``pod`` on ``node`` in this model (its resources, ports and labels count from now)."""
-        from gpuplane.scheduler.plugins.node_ports import pod_host_ports
+        self.index.add_pod(self.index.by_name[node], pod)
 
-        index = self.index
-        j = index.by_name[node]
-        info = index.node_infos[j]
-        info.pods = [*info.pods, pod]
-        try:
-            requests = pod_requests(pod)
-        except (ValueError, TypeError):
-            requests = {}
-        new_requested = dict(info.requested)
-        for name, amount in requests.items():
-            new_requested[name] = new_requested.get(name, 0) + amount
-            row = index.resource_index.get(name)
-            if row is None:
-                row = index.resource_index[name] = len(index.resource_index)
-                index.alloc = np.vstack([index.alloc, np.zeros((1, index.num_nodes), dtype=np.int64)])
-                index.req = np.vstack([index.req, np.zeros((1, index.num_nodes), dtype=np.int64)])
-            index.req[row, j] += amount
-        new_requested["pods"] = new_requested.get("pods", 0) + 1
-        index.req[index.resource_index["pods"], j] += 1
-        info.requested = new_requested
-        info.used_ports = info.used_ports | set(pod_host_ports(pod))
-        index._anti_affinity_pods = None
-        index._priority_levels = None
-        # Preemption memoizes per-node victims (preemption._pick); the node changed.
-        index.cache.pop("preemption/lower", None)
-        index.cache.pop("preemption/victims", None)
+    def forget(self, pod: Pod, node_name: str) -> bool:
+        """Take ``pod`` off ``node_name`` (it finished or was evicted): the inverse of
+        :meth:`assume`, like the scheduler cache's ``RemovePod``. False when it was not there."""
+        j = self.index.by_name.get(node_name)
+        return j is not None and self.index.remove_pod(j, pod)
+
+    def add_node(self, node: Node) -> int:
+        """Add an empty node (an autoscaler launched it), like the cache's ``AddNode``; returns
+        its index. The node joins this scheduler's cluster (``nodes``, ``node_by_name``), so
+        the ClusterState given must be one the caller owns (simulate's private copy)."""
+        name = node.metadata.name
+        if name in self.index.by_name:
+            raise ValueError(f"node {name!r} already exists")
+        self.cluster.nodes.append(node)
+        self.cluster.node_by_name[name] = node
+        return self.index.add_node(node)
 
     def explain(self, pod: Pod) -> Explanation:
         """Why ``pod`` is Pending, in kube-scheduler's words, with causes and fixes."""

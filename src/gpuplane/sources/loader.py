@@ -100,7 +100,11 @@ _SCALAR_CONSTRUCTORS = {
 }
 
 
-def _build(node: yaml.Node, loader: Any, lines: LineIndex) -> Any:
+class _TooDeep(Exception):
+    """Raised by :func:`_build` past :data:`limits.MAX_DEPTH` nested containers."""
+
+
+def _build(node: yaml.Node, loader: Any, lines: LineIndex, depth: int = 1) -> Any:
     """Python data of a composed node, without SafeConstructor's generic machinery.
 
     ``construct_document`` handles what plain manifests never contain (aliases shared by
@@ -113,24 +117,33 @@ def _build(node: yaml.Node, loader: Any, lines: LineIndex) -> Any:
 
     The marks of the composed nodes are at hand here, so each container's entry lines
     go into ``lines`` (see :class:`~gpuplane.sources.locate.LineIndex`): findings get
-    their lines without composing the document a second time.
+    their lines without composing the document a second time. The nesting bound of
+    :mod:`~gpuplane.sources.limits` is checked on the way down (``depth`` counts
+    containers, the root is 1, as :func:`limits.check_tree` counts), so plain documents
+    need no second walk.
     """
     tag = node.tag
     if tag == _STR_TAG:
         return node.value
     if tag == _MAP_TAG:
+        if depth > limits.MAX_DEPTH:
+            raise _TooDeep
         out = {}
         pairs = node.value
+        depth += 1
         for key_node, value_node in pairs:
-            out[_build(key_node, loader, lines)] = _build(value_node, loader, lines)  # unhashable key: TypeError
+            out[_build(key_node, loader, lines, depth)] = _build(value_node, loader, lines, depth)  # unhashable key: TypeError
         if len(out) == len(pairs):
             lines[id(out)] = (out, [key_node.start_mark.line for key_node, _ in pairs])
         else:  # duplicate keys: positions no longer match the nodes
             lines[_INCOMPLETE] = None
         return out
     if tag == _SEQ_TAG:
+        if depth > limits.MAX_DEPTH:
+            raise _TooDeep
         items = node.value
-        seq = [_build(item, loader, lines) for item in items]
+        depth += 1
+        seq = [_build(item, loader, lines, depth) for item in items]
         lines[id(seq)] = (seq, [item.start_mark.line for item in items])
         return seq
     construct = _SCALAR_CONSTRUCTORS.get(tag)
@@ -141,7 +154,10 @@ def _build(node: yaml.Node, loader: Any, lines: LineIndex) -> Any:
 
 def _load_plain(body: str) -> tuple[Any, LineIndex | None]:
     """One document without aliases, merge keys or explicit tags (see :func:`_build`),
-    with its line index (None when it cannot be trusted: duplicate keys, odd keys)."""
+    with its line index (None when it cannot be trusted: duplicate keys, odd keys).
+
+    Raises :class:`yaml.YAMLError` for YAML errors and for nesting past the limit.
+    """
     loader = _Loader(body)
     try:
         node = loader.get_single_node()
@@ -151,7 +167,13 @@ def _load_plain(body: str) -> tuple[Any, LineIndex | None]:
         try:
             data = _build(node, loader, lines)
         except TypeError:  # an unhashable key: let SafeConstructor raise its own error
-            return loader.construct_document(node), None
+            data = loader.construct_document(node)
+            problem = limits.check_tree(data, shared=False)
+            if problem:
+                raise yaml.YAMLError(problem) from None
+            return data, None
+        except _TooDeep:
+            raise yaml.YAMLError(f"nesting deeper than {limits.MAX_DEPTH} levels") from None
         if _INCOMPLETE in lines:
             return data, None
         lines[_ROOT] = (data, node.start_mark.line)
@@ -500,15 +522,15 @@ def load_yaml_document(body: str) -> Any:
 def _load_document(body: str) -> tuple[Any, LineIndex | None]:
     """:func:`load_yaml_document` plus the document's line index when the fast path made one."""
     lines = None
-    if _MAYBE_ALIAS.search(body) is not None:
+    if "*" in body and _MAYBE_ALIAS.search(body) is not None:
         data = yaml.load(body, Loader=_Loader)
         problem = limits.check_tree(data, shared=True)
     elif "!" in body or "<<" in body:
         data = yaml.load(body, Loader=_Loader)
         problem = None if limits.yaml_depth_bounded(body) else limits.check_tree(data, shared=False)
     else:
-        data, lines = _load_plain(body)
-        problem = None if limits.yaml_depth_bounded(body) else limits.check_tree(data, shared=False)
+        data, lines = _load_plain(body)  # depth checked while building
+        problem = None
     if problem:
         raise yaml.YAMLError(problem)
     return data, lines
