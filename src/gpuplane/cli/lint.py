@@ -89,7 +89,7 @@ def lint(
         except Exception as exc:  # unusable cluster source: one line, exit 2
             fail(f"--cluster {cluster}: {exc}")
         for error in cluster_errors:
-            click.echo(str(error), err=True)
+            click.echo(f"gpuplane: {error}", err=True)
         bad_input = bad_input or bool(cluster_errors)
 
     from gpuplane.lint.engine import run_lint

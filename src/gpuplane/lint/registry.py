@@ -91,6 +91,10 @@ def _load_rule_modules() -> None:
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
             importlib.import_module(f"{package.__name__}.{info.name}")
+    # The `cluster` category lives with diagnose (it reads live state, not manifests); it is
+    # registered here too so `gpuplane rules` and `explain` cover the whole catalog. The lint
+    # engine never runs it on manifests.
+    importlib.import_module("gpuplane.diagnose.rules")
     _loaded = True
 
 

@@ -52,7 +52,8 @@ def _rule_descriptor(meta: RuleMeta) -> dict[str, Any]:
         "help": {"text": meta.docs, "markdown": meta.docs},
         "helpUri": f"{INFORMATION_URI}/blob/main/docs/rules/{meta.id}.md",
         "defaultConfiguration": {"level": _LEVEL[meta.severity]},
-        "properties": {"tags": ["kubernetes", "gpu", meta.category], "category": meta.category},
+        # SARIF tags are a set (uniqueItems): "gpu" rules must not repeat the tag.
+        "properties": {"tags": list(dict.fromkeys(["kubernetes", "gpu", meta.category])), "category": meta.category},
     }
 
 
@@ -64,7 +65,13 @@ def _uri(path: str) -> str:
     if rel.startswith(".."):
         rel = os.path.abspath(path)
     rel = rel.replace(os.sep, "/")
-    return rel[2:] if rel.startswith("./") else rel
+    rel = rel[2:] if rel.startswith("./") else rel
+    # artifactLocation.uri is a URI reference: spaces and the like are percent-encoded.
+    from urllib.parse import quote
+
+    if rel.startswith("/"):
+        return "file://" + quote(rel, safe="/")
+    return quote(rel, safe="/")
 
 
 def _fingerprint(f: Finding) -> str:
