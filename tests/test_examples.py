@@ -75,9 +75,62 @@ def test_demo_is_coherent() -> None:
 def test_example_manifests_load_without_errors() -> None:
     loaded = load_paths([str(EXAMPLES / "manifests")])
     assert loaded.errors == []
-    assert len(loaded.objects) == 13
+    assert len(loaded.objects) == 14  # 13 + the ResourceQuota of the corrected vLLM example
 
 
 def test_inventory_on_demo_exits_0() -> None:
     result = CliRunner().invoke(cli, ["inventory", "--cluster", str(DEMO)])
     assert result.exit_code == 0, result.stderr
+
+
+# Each example at the top of examples/manifests/ shows one mistake; its name announces the rule.
+ANNOUNCED_RULE = {
+    "fractional-gpu.yaml": "gpu-fractional-quantity",
+    "gpu-request-without-limit.yaml": "gpu-request-without-limit",
+    "karpenter-gpu-nodepool-untainted.yaml": "karpenter-gpu-nodepool-untainted",
+    "pytorchjob-no-gang.yaml": "gang-scheduling-missing",
+    "quota-limits-key.yaml": "quota-gpu-invalid-key",
+    "rwo-pvc-shared-by-workers.yaml": "rwo-volume-shared",
+    "vllm-no-startup-probe.yaml": "inference-no-startup-probe",
+}
+
+
+def test_good_manifests_lint_clean() -> None:
+    """manifests/good/ holds the corrected versions: not even an info finding (QA: it had 5 warnings)."""
+    result = CliRunner().invoke(cli, ["lint", str(EXAMPLES / "manifests" / "good"), "--fail-on", "info"])
+    assert result.exit_code == 0, result.stdout
+    assert result.stdout == "No findings in 6 objects.\n"
+
+
+def test_each_bad_manifest_shows_the_rule_its_name_announces() -> None:
+    import json
+
+    files = sorted(p.name for p in (EXAMPLES / "manifests").glob("*.yaml"))
+    assert files == sorted(ANNOUNCED_RULE)  # a new example must say which rule it demonstrates
+    for name, rule in ANNOUNCED_RULE.items():
+        result = CliRunner().invoke(cli, ["lint", str(EXAMPLES / "manifests" / name), "-f", "json"])
+        rules = {finding["rule"] for finding in json.loads(result.stdout)["findings"]}
+        assert rule in rules, f"{name}: {sorted(rules)}"
+
+
+HELP_COMMANDS = [["diagnose"], ["advise"], ["advise", "mig"], ["advise", "sharing"], ["advise", "capacity"],
+                 ["ask"], ["generate"], ["inventory"], ["snapshot"], ["mcp"]]
+
+
+def test_help_texts_teach_with_runnable_examples() -> None:
+    """Each --help: a description paragraph, a blank line, then an Examples: block kept line by line,
+    whose bundled example files exist (QA: "Exit codes:" ran into the examples)."""
+    import re
+
+    for command in HELP_COMMANDS:
+        result = CliRunner().invoke(cli, [*command, "--help"])
+        assert result.exit_code == 0
+        text = result.stdout
+        label = " ".join(command)
+        assert "\n\n  Examples:\n    gpuplane " in text, label
+        block = text.split("\n\n  Examples:\n", 1)[1].split("\n\n", 1)[0]
+        assert all(line.startswith("    ") for line in block.splitlines()), label
+        if "Exit codes:" in text:
+            assert "\n\n  Exit codes:" in text, label
+        for path in re.findall(r"examples/[\w./-]+\.yaml", block):
+            assert (ROOT / path).is_file(), f"{label}: {path}"

@@ -29,10 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = "examples/clusters/demo.yaml"
 MANIFESTS = "examples/manifests"
 BLUEPRINT = "examples/blueprints/eks-training.yaml"
+SIM_CLUSTER = "examples/simulate/cluster.yaml"
+SIM_JOBS = "examples/simulate/deadlock-jobs.yaml"
 
 TOOL_NAMES = {
     "lint", "list_rules", "explain_rule", "why_pending", "inventory", "diagnose", "advise_mig", "advise_sharing",
-    "advise_capacity", "ask", "generate", "blueprint_schema",
+    "advise_capacity", "ask", "generate", "blueprint_schema", "simulate",
 }
 
 INLINE_POD = """\
@@ -71,6 +73,9 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "why_pending_no_cluster": ("why_pending", {"cluster": "no/such/snapshot.yaml"}),
     "inventory": ("inventory", {"cluster": DEMO}),
     "diagnose": ("diagnose", {"cluster": DEMO}),
+    "simulate": ("simulate", {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS]}),
+    "simulate_volcano": ("simulate", {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS], "scheduler": "volcano"}),
+    "simulate_bad_version": ("simulate", {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS], "kubernetes_version": "x"}),
     "advise_mig": ("advise_mig", {"gpu": ["A100-80GB"], "demand": {"3g.40gb": 2, "1g.10gb": 4}}),
     "advise_mig_unknown_model": ("advise_mig", {"gpu": ["Z9000"], "demand": {"1g.10gb": 1}}),
     "advise_mig_bad_type": ("advise_mig", {"gpu": ["A100-80GB"], "demand": {"1g.10gb": 1}, "gpus": "many"}),
@@ -166,7 +171,7 @@ def test_lists_exactly_the_gpuplane_tools_with_schemas(served: dict[str, Any]) -
         assert ann.idempotent_hint is True
         assert ann.read_only_hint is (tool.name != "generate")
         assert ann.destructive_hint is (tool.name == "generate")
-        assert ann.open_world_hint is (tool.name in {"lint", "why_pending", "inventory", "diagnose"})
+        assert ann.open_world_hint is (tool.name in {"lint", "why_pending", "inventory", "diagnose", "simulate"})
     assert tools["why_pending"].input_schema["required"] == ["cluster"]
     assert tools["explain_rule"].input_schema["required"] == ["rule_id"]
     category = tools["list_rules"].input_schema["properties"]["category"]["anyOf"][0]
@@ -250,6 +255,20 @@ def test_why_pending_messages_equal_cli(served: dict[str, Any]) -> None:
     data = dict(data)
     assert data.pop("errors") == []
     assert data == expected
+
+
+def test_simulate_equals_cli_on_the_deadlock_example(served: dict[str, Any]) -> None:
+    for key, extra in (("simulate", ()), ("simulate_volcano", ("--scheduler", "volcano"))):
+        data = dict(ok(served, key))
+        expected = cli_json("simulate", "--cluster", SIM_CLUSTER, SIM_JOBS, *extra, "-f", "json")
+        assert data.pop("errors") == []
+        assert data.pop("input_notes") == []
+        assert data == expected
+    assert ok(served, "simulate")["deadlock"]["gpus_held_idle"] == 16
+    assert ok(served, "simulate_volcano")["deadlock"] is None
+    assert error(served, "simulate_bad_version") == (
+        "Error executing tool simulate: --kubernetes-version 'x' is not a Kubernetes version like 1.31"
+    )
 
 
 def test_why_pending_errors(served: dict[str, Any]) -> None:

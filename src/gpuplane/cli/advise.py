@@ -11,7 +11,17 @@ from gpuplane.cli.common import EXIT_FINDINGS, EXIT_OK, emit_json, fail, format_
 
 @click.group()
 def advise() -> None:
-    """Decision support: sharing mode, exact MIG layouts, capacity and cost."""
+    """Decision support: sharing mode, exact MIG layouts, capacity and cost.
+
+    Offline calculators over the built-in GPU catalog (models, MIG geometry,
+    instance types, prices, cold-start figures): none reads a cluster.
+
+    \b
+    Examples:
+      gpuplane advise mig --gpu A100-40GB --demand 3g.20gb=2,1g.5gb=4
+      gpuplane advise sharing --gpu L4 --workload name=embed,mem=8,util=20,count=12
+      gpuplane advise capacity --demand H100-80GB=16 --provider aws
+    """
 
 
 @advise.command()
@@ -26,12 +36,21 @@ def advise() -> None:
 @click.option("--gpus", type=int, default=None, help="GPUs available (default: as many as needed).")
 @format_option("text", "json")
 def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, fmt: str) -> None:
-    """Fewest GPUs of MODEL whose valid MIG layouts host a slice demand.
+    """Find the fewest GPUs whose valid MIG layouts host a slice demand, exactly.
+
+    Profiles are checked per model (3g.40gb exists on A100-80GB, not on
+    A100-40GB) and every GPU gets a concrete placement, so the layout really
+    fits. When it does, the answer ends with a mig-parted config to apply;
+    when it does not (unknown profile, too few GPUs), it says why, shows the
+    best partial layout and prints no config.
 
     \b
     Examples:
       gpuplane advise mig --gpu A100-40GB --demand 3g.20gb=2,1g.5gb=4
+      gpuplane advise mig --gpu A100-80GB --demand 3g.40gb=3 --gpus 1
       gpuplane advise mig --gpu A100-80GB:8 --gpu H100-80GB:4 --demand 3g.40gb=10 -f json
+
+    \b
     Exit codes: 0 feasible, 1 not feasible, 2 unusable input.
     """
     from gpuplane.advise.mig_planner import PlanInputError, parse_demand, parse_fleet, plan_mig
@@ -66,13 +85,22 @@ def sharing(
     gpu_model: str, workloads: tuple[str, ...], from_file: str | None, k8s_version: str | None,
     dra_driver: bool, fmt: str,
 ) -> None:
-    """Recommend none / time-slicing / MPS / MIG / DRA for a workload mix.
+    """Recommend how a workload mix should share GPUs: none, time-slicing, MPS, MIG or DRA.
+
+    Each workload gives its GPU memory (GB), utilisation (% of one GPU),
+    isolation need and latency class; the answer is a mode per workload, the
+    GPUs it takes, the reasons and trade-offs, and the configs to apply (MIG
+    layout, device plugin ConfigMap, DRA claim templates), each with where it
+    goes.
 
     \b
-    Example:
+    Examples:
+      gpuplane advise sharing --gpu L4 --workload name=embed,mem=8,util=20,count=12
       gpuplane advise sharing --gpu A100-80GB \\
         --workload name=notebooks,mem=10,util=15,isolation=tenant,latency=interactive,count=20 \\
         --workload name=batch-embed,mem=8,util=20,count=12
+      gpuplane advise sharing --gpu H100-80GB --workload name=svc,mem=20,util=30,count=4 \\
+        --k8s-version 1.34 --dra-driver -f json
     """
     from gpuplane.advise.mig_planner import PlanInputError, resolve_model
     from gpuplane.advise.sharing import SharingInputError, advise_sharing, load_workloads, parse_workload
@@ -106,11 +134,17 @@ def sharing(
 def capacity(
     demand: tuple[str, ...], provider: str, headroom: float, growth: float, image_gib: float, prices: str | None, fmt: str
 ) -> None:
-    """Nodes per GPU model and monthly cost for a demand.
+    """Size a GPU fleet: nodes per GPU model, instance type and monthly on-demand cost.
+
+    Adds headroom (% of the demand) and warm spare GPUs that cover demand
+    growth during a worst-case node cold start; prices come from the built-in
+    table (each with its source and date) or your own --prices file.
 
     \b
-    Example:
+    Examples:
+      gpuplane advise capacity --demand H100-80GB=16
       gpuplane advise capacity --demand H100-80GB=64,L4=8 --provider aws --headroom 10 --growth 8
+      gpuplane advise capacity --demand A100-80GB=32 --provider gcp -f json
     """
     from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
 

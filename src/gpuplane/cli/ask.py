@@ -25,15 +25,17 @@ MAX_QUESTION = 2000
 @click.option("--offline", is_flag=True, default=False,
               help="Never call the LLM endpoint, even when GPUPLANE_LLM_BASE_URL is set.")
 def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
-    """Answer QUESTION from the knowledge base, with sources.
+    """Answer QUESTION about GPUs on Kubernetes from the built-in knowledge base, with sources.
 
     Offline retrieval over the built-in sections and the lint rule docs. When
-    GPUPLANE_LLM_BASE_URL (an OpenAI-compatible endpoint; also GPUPLANE_LLM_MODEL,
-    GPUPLANE_LLM_API_KEY) is set, a model rephrases the answer grounded in the same
-    sections; any failure falls back to the offline answer.
+    GPUPLANE_LLM_BASE_URL (an OpenAI-compatible endpoint; also
+    GPUPLANE_LLM_MODEL, GPUPLANE_LLM_API_KEY) is set, a model rephrases the
+    answer grounded in the same sections; any failure falls back to the
+    offline answer.
 
     \b
-    Example:
+    Examples:
+      gpuplane ask "how to stop CPU pods landing on GPU nodes"
       gpuplane ask "time-slicing or MIG for notebooks?"
       gpuplane ask "which ResourceQuota key limits GPUs?" -f json
     """

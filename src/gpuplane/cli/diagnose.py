@@ -31,12 +31,26 @@ def diagnose(
     output: str | None,
     fail_on: str,
 ) -> None:
-    """Run the cluster rules and workload rules against a whole cluster.
+    """Find what is wrong with a cluster's GPU stack, capacity and workloads right now.
+
+    Reads one cluster state (a snapshot file or folder, - for stdin, or live) and
+    runs the cluster rules (GPU nodes that advertise no GPUs, failing GPU
+    Operator pods, half-placed gangs, Pending GPU pods with the scheduler's
+    reason, fragmentation, MIG config failures), each with the evidence that
+    proves it, then every lint rule on the cluster's own workloads, then the
+    GPU inventory. Findings point at the object's line when the snapshot is a
+    file.
 
     \b
     Examples:
       gpuplane diagnose --cluster examples/clusters/demo.yaml
-      gpuplane diagnose --cluster live -f html -o report.html
+      gpuplane diagnose --cluster examples/clusters/demo.yaml -f json
+      gpuplane diagnose --cluster examples/clusters/demo.yaml -f html -o report.html
+      gpuplane diagnose --cluster live --fail-on error
+
+    \b
+    Exit codes: 0 done (or no finding reaches --fail-on), 1 a finding reaches
+    --fail-on, 2 unusable cluster source.
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
     from gpuplane.diagnose.engine import run_diagnose

@@ -16,15 +16,28 @@ from gpuplane.cli.common import fail
               help="Folder of upstream CRDs: also validate custom resources against their schemas.")
 def generate(blueprint: str | None, output: str | None, schema: bool, explain_decisions: bool,
              crds_dir: str | None) -> None:
-    """Render BLUEPRINT (YAML) into manifests and Helm values in a folder.
+    """Render a platform BLUEPRINT (YAML) into validated manifests and Helm values.
+
+    The blueprint says what the platform needs (cloud, GPU pools, sharing,
+    scheduling, serving); generate checks it for contradictions, then writes
+    the Helm values, node pools, quotas, queues and policies to a folder,
+    each object validated against the Kubernetes schemas (and CRD schemas
+    with --crds). --explain prints every design decision and why.
 
     \b
-    Example:
+    Examples:
       gpuplane generate examples/blueprints/eks-training.yaml -o out/
+      gpuplane generate examples/blueprints/gke-inference.yaml --explain
+      gpuplane generate examples/blueprints/onprem-dgx-mig.yaml -o out/ --crds path/to/crds
+      gpuplane generate --schema
+
+    \b
+    Exit codes: 0 written, 1 generated objects failed validation, 2 refused
+    blueprint or unusable input.
     """
     import json
 
-    from gpuplane.generate.blueprint import BlueprintError, json_schema, load_blueprint
+    from gpuplane.generate.blueprint import BlueprintError, BlueprintReadError, json_schema, load_blueprint
 
     if schema:
         click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
@@ -39,6 +52,8 @@ def generate(blueprint: str | None, output: str | None, schema: bool, explain_de
 
     try:
         result = run(load_blueprint(blueprint), crds_dir)
+    except BlueprintReadError as exc:  # the file itself: one line, which already names it
+        fail(str(exc))
     except BlueprintError as exc:
         for problem in exc.problems:
             click.echo(f"{blueprint}: {problem}", err=True)

@@ -13,12 +13,17 @@ from gpuplane.cli.common import EXIT_OK, EXIT_USAGE, cluster_options, emit_json,
 @cluster_options(required=True)
 @format_option("text", "json")
 def inventory(cluster: str, kube_context: str | None, kubeconfig: str | None, fmt: str) -> None:
-    """GPU capacity per node, pool and model: allocatable, allocated, free, MIG/time-slicing layout.
+    """Show GPU capacity per node, pool and model: allocatable, allocated, free, MIG and time-slicing layout.
+
+    Reads one cluster state (a snapshot file or folder, - for stdin, or live)
+    and counts what each GPU node advertises, what running pods hold and what
+    is free, per node, per node pool and per GPU model.
 
     \b
-    Example:
+    Examples:
       gpuplane inventory --cluster examples/clusters/demo.yaml
-      gpuplane inventory --cluster live -f json
+      gpuplane inventory --cluster examples/clusters/demo.yaml -f json
+      gpuplane inventory --cluster live --context prod
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
     from gpuplane.diagnose.inventory import build_inventory

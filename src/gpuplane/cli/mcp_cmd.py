@@ -15,14 +15,16 @@ from gpuplane.cli.common import fail
 
 @click.command()
 def mcp() -> None:
-    """Serve lint, why_pending, inventory, advise_*, generate, ask ... as MCP tools over stdio (none touches a cluster).
+    """Serve gpuplane's engines (lint, why_pending, inventory, advise_*, generate, ask ...) as MCP tools over stdio.
 
-    Standard input and output carry the MCP protocol (JSON-RPC); logs go to stderr. Add
-    gpuplane to an assistant's MCP config with the command `gpuplane` and the argument `mcp`
-    (see docs/mcp.md).
+    Standard input and output carry the MCP protocol (JSON-RPC); logs go to
+    stderr. Each tool returns the same JSON as the matching command with
+    -f json. Add gpuplane to an assistant's MCP config with the command
+    `gpuplane` and the argument `mcp` (see docs/mcp.md).
 
     \b
-    Example (Claude Code):
+    Examples:
+      gpuplane mcp
       claude mcp add gpuplane -- gpuplane mcp
     """
     try:

@@ -26,19 +26,21 @@ from gpuplane.cli.common import EXIT_USAGE, fail
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
 def snapshot(kube_context: str | None, kubeconfig: str | None, from_paths: tuple[str, ...], output: str, quiet: bool) -> None:
-    """Write the cluster state the other commands read with --cluster FILE.
+    """Write a cluster's state to one file that the other commands read with --cluster FILE.
 
     Reads nodes, pods, namespaces, quotas, PriorityClasses, storage, controllers,
     DRA objects and the GPU/AI CRDs that are installed, with list calls only.
     Secrets are never requested; env values, non-GPU ConfigMap data and
     last-applied-configuration annotations are removed. deploy/clusterrole.yaml
-    grants exactly the read access this needs.
+    grants exactly the read access this needs. --from merges and redacts
+    existing kubectl dumps instead of reading a live cluster.
 
     \b
     Examples:
       gpuplane snapshot -o cluster.json
       gpuplane snapshot --context prod -o prod.yaml
-      gpuplane snapshot --from dump.yaml --from crds.json -o cluster.json
+      gpuplane snapshot --from examples/clusters/demo.yaml -o demo.json
+      gpuplane diagnose --cluster demo.json
     """
     from gpuplane.sources.snapshot import snapshot_files, snapshot_live, write_snapshot
 

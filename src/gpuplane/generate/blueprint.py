@@ -30,6 +30,11 @@ class BlueprintError(ValueError):
         self.problems = problems
 
 
+class BlueprintReadError(BlueprintError):
+    """The file itself is unusable (missing, not UTF-8, not YAML): one problem that already
+    names the file (and line), so it is printed as is, not prefixed with the path again."""
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -259,13 +264,13 @@ def load_blueprint(path: str | Path) -> Blueprint:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise BlueprintError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+        raise BlueprintReadError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
     except UnicodeDecodeError:
-        raise BlueprintError([f"{path}: not UTF-8 text"]) from None
+        raise BlueprintReadError([f"{path}: not UTF-8 text"]) from None
     try:
         data = yaml.load(text, Loader=yaml.CSafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise BlueprintError([f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+        raise BlueprintReadError([f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
     return parse_blueprint(data)

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from gpuplane.knowledge import SECTIONS_DIR, Section, sections
 
@@ -190,7 +191,7 @@ def atom_sequence(text: str) -> list[str]:
 
 
 def bigrams(words: list[str]) -> list[str]:
-    return [f"{a} {b}" for a, b in zip(words, words[1:], strict=False) if a != b]
+    return [f"{a} {b}" for a, b in pairwise(words) if a != b]
 
 
 def tokenize(text: str) -> list[str]:

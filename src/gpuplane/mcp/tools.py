@@ -357,6 +357,64 @@ def why_pending(
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
+def simulate(
+    cluster: Cluster,
+    manifests: Manifests = None,
+    paths: Paths = None,
+    scheduler: Annotated[
+        Literal["default", "volcano", "coscheduling", "kueue"],
+        Field(description="Which scheduler places the pods: kube-scheduler alone (with preemption), Volcano "
+              "gangs and queues, scheduler-plugins coscheduling, or Kueue admission in front of kube-scheduler."),
+    ] = "default",
+    autoscaler: Annotated[
+        str | None,
+        Field(description="auto (default: the Karpenter NodePools / gpuplane ClusterAutoscalerNodeGroups found in "
+              "the inputs), none, karpenter, cluster-autoscaler, or a YAML file with NodePools, node groups and "
+              "a ColdStart override object."),
+    ] = None,
+    scenario: Annotated[
+        str | None,
+        Field(description="Scenario file: arrival / duration / image size per workload, cold-start and "
+              "Kueue/coscheduling settings."),
+    ] = None,
+    kubernetes_version: Annotated[
+        str | None,
+        Field(description="Word messages as this kube-scheduler version, e.g. 1.31 (default: from the cluster)."),
+    ] = None,
+    context: KubeContext = None,
+    kubeconfig: Kubeconfig = None,
+) -> ToolOutput:
+    """Same function and document as ``gpuplane simulate -f json`` (``run_simulation``)."""
+    from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
+
+    loaded = load_manifests(manifests, paths)
+    state, errors = load_cluster(cluster, context, kubeconfig)
+    errors = errors + [str(e) for e in loaded.errors]
+    try:
+        run = run_simulation(
+            state,
+            list(loaded.objects),
+            scheduler=scheduler,
+            autoscaler=_check_path(autoscaler, "autoscaler") if autoscaler else None,
+            scenario=_check_path(scenario, "scenario") if scenario else None,
+            kubernetes_version=kubernetes_version,
+        )
+    except SimulateInputError as exc:
+        raise ToolInputError(str(exc)) from None
+    errors.extend(run.problems)
+    document = _with_errors(run.document, errors)
+    document["input_notes"] = run.notes
+    summary = document["summary"]
+    text = (
+        f"{summary['scheduled']} pod(s) placed, {summary['pending']} pending, GPU utilization "
+        f"{summary['gpu_utilization'] * 100:.1f}%, makespan "
+        + (f"{summary['makespan_s']:.0f} s" if summary["makespan_s"] is not None else "never (pods left pending)")
+    )
+    if document.get("deadlock"):
+        text += "; " + document["deadlock"]["message"]
+    return ToolOutput(document, text + _errors_note(errors))
+
+
 def inventory(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconfig = None) -> ToolOutput:
     """Same engine and document as ``gpuplane inventory -f json``."""
     from gpuplane.diagnose.inventory import build_inventory
@@ -644,6 +702,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         "cluster state and Kubernetes version, the per-node reasons, plus gang/quota/queue causes and fixes, "
         "like `gpuplane why-pending -f json`.",
         why_pending, reads_cluster=True,
+    ),
+    ToolSpec(
+        "simulate", "Simulate submitting workloads to a cluster over time",
+        "Place workloads on a model of the cluster as the chosen scheduler would (kube-scheduler with "
+        "preemption, Volcano, coscheduling or Kueue), over time, with ResourceQuota admission, API validation "
+        "and Karpenter / Cluster Autoscaler scale-up with cold starts: placements, pods left pending with the "
+        "exact message, a GPU timeline, utilization, makespan and gang deadlocks, like `gpuplane simulate -f "
+        "json`. Read-only: the cluster is only read and nothing is applied.",
+        simulate, reads_cluster=True,
     ),
     ToolSpec(
         "inventory", "GPU inventory of a cluster",

@@ -69,6 +69,7 @@ class ClusterIndex:
         self._anti_affinity_pods: list[tuple[Pod, int]] | None = None
         self._priority_levels: Any = None
         self._requests_cache: dict[int, dict[str, int]] = {}
+        self._spec_requests: dict[int, tuple[Any, dict[str, int]]] = {}
 
     # -- resources -----------------------------------------------------------------------
 
@@ -284,14 +285,22 @@ class ClusterIndex:
     # -- pods ------------------------------------------------------------------------------
 
     def pod_requests(self, pod: Pod) -> dict[str, int]:
-        """``pod_requests`` memoized per pod object (preemption asks for the same pods often)."""
+        """``pod_requests`` memoized per pod object (preemption asks for the same pods often),
+        and per pod spec object: requests depend on the spec alone, and simulate's replicas
+        share their template's spec (the spec is kept with the entry, so ids never alias)."""
         key = id(pod)
         cached = self._requests_cache.get(key)
         if cached is None:
-            try:
-                cached = pod_requests(pod)
-            except (ValueError, TypeError):
-                cached = {}
+            spec = pod.spec
+            by_spec = self._spec_requests.get(id(spec))
+            if by_spec is not None and by_spec[0] is spec:
+                cached = by_spec[1]
+            else:
+                try:
+                    cached = pod_requests(pod)
+                except (ValueError, TypeError):
+                    cached = {}
+                self._spec_requests[id(spec)] = (spec, cached)
             self._requests_cache[key] = cached
         return cached
 

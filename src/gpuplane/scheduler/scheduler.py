@@ -201,6 +201,40 @@ class Scheduler:
         self.cluster.node_by_name[name] = node
         return self.index.add_node(node)
 
+    def check_new_node(self, pod: Pod, node: Node, requested: dict[str, int] | None = None) -> tuple[bool, str]:
+        """Would ``pod`` fit on ``node``, a node that does not exist yet (an autoscaler's
+        template), holding ``requested`` already? ``(fits, reason)``; a PreFilter rejection or
+        a PreFilterResult naming existing nodes means no new node can help (``reason`` says so).
+
+        Mirrors Cluster Autoscaler's scale-up simulation, which runs the scheduler framework's
+        PreFilter and Filter plugins against a template NodeInfo (cluster-autoscaler
+        simulator/clustersnapshot, FAQ "How does scale-up work?"), and Karpenter, which only
+        provisions for pods its scheduling simulation can place on a NodeClaim.
+        """
+        from gpuplane.k8s.cluster import parse_resource_list
+        from gpuplane.scheduler.framework import NodeInfo
+
+        ctx = self.context(pod)
+        active, rejected, subset = self.framework.run_prefilter(ctx)
+        if rejected is not None:
+            if rejected.error:
+                return False, rejected.error
+            status = rejected.prefilter_status
+            return False, status.message if status is not None else "rejected at PreFilter"
+        if subset is not None:
+            plugins = ", ".join(ctx.state.get("_prefilter_plugins", []))
+            return False, f"PreFilter ({plugins}) allows only existing nodes"
+        info = NodeInfo(
+            index=-1,
+            name=node.metadata.name,
+            node=node,
+            pods=[],
+            allocatable=parse_resource_list(node.status.allocatable),
+            requested=dict(requested) if requested else {"pods": 0},
+        )
+        status = self.framework.filter_node(ctx, active, info)
+        return (True, "") if status is None else (False, status.message)
+
     def explain(self, pod: Pod) -> Explanation:
         """Why ``pod`` is Pending, in kube-scheduler's words, with causes and fixes."""
         from gpuplane.scheduler.explain import add_causes

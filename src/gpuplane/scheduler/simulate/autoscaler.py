@@ -44,8 +44,6 @@ from gpuplane.gpu.catalog import InstanceType, catalog
 from gpuplane.k8s.cluster import is_gpu_node, parse_resource_list
 from gpuplane.k8s.objects import Node, Pod, node_from_dict
 from gpuplane.k8s.requests import pod_requests
-from gpuplane.k8s.selectors import pod_matches_node_selector, pod_matches_required_node_affinity
-from gpuplane.k8s.tolerations import find_untolerated_taint
 from gpuplane.sources.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -203,6 +201,9 @@ class Autoscaler:
         self.in_flight: list[dict[str, Any]] = []
         self.covered: set[int] = set()  # id(SimPod) waiting for an in-flight node
         self.counter = 0
+        self.verdicts: dict[tuple[Any, ...], tuple[object, tuple[bool, str]]] = {}
+        self.probes: dict[tuple[str, str], Node] = {}
+        self.noted: set[str] = set()  # jobs already named in a "not helped" note
 
     @classmethod
     def from_objects(cls, objects: list[Manifest], mode: str) -> tuple[Autoscaler | None, list[str]]:
@@ -240,22 +241,18 @@ class Autoscaler:
     # -- fitting ---------------------------------------------------------------------------
 
     @staticmethod
-    def _fits(pod: Pod, tpl: Template, free: dict[str, int], node: Node) -> bool:
-        if find_untolerated_taint(node.spec.taints, pod.spec.tolerations, effects=("NoSchedule", "NoExecute")):
-            return False
-        if not (pod_matches_node_selector(pod, node) and pod_matches_required_node_affinity(pod, node)):
-            return False
-        try:
-            req = pod_requests(pod)
-        except (ValueError, TypeError):
-            return False
-        if free.get("pods", 0) < 1:
-            return False
-        return all(amount <= free.get(res, 0) for res, amount in req.items() if amount > 0)
+    def _fits(engine: Engine, pod: Pod, free: dict[str, int], alloc: dict[str, int], node: Node) -> tuple[bool, str]:
+        """The scheduler's own PreFilter + Filter verdict for ``pod`` on the not-yet-existing
+        ``node`` holding ``alloc - free`` already (``Scheduler.check_new_node``)."""
+        requested = {res: alloc.get(res, 0) - free.get(res, 0) for res in alloc}
+        return engine.sim.sched.check_new_node(pod, node, requested)
 
     def _node(self, pool: Pool, tpl: Template) -> Node:
         self.counter += 1
-        name = f"{pool.name}-{tpl.instance.name.replace('.', '-')}-{self.counter}"
+        return self._make_node(f"{pool.name}-{tpl.instance.name.replace('.', '-')}-{self.counter}", tpl)
+
+    @staticmethod
+    def _make_node(name: str, tpl: Template) -> Node:
         return node_from_dict({
             "apiVersion": "v1",
             "kind": "Node",
@@ -278,51 +275,95 @@ class Autoscaler:
 
     def scale_up(self, engine: Engine, pending: list[SimPod]) -> None:
         """Launch nodes for pods the scheduler could not place (first fit on nodes already
-        launching, else the first pool, in expander order, with a fitting shape)."""
+        launching, else the first pool, in expander order, with a fitting shape).
+
+        Only pods that exist (created: not refused by validation or quota) and that a new node
+        would help are considered: a pod rejected at PreFilter (a missing PVC, an unbound
+        immediate claim) or failing the Filter plugins on every template (taints, selectors,
+        volume topology, too big) triggers nothing, as in Cluster Autoscaler (the pod's
+        ``NotTriggerScaleUp`` event) and Karpenter (the pod is left to the scheduler)."""
         for pod in pending:
-            if id(pod) in self.covered:
+            if id(pod) in self.covered or not pod.created:
                 continue
             placed = False
             for flight in self.in_flight:
-                if self._fits(pod.pod, flight["template"], flight["free"], flight["node"]):
+                if self._fits(engine, pod.pod, flight["free"], flight["alloc"], flight["node"])[0]:
                     self._charge(flight, pod)
                     placed = True
                     break
             if placed:
                 continue
+            reason = ""
             for pool in self.pools:
                 for tpl in pool.templates:
-                    node = self._node(pool, tpl)
-                    free = parse_resource_list(tpl.allocatable)
-                    if not self._fits(pod.pod, tpl, free, node):
-                        self.counter -= 1
+                    fits, why = self._template_fits(engine, pod, pool, tpl)
+                    if not fits:
+                        reason = reason or why
                         continue
                     if not self._within_limits(pool, tpl):
-                        self.counter -= 1
+                        reason = reason or f"{pool.name}: limits reached"
                         continue
-                    pool.size += 1
-                    for res, amount in free.items():
-                        pool.used[res] = pool.used.get(res, 0) + amount
-                    gpu = is_gpu_node(node)
-                    delay = engine.cold.node_ready_after(pool.kind, gpu)
-                    flight = {"node": node, "template": tpl, "free": free, "pool": pool, "ready_s": engine.now + delay}
-                    self._charge(flight, pod)
-                    self.in_flight.append(flight)
-                    engine.push(engine.now + delay, "node-ready", flight)
-                    engine.log("node-launched", node=node.metadata.name, pool=pool.name,
-                               instance_type=tpl.instance.name, ready_s=engine.now + delay)
-                    engine.nodes_added.append({
-                        "node": node.metadata.name, "pool": pool.name, "autoscaler": pool.kind,
-                        "instance_type": tpl.instance.name, "launched_s": engine.now, "ready_s": engine.now + delay,
-                        "cold_start": [
-                            {"phase": p.name, "seconds": p.seconds, "figure": p.figure}
-                            for p in engine.cold.node_phases(pool.kind, gpu)
-                        ],
-                    })
+                    self._launch(engine, pod, pool, tpl)
                     placed = True
                     break
                 if placed:
                     break
+            if not placed:
+                self._not_helped(engine, pod, reason)
+
+    def _template_fits(self, engine: Engine, pod: SimPod, pool: Pool, tpl: Template) -> tuple[bool, str]:
+        """An empty template node's verdict, once per pod spec, pool and template (the
+        cluster objects a verdict depends on only change when claims bind: then recomputed)."""
+        key = (id(pod.pod.spec), pool.name, tpl.instance.name, engine.sim.released)
+        cached = self.verdicts.get(key)
+        if cached is not None and cached[0] is pod.pod.spec:
+            return cached[1]
+        node = self._probe(pool, tpl)
+        alloc = parse_resource_list(tpl.allocatable)
+        verdict = self._fits(engine, pod.pod, alloc, alloc, node)
+        self.verdicts[key] = (pod.pod.spec, verdict)
+        return verdict
+
+    def _probe(self, pool: Pool, tpl: Template) -> Node:
+        """The template node as the scheduler would see it (name settled at launch)."""
+        key = (pool.name, tpl.instance.name)
+        node = self.probes.get(key)
+        if node is None:
+            node = self.probes[key] = self._make_node(f"{pool.name}-{tpl.instance.name.replace('.', '-')}-template", tpl)
+        return node
+
+    def _not_helped(self, engine: Engine, pod: SimPod, reason: str) -> None:
+        job = pod.job.key
+        if job in self.noted:
+            return
+        self.noted.add(job)
+        what = "no NodePool or node group" if self.kind == "mixed" else (
+            "no NodePool" if self.kind == KARPENTER else "no node group")
+        engine.notes.append(f"{self.kind}: {what} helps {pod.key} ({job}): {reason or 'no template fits'}")
+
+    def _launch(self, engine: Engine, pod: SimPod, pool: Pool, tpl: Template) -> None:
+        node = self._node(pool, tpl)
+        free = parse_resource_list(tpl.allocatable)
+        pool.size += 1
+        for res, amount in free.items():
+            pool.used[res] = pool.used.get(res, 0) + amount
+        gpu = is_gpu_node(node)
+        delay = engine.cold.node_ready_after(pool.kind, gpu)
+        flight = {"node": node, "template": tpl, "free": free, "alloc": dict(free), "pool": pool,
+                  "ready_s": engine.now + delay}
+        self._charge(flight, pod)
+        self.in_flight.append(flight)
+        engine.push(engine.now + delay, "node-ready", flight)
+        engine.log("node-launched", node=node.metadata.name, pool=pool.name,
+                   instance_type=tpl.instance.name, ready_s=engine.now + delay)
+        engine.nodes_added.append({
+            "node": node.metadata.name, "pool": pool.name, "autoscaler": pool.kind,
+            "instance_type": tpl.instance.name, "launched_s": engine.now, "ready_s": engine.now + delay,
+            "cold_start": [
+                {"phase": p.name, "seconds": p.seconds, "figure": p.figure}
+                for p in engine.cold.node_phases(pool.kind, gpu)
+            ],
+        })
 
     def _charge(self, flight: dict[str, Any], pod: SimPod) -> None:
         try:

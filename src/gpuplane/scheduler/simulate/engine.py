@@ -26,6 +26,7 @@ from gpuplane.gpu.resources import is_gpu_resource
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.scheduler.framework import FitError, ScheduleResult
 from gpuplane.scheduler.simulate.coldstart import ColdStartModel, default_model
+from gpuplane.scheduler.simulate.inputs import Inputs, apply_inputs
 from gpuplane.scheduler.simulate.model import SimJob, SimPod
 from gpuplane.scheduler.simulate.quota import QuotaBook
 from gpuplane.scheduler.simulate.scenario import Scenario, build_jobs
@@ -60,17 +61,31 @@ class Step:
 class Engine:
     """One simulation run over a private copy of the cluster."""
 
-    def __init__(self, cluster: ClusterState, objects: list[Manifest], options: Options | None = None) -> None:
+    def __init__(
+        self,
+        cluster: ClusterState,
+        objects: list[Manifest],
+        options: Options | None = None,
+        inputs: Inputs | None = None,
+    ) -> None:
+        """``inputs``: ``apply_inputs(cluster, objects)`` when the caller already computed it."""
         self.options = options or Options()
         if self.options.scheduler not in MODES:
             raise ValueError(f"unknown scheduler {self.options.scheduler!r} (one of {', '.join(MODES)})")
-        self.sim = SimCluster(cluster, self.options.kubernetes_version, fast=self.options.fast)
+        self.inputs = inputs if inputs is not None else apply_inputs(cluster, objects)
+        self.sim = SimCluster(
+            cluster,
+            self.options.kubernetes_version,
+            fast=self.options.fast,
+            objects=self.inputs.cluster_objects,
+            nodes=self.inputs.nodes,
+        )
         self.cold = self.options.cold_start or default_model(
             self.options.scenario.cold_start if self.options.scenario else None
         )
         index = self.sim.sched.index
-        self.all_objects: list[Manifest] = [*cluster.objects, *objects]
-        self.jobs: list[SimJob] = build_jobs(objects, self.options.scenario, index.priority)
+        self.all_objects: list[Manifest] = [*self.inputs.cluster_objects, *self.inputs.workloads]
+        self.jobs: list[SimJob] = build_jobs(self.inputs.workloads, self.options.scenario, index.priority)
         self.by_pod: dict[int, SimPod] = {id(p.pod): p for j in self.jobs for p in j.pods}
         self.quota = QuotaBook(self.sim.state)
         self.now = 0.0
@@ -230,6 +245,11 @@ class Engine:
         for pod in job.pods:
             if pod.created or pod.finished_s is not None:
                 continue
+            if pod.refusal:  # API validation runs before admission: never created, never charged
+                if pod.message != pod.refusal:
+                    pod.message = pod.refusal
+                    self.log("create-refused", pod=pod.key, message=pod.refusal)
+                continue
             refusal = self.quota.admit(pod.pod)
             if refusal:
                 if pod.message != refusal:
@@ -244,20 +264,23 @@ class Engine:
     def try_schedule(self, pod: SimPod, *, preempt: bool = True) -> ScheduleResult | FitError:
         """One cycle for ``pod``; binds on success. With ``preempt``, DefaultPreemption's victims
         are evicted and the pod placed on the nominated node (graceful termination not modelled)."""
-        result = self.sim.schedule(pod.pod)
+        if preempt:
+            result, outcome = self.sim.schedule_or_preempt(pod.pod)
+        else:
+            result, outcome = self.sim.schedule(pod.pod), None
         if isinstance(result, ScheduleResult):
             self.bind(pod, result.node)
             return result
-        if preempt and not result.postfilter_msg and not result.prefilter_msg:
-            _, outcome = self.sim.preempt(pod.pod)
-            if outcome is not None and outcome.nominated_node is not None:
-                for victim in outcome.victims:
-                    self.evict(victim, by=pod)
-                again = self.sim.schedule(pod.pod)
-                if isinstance(again, ScheduleResult):
-                    self.bind(pod, again.node)
-                    return again
-                result = again
+        if outcome is not None and outcome.nominated_node is not None:
+            # The victims are deleted; the pod is retried (upstream: next cycle, nominated node).
+            for victim in outcome.victims:
+                self.evict(victim, by=pod)
+            again = self.sim.schedule(pod.pod)
+            if isinstance(again, ScheduleResult):
+                self.bind(pod, again.node)
+                return again
+            result = again
+        assert isinstance(result, FitError)
         pod.message = result.message()
         return result
 

@@ -28,6 +28,7 @@ class SimPod:
     created: bool = False  # passed ResourceQuota admission
     message: str = ""
     waiting_permit: bool = False  # coscheduling: assumed, held at Permit
+    refusal: str = ""  # the API server's validation error: the pod can never be created
 
     @property
     def name(self) -> str:
@@ -60,6 +61,9 @@ class SimJob:
     message: str = ""
     notes: list[str] = field(default_factory=list)
     evictions: int = 0
+    # pod set name -> (kind, group, object name or None for each pod's own name, field errors):
+    # pod templates the API server rejects (k8s/validation.py)
+    invalid: dict[str, tuple[str, str, str | None, list[str]]] = field(default_factory=dict)
 
     @property
     def placed(self) -> list[SimPod]:

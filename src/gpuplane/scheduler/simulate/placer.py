@@ -20,7 +20,8 @@ spread, volumes, DRA) runs the full :meth:`Scheduler.schedule_one`. The node cho
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,6 +32,7 @@ from gpuplane.k8s.selectors import preferred_node_affinity_score
 from gpuplane.k8s.tolerations import count_intolerable_prefer_no_schedule
 from gpuplane.scheduler.framework import FitError, ScheduleResult
 from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit
+from gpuplane.scheduler.preemption import PreemptionOutcome
 from gpuplane.scheduler.runtime import first_failure
 from gpuplane.scheduler.scoring import MAX_NODE_SCORE, WEIGHTS
 
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
     from gpuplane.scheduler.simulate.state import SimCluster
 
 _NONE = np.iinfo(np.int64).max
+# score * _KEY_SHIFT - lowest node index orders classes as schedule_one does (indexes < 2^32)
+_KEY_SHIFT = 1 << 32
+_SCALAR_SYNC = 8  # up to this many changed slots, a shape catches up slot by slot
 W_FIT = WEIGHTS["NodeResourcesFit"]
 W_BAL = WEIGHTS["NodeResourcesBalancedAllocation"]
 W_AFF = WEIGHTS["NodeAffinity"]
@@ -56,8 +61,13 @@ class Shape:
     aff_raw: np.ndarray  # per static class
     taint_raw: np.ndarray  # per static class
     impossible: bool  # requests a resource no node has
-    base: np.ndarray | None = None  # per class slot: LeastAllocated + BalancedAllocation score
-    base_gen: np.ndarray | None = None  # slot generation ``base`` was computed for
+    rows_list: list[int] = field(default_factory=list)  # ``rows`` / ``want`` as Python ints
+    want_list: list[int] = field(default_factory=list)
+    uniform: bool = False  # NodeAffinity / TaintToleration raw scores equal on every class
+    # Per class slot, kept in step with the slots (re)assigned since (``FastPlacer.log``):
+    fit: np.ndarray | None = None  # static verdict, pod count and free resources all pass
+    base: np.ndarray | None = None  # LeastAllocated + BalancedAllocation weighted score
+    synced: int = 0  # how much of ``FastPlacer.log`` is applied to ``fit`` / ``base``
 
 
 def _affects_others(pod: Pod) -> bool:
@@ -90,13 +100,17 @@ class FastPlacer:
         self.c_min = np.full(cap, _NONE, dtype=np.int64)
         self.c_gen = np.zeros(cap, dtype=np.int64)  # bumps when a slot gets a new class
         self.members: list[list[int]] = []
+        # slot ids in the order they got a (new) class: shapes catch up on these only
+        self.log: list[int] = []
         self.keys: dict[tuple, int] = {}
         self.key_of: list[tuple] = []
         self.free_slots: list[int] = []
         self.node_class = np.full(index.num_nodes, -1, dtype=np.int64)
         # keyed by id(pod.spec); the spec is kept in the value so a reused id never aliases
+        self.n_static = len(index.class_reps)
         self.shapes: dict[int, tuple[object, Shape | None]] = {}
-        self.failures: dict[int, tuple[object, int, ScheduleResult | FitError]] = {}
+        # id(spec) -> (spec, released, version, priority, result, preemption outcome)
+        self.failures: dict[int, tuple[object, int, int, int, ScheduleResult | FitError, PreemptionOutcome | None]] = {}
         rows = index.resource_index
         self.pods_row = rows["pods"]
         self.cpu_row = rows.get("cpu")
@@ -139,6 +153,7 @@ class FastPlacer:
                 self.members.append([])
                 self.key_of.append(key)
             self.keys[key] = cid
+            self.log.append(cid)
             self.c_gen[cid] += 1
             self.c_static[cid] = static
             self.c_alloc[:, cid] = alloc
@@ -150,6 +165,16 @@ class FastPlacer:
         self.c_count[cid] += 1
         self.c_min[cid] = bucket[0]
         self.node_class[j] = cid
+
+    def node_added(self, j: int) -> None:
+        """Node ``j`` was appended (autoscaler). A new resource row or a new static class
+        changes every cached shape, so those rebuild; otherwise the node just joins its class."""
+        index = self.sim.sched.index
+        if len(index.resource_index) != self.n_rows or len(index.class_reps) != self.n_static:
+            self.rebuild()
+            return
+        self.node_class = np.append(self.node_class, np.int64(-1))
+        self._insert(j)
 
     def node_changed(self, j: int) -> None:
         """Node ``j``'s requested vector changed: move it to its new class."""
@@ -223,6 +248,9 @@ class FastPlacer:
             dtype=np.int64,
         )
         return Shape(
+            rows_list=rows,
+            want_list=want,
+            uniform=bool((aff == aff[0]).all() and (taint == taint[0]).all()) if len(reps) else True,
             ok_static=ok,
             rows=np.array(rows, dtype=np.int64),
             want=np.array(want, dtype=np.int64),
@@ -244,44 +272,97 @@ class FastPlacer:
             return sched.schedule_one(pod)
         if shape.impossible:
             return self._failure(pod)
+        if shape.synced != len(self.log) or shape.fit is None or len(shape.fit) != len(self.c_gen):
+            self._sync(shape)
         k = self.k
-        c_alloc = self.c_alloc
-        c_req = self.c_req
-        fit = shape.ok_static[self.c_static[:k]] & (self.c_count[:k] > 0)
-        pr = self.pods_row
-        fit &= c_req[pr, :k] + 1 <= c_alloc[pr, :k]
-        if len(shape.rows):
-            free = c_alloc[shape.rows, :k] - c_req[shape.rows, :k]
-            fit &= (free >= shape.want[:, None]).all(axis=0)
-        idx = np.flatnonzero(fit)
+        idx = np.flatnonzero(shape.fit[:k] & (self.c_count[:k] > 0))
         if len(idx) == 0:
             return self._failure(pod)
-        total = self._scores(shape, idx)
-        best = idx[total == total.max()]
-        cid = int(best[np.argmin(self.c_min[best])])
-        j = int(self.c_min[cid])
+        total = shape.base[idx] if shape.uniform else self._scores(shape, idx)
+        # highest score, then the lowest node index (``schedule_one``'s tie-break), in one pass
+        pos = int(np.argmax(total * _KEY_SHIFT - self.c_min[idx]))
+        j = int(self.c_min[idx[pos]])
         return ScheduleResult(
             node=sched.index.node_infos[j].name,
             evaluated_nodes=sched.index.num_nodes,
             feasible_nodes=int(self.c_count[idx].sum()),
         )
 
-    def _scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
-        """``score_nodes`` over classes: LeastAllocated + BalancedAllocation on cpu/memory
-        (a class's vectors never change, so computed once per shape and class slot), then
-        normalized NodeAffinity and TaintToleration (same integer arithmetic)."""
+    def _sync(self, shape: Shape) -> None:
+        """Bring the shape's per-slot fit and base score up to date: only slots that got a
+        new class since the last sync change (a class's vectors never change)."""
         cap = len(self.c_gen)
-        if shape.base is None or len(shape.base) < cap:
+        if shape.fit is None or len(shape.fit) != cap:
+            fit = np.zeros(cap, dtype=bool)
             base = np.zeros(cap, dtype=np.int64)
-            gen = np.full(cap, -1, dtype=np.int64)
-            if shape.base is not None and shape.base_gen is not None:
+            if shape.fit is not None and shape.base is not None:
+                fit[: len(shape.fit)] = shape.fit
                 base[: len(shape.base)] = shape.base
-                gen[: len(shape.base_gen)] = shape.base_gen
-            shape.base, shape.base_gen = base, gen
-        stale = idx[shape.base_gen[idx] != self.c_gen[idx]]
-        if len(stale):
-            shape.base[stale] = self._base_scores(shape, stale)
-            shape.base_gen[stale] = self.c_gen[stale]
+                slots = np.unique(np.array(self.log[shape.synced:], dtype=np.int64))
+            else:
+                slots = np.arange(self.k, dtype=np.int64)
+            shape.fit, shape.base = fit, base
+        else:
+            tail = self.log[shape.synced:]
+            if len(tail) <= _SCALAR_SYNC:
+                # a few slots (the usual case: one bind moved one node): plain Python beats
+                # numpy's per-call overhead on 1-element arrays
+                shape.synced = len(self.log)
+                for cid in set(tail):
+                    self._sync_slot(shape, cid)
+                return
+            slots = np.unique(np.array(tail, dtype=np.int64))
+        shape.synced = len(self.log)
+        if not len(slots):
+            return
+        c_alloc = self.c_alloc
+        c_req = self.c_req
+        pr = self.pods_row
+        ok = shape.ok_static[self.c_static[slots]] & (c_req[pr, slots] + 1 <= c_alloc[pr, slots])
+        if len(shape.rows):
+            free = c_alloc[np.ix_(shape.rows, slots)] - c_req[np.ix_(shape.rows, slots)]
+            ok &= (free >= shape.want[:, None]).all(axis=0)
+        shape.fit[slots] = ok
+        shape.base[slots] = self._base_scores(shape, slots)
+
+    def _sync_slot(self, shape: Shape, cid: int) -> None:
+        """One slot's fit and base score: the scalar twin of the vector path in :meth:`_sync`
+        and :meth:`_base_scores` (same integer and float64 arithmetic)."""
+        assert shape.fit is not None and shape.base is not None
+        alloc = self.c_alloc[:, cid].tolist()
+        req = self.c_req[:, cid].tolist()
+        pr = self.pods_row
+        ok = bool(shape.ok_static[self.c_static[cid]]) and req[pr] + 1 <= alloc[pr]
+        if ok:
+            for row, want in zip(shape.rows_list, shape.want_list, strict=True):
+                if alloc[row] - req[row] < want:
+                    ok = False
+                    break
+        shape.fit[cid] = ok
+        parts = []
+        fracs = []
+        for row, extra in ((self.cpu_row, shape.cpu_nz), (self.mem_row, shape.mem_nz)):
+            if row is None:
+                a = used = 0
+            else:
+                a = alloc[row]
+                used = req[row] + extra
+            has = a > 0
+            safe = a if has else 1
+            parts.append((a - used) * MAX_NODE_SCORE // safe if has and used <= a else 0)
+            fracs.append((has, min(used / safe, 1.0)))
+        least = (parts[0] + parts[1]) // 2
+        if fracs[0][0] and fracs[1][0]:
+            balanced = math.floor((1 - abs(fracs[0][1] - fracs[1][1]) / 2) * MAX_NODE_SCORE)
+        else:
+            balanced = MAX_NODE_SCORE
+        shape.base[cid] = least * W_FIT + balanced * W_BAL
+
+    def _scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
+        """``score_nodes`` over classes: the cached LeastAllocated + BalancedAllocation score,
+        plus normalized NodeAffinity and TaintToleration (same integer arithmetic), whose
+        normalization depends on the feasible set."""
+        assert shape.base is not None
         total = shape.base[idx]
         static = self.c_static[idx]
         aff = shape.aff_raw[static]
@@ -320,15 +401,44 @@ class FastPlacer:
         )
         return least * W_FIT + balanced * W_BAL
 
+    def schedule_or_preempt(self, pod: Pod) -> tuple[ScheduleResult | FitError, PreemptionOutcome | None]:
+        """:meth:`schedule` plus DefaultPreemption's outcome when nothing fits (one full cycle,
+        ``Scheduler.schedule_or_preempt``; its answer is reused while still exact)."""
+        sched = self.sim.sched
+        if sched.index.num_nodes == 0:
+            return FitError(num_all_nodes=0, groups=[]), None
+        shape = self._shape(pod)
+        if shape is None:
+            return sched.schedule_or_preempt(pod)
+        result = self.schedule(pod)
+        if isinstance(result, ScheduleResult):
+            return result, None
+        return self._failure_entry(pod)[4:]
+
     def _failure(self, pod: Pod) -> ScheduleResult | FitError:
-        """The full cycle's answer (FitError text), cached per pod spec until resources are
-        released (a pod removed, a node added): binds only take resources, so a shape that
-        failed keeps failing; its message's node counts may lag until the engine refreshes the
-        final messages (``Engine.refresh_messages``)."""
+        return self._failure_entry(pod)[4]
+
+    def _failure_entry(
+        self, pod: Pod
+    ) -> tuple[object, int, int, int, ScheduleResult | FitError, PreemptionOutcome | None]:
+        """The full cycle's answer (FitError text, preemption outcome), cached per pod spec.
+
+        Binds only take resources, so a shape that failed keeps failing until resources are
+        released (a pod removed, a node added); its message's node counts may lag until the
+        engine refreshes the final messages (``Engine.refresh_messages``). The preemption
+        outcome stays exact while no victim candidate appeared: an outcome that found no
+        victims is reused only if no pod of lower priority was bound since (a nominated
+        outcome is never reused: acting on it changes the cluster).
+        """
+        sim = self.sim
         key = id(pod.spec)
         cached = self.failures.get(key)
-        if cached is not None and cached[0] is pod.spec and cached[1] == self.sim.released:
-            return cached[2]
-        result = self.sim.sched.schedule_one(pod)
-        self.failures[key] = (pod.spec, self.sim.released, result)
-        return result
+        if cached is not None and cached[0] is pod.spec and cached[1] == sim.released:
+            outcome = cached[5]
+            if outcome is None or (outcome.nominated_node is None and not sim.lower_bound_since(cached[3], cached[2])):
+                return cached
+        priority = sim.sched.index.priority(pod)
+        result, outcome = sim.sched.schedule_or_preempt(pod)
+        entry = (pod.spec, sim.released, sim.version, priority, result, outcome)
+        self.failures[key] = entry
+        return entry

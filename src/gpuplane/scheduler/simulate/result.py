@@ -4,7 +4,7 @@
 last message the scheduler / gang / queue / quota layer gave), ``timeline`` (one step per
 instant with events: the events, GPUs allocated / total / held idle, utilization), ``summary``
 (``scheduled``, ``pending``, ``gpu_utilization`` = GPU-seconds allocated / GPU-seconds
-available over [0, makespan], ``makespan_s``), plus ``deadlock``, ``jobs`` and ``cold_start``.
+available over [0, makespan] — the final allocation when no time elapses —, ``makespan_s``), plus ``deadlock``, ``jobs`` and ``cold_start``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ def _ratio(a: float, b: float) -> float:
 def to_document(engine: Engine) -> dict[str, Any]:
     steps = engine.steps
     pending = []
+    seen: set[str] = set()
     for job in engine.jobs:
         for pod in job.pods:
-            if pod.node is None and pod.finished_s is None:
+            if pod.node is None and pod.finished_s is None and pod.key not in seen:
+                seen.add(pod.key)
                 pending.append({"pod": pod.key, "message": pod.message or job.message, "job": job.key})
     done_times = [j.finished_s for j in engine.jobs if j.finished_s is not None]
     bound_times = [p["time_s"] for p in engine.placements]
@@ -40,6 +42,10 @@ def to_document(engine: Engine) -> dict[str, Any]:
         used += step.gpus_allocated * span
         avail += step.gpus_total * span
         idle += step.gpus_idle_held * span
+    if avail == 0 and steps:
+        # No time elapsed (everything happened at one instant, e.g. servers bound at t=0):
+        # the utilization is the allocation the run ended with.
+        used, avail = float(steps[-1].gpus_allocated), float(steps[-1].gpus_total)
     timeline = [
         {
             "time_s": s.time_s,

@@ -30,6 +30,7 @@ import msgspec
 from gpuplane.gpu.resources import is_gpu_resource
 from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.requests import pod_requests
+from gpuplane.k8s.validation import extended_resource_errors, invalid_message
 from gpuplane.k8s.workloads import PodSet, expand_all
 from gpuplane.k8s.workloads.gangs import kueue_queue
 from gpuplane.scheduler.simulate.model import SimJob, SimPod
@@ -150,12 +151,44 @@ def _with_priority_class(pod: Pod, priority_class: str | None) -> Pod:
     return pod
 
 
+# Kinds whose pod template the API server validates when the object itself is created
+# (pkg/apis/core/validation ValidatePodTemplateSpec via the apps/batch/core validators): such
+# an object is refused outright. Pods of any other controller (CRDs) are refused one by one
+# when the operator creates them.
+TEMPLATE_VALIDATED = {
+    ("", "Pod"), ("", "ReplicationController"), ("", "PodTemplate"),
+    ("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
+    ("batch", "Job"), ("batch", "CronJob"),
+}
+
+
+def _field_path(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def validation_errors(ps: PodSet) -> tuple[str, str, str | None, list[str]] | None:
+    """The API's verdict on a pod set's template: ``(kind, group, name, errors)``; ``name`` is
+    the object's when the object is refused, None when each created pod is (its own name)."""
+    obj = ps.source
+    if (obj.group, obj.kind) in TEMPLATE_VALIDATED and not ps.synthetic:
+        spec = ps.template.get("spec") if isinstance(ps.template, dict) else None
+        errors = extended_resource_errors(spec or {}, _field_path(ps.spec_path))
+        return (obj.kind, obj.group, obj.name, errors) if errors else None
+    spec = ps.template.get("spec") if isinstance(ps.template, dict) else None
+    errors = extended_resource_errors(spec or {}, "spec")
+    return ("Pod", "", None, errors) if errors else None
+
+
 def make_pods(job: SimJob) -> None:
     """(Re)create the job's pods from its pod sets: every replica shares its template's spec
     object, so the scheduler computes per-template work once."""
     job.pods = []
     for ps_name, count, template in job.podsets:
         gpus = _gpus(template)
+        invalid = job.invalid.get(ps_name)
         for i in range(count):
             if job.kind == "Pod":
                 name = job.name
@@ -167,7 +200,11 @@ def make_pods(job: SimJob) -> None:
                 template.metadata, name=name, namespace=job.namespace, uid=f"sim-{job.namespace}-{name}"
             )
             pod = msgspec.structs.replace(template, metadata=meta)
-            job.pods.append(SimPod(f"{job.namespace}/{name}", pod, job, gpus, len(job.pods)))
+            sim_pod = SimPod(f"{job.namespace}/{name}", pod, job, gpus, len(job.pods))
+            if invalid is not None:
+                kind, group, obj_name, errors = invalid
+                sim_pod.refusal = invalid_message(kind, group, obj_name or name, errors)
+            job.pods.append(sim_pod)
 
 
 def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: Any) -> list[SimJob]:
@@ -189,9 +226,14 @@ def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: 
         t = timing(obj, scenario)
         ns = obj.namespace or "default"
         templates = []
+        invalid = {}
         for ps in sets:
             base = _with_priority_class(ps.pod(), ps.priority_class)
-            templates.append((ps.name.lower() if obj.kind != "Pod" else ps.name, ps.count, base))
+            ps_name = ps.name.lower() if obj.kind != "Pod" else ps.name
+            templates.append((ps_name, ps.count, base))
+            verdict = validation_errors(ps)
+            if verdict is not None:
+                invalid[ps_name] = verdict
         total = sum(ps.count for ps in sets)
         gang = next((ps.gang for ps in sets if ps.gang is not None), None)
         min_member = gang.min_member if gang is not None and gang.min_member else total
@@ -211,6 +253,7 @@ def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: 
             priority=priority_of(templates[0][2]),
             order=n,
             podsets=templates,
+            invalid=invalid,
         )
         make_pods(job)
         jobs.append(job)

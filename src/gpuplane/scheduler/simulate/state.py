@@ -54,6 +54,8 @@ class SimCluster:
         self.sched = Scheduler(state, version=version)
         self.version = 0
         self.released = 0  # bumps only when resources are freed or added (forget, add_node)
+        # priority -> version of the last bind of a pod with that priority (preemption caching)
+        self.bound_at: dict[int, int] = {}
         self.placer: FastPlacer | None = None
         if fast:
             from gpuplane.scheduler.simulate.placer import FastPlacer
@@ -89,6 +91,11 @@ class SimCluster:
             return self.placer.schedule_or_preempt(pod)
         return self.sched.schedule_or_preempt(pod)
 
+    def lower_bound_since(self, priority: int, version: int) -> bool:
+        """Whether a pod of priority below ``priority`` was bound after ``version`` (a new
+        possible preemption victim)."""
+        return any(v > version for p, v in self.bound_at.items() if p < priority)
+
     # -- changes ---------------------------------------------------------------------------
 
     def bind(self, pod: Pod, node: str) -> None:
@@ -96,6 +103,7 @@ class SimCluster:
         (VolumeBinding's PreBind) and refresh that node's class."""
         self.sched.assume(pod, node)
         self.version += 1
+        self.bound_at[self.sched.index.priority(pod)] = self.version
         if bind_claims(self.state, pod, self.sched.index.node_infos[self.sched.index.by_name[node]].node):
             # a claim's state changed: cached "does not fit" verdicts may be stale
             self.released += 1
