@@ -11,8 +11,10 @@ The cluster (EKS 1.31, Karpenter node pools, NVIDIA GPU Operator):
 - ``cpu-general``: 2 x m6i.8xlarge, system and controller pods;
 - ``a100-40gb``: 4 x p4d.24xlarge (8 x A100-SXM4-40GB); one GPU of node-a100-3
   is unhealthy (allocatable 7 < capacity 8);
-- ``a100-40gb-mig``: 1 x p4d.24xlarge in MIG ``mixed`` strategy, custom layout
-  GPUs 0-3 as 2 x 3g.20gb, GPUs 4-7 as 7 x 1g.5gb;
+- ``a100-40gb-mig``: 2 x p4d.24xlarge in MIG ``mixed`` strategy: node-a100-mig-1 with the
+  custom layout GPUs 0-3 as 2 x 3g.20gb, GPUs 4-7 as 7 x 1g.5gb; node-a100-mig-2 whose MIG
+  change failed (``nvidia.com/mig.config=all-3g.20gb``, an entry missing from the cluster's
+  mig-parted ConfigMap): its GPUs are MIG-enabled with no MIG device, so it advertises nothing;
 - ``h100-80gb``: 2 x p5.48xlarge (8 x H100-80GB-HBM3), tainted
   ``nvidia.com/gpu=present:NoSchedule``;
 - ``l4-shared``: 3 x g6.4xlarge (1 x L4) time-sliced with 4 replicas
@@ -192,6 +194,24 @@ def build_nodes() -> None:
     mig_res = {"nvidia.com/gpu": 0, "nvidia.com/mig-1g.5gb": 28, "nvidia.com/mig-3g.20gb": 8}
     add_node("node-a100-mig-1", "a100-40gb-mig", "p4d.24xlarge", ZONES[0], 96, 1152, gpu_capacity=mig_res,
              labels=mig_labels, ip="10.0.2.21")
+    # The failed MIG node. After a reboot (MIG mode survives reboots on Ampere GPUs, GPU instances
+    # do not: NVIDIA MIG user guide, "Deployment Considerations") the MIG manager recreates the
+    # instances from nvidia.com/mig.config. That label names all-3g.20gb, an entry of NVIDIA's
+    # default-mig-parted-config but not of this cluster's custom-mig-config, so
+    # `nvidia-mig-parted assert --valid-config` fails and the manager sets
+    # nvidia.com/mig.config.state=failed. It fails before pausing any GPU client, and setState()
+    # re-sets the operand nvidia.com/gpu.deploy.* labels to "true" anyway (NVIDIA/mig-parted
+    # pkg/mig/reconfigure/reconfigure.go: Run, setState, maybeSetTrue), so every operand runs.
+    # The mixed-strategy device plugin finds eight MIG-enabled GPUs and no MIG device: it serves
+    # no resource (only GPUs with MIG disabled are nvidia.com/gpu under "mixed"), and GFD writes no
+    # nvidia.com/mig-<profile>.* labels. The kubelet restored the device-plugin resources it had
+    # checkpointed with no device, then reported them at 0 (pkg/kubelet/cm/devicemanager/manager.go
+    # readCheckpoint + GetCapacity; pkg/kubelet/nodestatus/setters.go zeroes removed resources).
+    failed_labels = {**a100, "nvidia.com/mig.strategy": "mixed", "nvidia.com/mig.config": "all-3g.20gb",
+                     "nvidia.com/mig.config.state": "failed", "nvidia.com/device-plugin.config": "mig-mixed",
+                     "nvidia.com/gpu.deploy.mig-manager": "true"}
+    add_node("node-a100-mig-2", "a100-40gb-mig", "p4d.24xlarge", ZONES[0], 96, 1152,
+             gpu_capacity={res_name: 0 for res_name in mig_res}, labels=failed_labels, ip="10.0.2.22")
     h100 = gfd_labels("NVIDIA-H100-80GB-HBM3", 8, 81559, "hopper", (9, 0), "p5.48xlarge")
     for i in (1, 2):
         add_node(f"node-h100-{i}", "h100-80gb", "p5.48xlarge", ZONES[1], 192, 2048, gpu_capacity={"nvidia.com/gpu": 8},
@@ -418,7 +438,7 @@ def build_workloads() -> None:
                              "volcano.sh/task-index": str(i)},
                 tolerations=[GPU_TOLERATION], scheduler="volcano", priority_class="training-high",
                 volumes=shm, mounts={"worker": shm_mount}, restart_policy="OnFailure",
-                pending_message="0/13 nodes are unavailable: 13 Insufficient nvidia.com/gpu.",
+                pending_message=volcano_message(),
                 extra_spec={"hostname": f"llm-finetune-worker-{i}", "subdomain": "llm-finetune"})
 
     # PyTorchJob resnet-ddp: master + 1 worker x 4 GPUs on A100 (no gang scheduling).
@@ -615,6 +635,12 @@ def compute_messages() -> None:
         pod["status"]["conditions"][0]["message"] = fit_error(pod)
 
 
+def volcano_message() -> str:
+    """What Volcano records on its waiting workers: every node fails the GPU check (reference/scheduling.md §4.2)."""
+    n = len(NODES)
+    return f"0/{n} nodes are unavailable: {n} Insufficient nvidia.com/gpu."
+
+
 def check_volcano_message() -> None:
     """Volcano's resource check: no node has 8 whole GPUs free for the waiting workers."""
     for node in NODES:
@@ -770,7 +796,7 @@ def other_objects() -> list[dict[str, Any]]:
                      status={"state": "Open", "running": 1}))
     pg = f"llm-finetune-{uid('team-nlp' + 'Job' + 'llm-finetune')}"
     summary = ("pod group is not ready, 2 Pending, 2 Running, 4 minAvailable; Pending: 2 Unschedulable. "
-               "Origin reason is worker: 0/13 nodes are unavailable: 13 Insufficient nvidia.com/gpu.")
+               f"Origin reason is worker: {volcano_message()}")
     items.append(obj("batch.volcano.sh/v1alpha1", "Job", "llm-finetune", "team-nlp", spec={
         "minAvailable": 4, "schedulerName": "volcano", "queue": "research", "priorityClassName": "training-high",
         "maxRetry": 3, "plugins": {"env": [], "svc": [], "pytorch": ["--master=worker", "--worker=worker", "--port=23456"]},

@@ -58,7 +58,7 @@ def test_shm_too_small_fix_adds_memory_volume_and_mount() -> None:
     findings = _lint("shm-too-small", TRAIN_JOB)
     assert [(f.line, f.field) for f in findings] == [(11, "spec.template.spec.containers[0].name")]
     assert findings[0].message == (
-        "GPU training container trainer of finetune has no memory-backed /dev/shm: it gets the 64 MiB container "
+        "Job finetune, container \"trainer\" (GPU training) has no memory-backed /dev/shm: it gets the 64 MiB container "
         "default, so PyTorch DataLoader workers die with \"Bus error\" and NCCL fails to extend /dev/shm."
     )
     fixed = yaml.safe_load(_fixed("shm-too-small", TRAIN_JOB))

@@ -59,7 +59,7 @@ def test_startup_probe_fix_copies_liveness_handler() -> None:
     findings = _lint("inference-no-startup-probe", SERVER)
     assert [(f.line, f.field) for f in findings] == [(15, "spec.template.spec.containers[0].livenessProbe")]
     assert findings[0].message == (
-        "GPU serving container vllm of llm has a livenessProbe that kills it after 30s and no startupProbe: the "
+        "Deployment llm, container \"vllm\" (GPU server) has a livenessProbe that kills it after 30s and no startupProbe: the "
         "server cannot answer while it loads model weights, so it is restarted in a loop (CrashLoopBackOff) and "
         "never serves."
     )

@@ -52,7 +52,7 @@ data:
     findings = _lint("device-plugin-config-invalid", text)
     assert [(f.line, f.severity) for f in findings] == [(5, "error")]
     assert findings[0].message == (
-        "Device-plugin config mps in ConfigMap dp: sharing.mps.resources.0: no replicas specified "
+        "Device-plugin config mps in ConfigMap gpu-operator/dp: sharing.mps.resources.0: no replicas specified "
         "(the plugin fails to load this config)"
     )
 
@@ -137,6 +137,6 @@ def test_mig_multiple_devices_counts_mixed_profiles() -> None:
     )
     findings = _lint("mig-multiple-devices-per-container", text)
     assert [f.message for f in findings] == [
-        "Container c of p asks for 2 MIG devices (nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1): a CUDA "
+        "Pod default/p, container \"c\" asks for 2 MIG devices (nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1): a CUDA "
         "process uses only one MIG instance, so the others stay reserved and idle."
     ]

@@ -49,7 +49,6 @@ SPECIALS = {
     "anchors": "a: &x {b: 1}\nc: *x\nd: [*x, *x]\n",
     "merge": "base: &b {x: 1, y: 2}\nderived:\n  <<: *b\n  y: 3\n",
     "tags": "a: !!str 1\nb: !!int '7'\nc: !!binary aGVsbG8=\nd: !!set {x, y}\ne: !!omap [{a: 1}]\n",
-    "duplicate keys": "a: 1\nb: 2\na: 3\n",
     "anchor without alias": "metadata: &m {name: x}\nspec: {}\n",
     "nan": "x: .nan\n",
 }
@@ -111,11 +110,44 @@ def test_recorded_lines_match_composed_lines() -> None:
             assert fast.line_of(path) == slow.line_of(path), path
 
 
-def test_duplicate_keys_fall_back_to_composing() -> None:
-    _, index = _load_document("a: 1\nb:\n  c: 2\na: 3\n")
-    assert index is None
-    result = load_text("kind: Pod\nmetadata: {name: a}\nkind: Pod\nspec:\n  x: 1\n", "dup.yaml")
-    assert result.objects[0].field_line(("spec", "x")) == 5
+DUPLICATES = {
+    # (document, key, line of the repeat, line of the first): the fast walk and every slow path.
+    "plain": ("a: 1\nb:\n  c: 2\na: 3\n", '"a"', 4, 1),
+    "nested": ("spec:\n  limits: {x: 1}\n  limits:\n    y: 2\n", '"limits"', 3, 2),
+    "flow": ("metadata: {name: q, name: r}\n", '"name"', 1, 1),
+    "with alias": ("base: &b {x: 1}\ndata:\n  a: *b\n  a: 2\n", '"a"', 4, 3),
+    "with merge key": ("base: &b {x: 1}\nm:\n  <<: *b\n  y: 1\n  y: 2\n", '"y"', 5, 4),
+    "with tag": ("a: !!str 1\na: 2\n", '"a"', 2, 1),
+    "int key": ("1: a\n1: b\n", "1", 2, 1),
+}
+
+
+@pytest.mark.parametrize("case", list(DUPLICATES), ids=list(DUPLICATES))
+def test_duplicate_keys_are_refused_like_kubectl(case: str) -> None:
+    """kubectl decodes strictly (sigs.k8s.io/yaml YAMLToJSONStrict: 'key "a" already set in map'):
+    the object is refused with both lines, never linted with the last value (QA: it was)."""
+    text, key, line, first = DUPLICATES[case]
+    result = load_text("kind: ConfigMap\n---\n" + text, "dup.yaml")
+    assert [o.kind for o in result.objects] == ["ConfigMap"]  # the rest is still read
+    assert [str(e) for e in result.errors] == [
+        f"dup.yaml:{line + 2}: duplicate key {key} (first at line {first + 2}): "
+        "kubectl and the API server reject the object"
+    ]
+
+
+def test_merged_keys_are_not_duplicates() -> None:
+    """A key brought in by ``<<`` and overridden is fine (go-yaml merges it the same way)."""
+    assert load_yaml_document("base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n")["m"] == {"x": 1, "y": 3}
+
+
+def test_duplicate_key_in_a_list_item_keeps_the_other_items() -> None:
+    text = ("apiVersion: v1\nkind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: a}\n"
+            "- kind: ConfigMap\n  metadata:\n    name: b\n    name: c\n- kind: ConfigMap\n  metadata: {name: d}\n")
+    result = load_text(text, "list.yaml")
+    assert [o.name for o in result.objects] == ["a", "d"]
+    assert [str(e) for e in result.errors] == [
+        'list.yaml:9: duplicate key "name" (first at line 8): kubectl and the API server reject the object'
+    ]
 
 
 # -- depth bound without a tree walk ---------------------------------------------------------

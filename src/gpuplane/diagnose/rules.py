@@ -269,6 +269,20 @@ def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[st
     pod = plugin_pods[0]
     evidence.append(_pod_evidence(pod, "device plugin pod is up, yet nothing is registered", status="Running"))
     ns = pod.metadata.namespace or "default"
+    if labels.get(inv.MIG_CONFIG_STATE) == "failed":
+        # A failed MIG change leaves GPUs MIG-enabled with no (or not all) MIG devices. The plugin
+        # serves whole GPUs only when MIG is disabled on them and MIG resources only for existing
+        # MIG devices (reference/nvidia-gpu-stack.md §1.2), so it runs and registers nothing.
+        config = labels.get(inv.MIG_CONFIG, "")
+        evidence.append(Evidence("label", node_ref(name), label_path(inv.MIG_CONFIG_STATE), "failed",
+                                 f"the MIG manager could not apply {inv.MIG_CONFIG}={config or 'unset'}"))
+        return ("mig-manager",
+                f"the MIG manager failed to apply {inv.MIG_CONFIG}={config!r} ({inv.MIG_CONFIG_STATE}=failed): "
+                f"device-plugin pod {_pod_name(pod)} runs but finds no GPU with MIG disabled and no MIG device "
+                "to serve",
+                f"kubectl logs -n {ns} -l app=nvidia-mig-manager --tail=100  # on {name}; then relabel the node "
+                f"with an entry of the mig-parted config: kubectl label node {name} {inv.MIG_CONFIG}=<entry> "
+                "--overwrite", evidence)
     return ("device plugin registration",
             f"device-plugin pod {_pod_name(pod)} runs but the kubelet lists no GPU: it found no device or "
             "could not register (driver not loaded on the host, kubelet restarted since)",

@@ -7,7 +7,7 @@ computed once per PodSet here and cached, and kind indexes are built once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -212,6 +212,27 @@ class LintContext:
         if meta is None:
             raise RuntimeError("LintContext.report() called outside a rule run")
         return Finding(meta.id, severity or meta.severity, obj, tuple(path), message, fix, tuple(patch))
+
+
+def object_label(obj: Manifest) -> str:
+    """How every finding names an object: ``Kind namespace/name``, or ``Kind name`` when the
+    object has no namespace (cluster-scoped kinds, and manifests that leave it to kubectl).
+
+    One helper for every rule, so the same object reads the same in every message.
+    """
+    ns = obj.namespace
+    return f"{obj.kind} {ns}/{obj.name}" if ns else f"{obj.kind} {obj.name}"
+
+
+def join_labels(labels: Iterable[str], limit: int = 3) -> str:
+    """``a, b, c and 2 more``: the distinct labels in first-seen order.
+
+    The same object can reach a list twice (the same workload in two input files, a node
+    both in the input and the cluster); a message names it once.
+    """
+    distinct = list(dict.fromkeys(labels))
+    shown = ", ".join(distinct[:limit])
+    return shown + (f" and {len(distinct) - limit} more" if len(distinct) > limit else "")
 
 
 def pod_spec(ps: PodSet) -> dict[str, Any]:

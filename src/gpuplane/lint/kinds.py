@@ -119,6 +119,28 @@ def container_gpu_requests(container: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+def names_accelerator(container: dict[str, Any]) -> bool:
+    """The container asks for an accelerator at all: some accelerator resource in ``limits``
+    or ``requests`` with a value other than zero, even one the API server would refuse
+    (``nvidia.com/gpu: 0.5``).
+
+    :func:`container_gpu_requests` only counts valid whole numbers; rules that ask "did the
+    author mean to use a GPU here?" need this wider test, or an invalid quantity (already its
+    own finding, gpu-fractional-quantity) makes the container look GPU-less.
+    """
+    res = container.get("resources")
+    if not isinstance(res, dict):
+        return False
+    for kind in ("limits", "requests"):
+        block = res.get(kind)
+        if not isinstance(block, dict):
+            continue
+        for name, value in block.items():
+            if isinstance(name, str) and is_accelerator_resource(name) and quantity_value(value) != 0:
+                return True
+    return False
+
+
 def _section_requests(ps: PodSet, section: str) -> list[dict[str, int]]:
     items = _pod_spec(ps).get(section)
     if not isinstance(items, list):

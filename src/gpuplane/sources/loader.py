@@ -30,7 +30,7 @@ import msgspec
 import yaml
 
 from gpuplane.sources import limits
-from gpuplane.sources.locate import _INCOMPLETE, _ROOT, DocumentLocator, LineIndex
+from gpuplane.sources.locate import _ROOT, DocumentLocator, LineIndex
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -104,6 +104,91 @@ class _TooDeep(Exception):
     """Raised by :func:`_build` past :data:`limits.MAX_DEPTH` nested containers."""
 
 
+class DuplicateKeyError(yaml.YAMLError):
+    """A mapping that names the same key twice: kubectl and the API server refuse the object.
+
+    PyYAML keeps the last value silently; Kubernetes decodes manifests strictly
+    (kubernetes-sigs/yaml ``YAMLToJSONStrict`` -> go-yaml v2 ``UnmarshalStrict``, whose
+    ``decoder.setMapIndex`` in goyaml.v2/decode.go reports ``line N: key "limits" already
+    set in map``, wrapped as ``error converting YAML to JSON: yaml: unmarshal errors:``; go-yaml
+    v3 says ``mapping key "limits" already defined at line M``). So gpuplane refuses it too,
+    instead of linting a value the cluster would never see. Lines are 0-based in the document.
+    """
+
+    def __init__(self, key: Any, line: int, first_line: int) -> None:
+        super().__init__(f"duplicate key {_go_repr(key)}")
+        self.key = key
+        self.line = line
+        self.first_line = first_line
+
+    def load_error(self, path: str, doc_line: int) -> LoadError:
+        """The ``path:line`` error of this duplicate in a document starting at file line ``doc_line``."""
+        return LoadError(
+            path,
+            doc_line + self.line,
+            f"duplicate key {_go_repr(self.key)} (first at line {doc_line + self.first_line}): "
+            "kubectl and the API server reject the object",
+        )
+
+
+def _go_repr(key: Any) -> str:
+    """A key as go-yaml's ``%#v`` prints it: strings quoted, numbers and booleans bare."""
+    if isinstance(key, str):
+        return msgspec.json.encode(key).decode()
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+def _duplicate_in(pairs: list[tuple[yaml.Node, yaml.Node]], loader: Any) -> DuplicateKeyError:
+    """The first repeated key of a mapping whose dict came out shorter than its pairs.
+
+    Only runs on that failure path, so the keys are simply built again to compare them.
+    """
+    seen: dict[Any, int] = {}
+    for key_node, _ in pairs:
+        key = _build(key_node, loader, {}, 1)
+        line = key_node.start_mark.line
+        if key in seen:
+            return DuplicateKeyError(key, line, seen[key])
+        seen[key] = line
+    raise AssertionError("no duplicate key among the pairs")  # pragma: no cover - caller checked lengths
+
+
+def _check_unique_keys(root: yaml.Node | None) -> None:
+    """Raise :class:`DuplicateKeyError` for a mapping node that names an explicit key twice.
+
+    For documents that skip :func:`_build` (aliases, merge keys, tags). Scalar keys compare
+    by their resolved tag and text; keys brought in by a merge (``<<``) do not count, as in
+    go-yaml. Shared (aliased) nodes are visited once, so hostile aliasing stays linear.
+    """
+    if root is None:
+        return
+    stack = [root]
+    visited: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[tuple[str, str], int] = {}
+            for key_node, value_node in node.value:
+                stack.append(value_node)
+                if not isinstance(key_node, yaml.ScalarNode):
+                    stack.append(key_node)
+                    continue
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                ident = (key_node.tag, key_node.value)
+                line = key_node.start_mark.line
+                if ident in seen:
+                    raise DuplicateKeyError(key_node.value, line, seen[ident])
+                seen[ident] = line
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
 def _build(node: yaml.Node, loader: Any, lines: LineIndex, depth: int = 1) -> Any:
     """Python data of a composed node, without SafeConstructor's generic machinery.
 
@@ -133,10 +218,9 @@ def _build(node: yaml.Node, loader: Any, lines: LineIndex, depth: int = 1) -> An
         depth += 1
         for key_node, value_node in pairs:
             out[_build(key_node, loader, lines, depth)] = _build(value_node, loader, lines, depth)  # unhashable key: TypeError
-        if len(out) == len(pairs):
-            lines[id(out)] = (out, [key_node.start_mark.line for key_node, _ in pairs])
-        else:  # duplicate keys: positions no longer match the nodes
-            lines[_INCOMPLETE] = None
+        if len(out) != len(pairs):  # a key given twice: refused, as kubectl refuses it
+            raise _duplicate_in(pairs, loader)
+        lines[id(out)] = (out, [key_node.start_mark.line for key_node, _ in pairs])
         return out
     if tag == _SEQ_TAG:
         if depth > limits.MAX_DEPTH:
@@ -154,9 +238,11 @@ def _build(node: yaml.Node, loader: Any, lines: LineIndex, depth: int = 1) -> An
 
 def _load_plain(body: str) -> tuple[Any, LineIndex | None]:
     """One document without aliases, merge keys or explicit tags (see :func:`_build`),
-    with its line index (None when it cannot be trusted: duplicate keys, odd keys).
+    with its line index (None for odd keys: unhashable ones go through SafeConstructor).
 
-    Raises :class:`yaml.YAMLError` for YAML errors and for nesting past the limit.
+    Raises :class:`yaml.YAMLError` for YAML errors and for nesting past the limit, and
+    :class:`DuplicateKeyError` for a key given twice in one mapping (detected for free:
+    the dict :func:`_build` makes comes out shorter than the node's pairs).
     """
     loader = _Loader(body)
     try:
@@ -174,8 +260,6 @@ def _load_plain(body: str) -> tuple[Any, LineIndex | None]:
             return data, None
         except _TooDeep:
             raise yaml.YAMLError(f"nesting deeper than {limits.MAX_DEPTH} levels") from None
-        if _INCOMPLETE in lines:
-            return data, None
         lines[_ROOT] = (data, node.start_mark.line)
         return data, lines
     finally:
@@ -523,10 +607,10 @@ def _load_document(body: str) -> tuple[Any, LineIndex | None]:
     """:func:`load_yaml_document` plus the document's line index when the fast path made one."""
     lines = None
     if "*" in body and _MAYBE_ALIAS.search(body) is not None:
-        data = yaml.load(body, Loader=_Loader)
+        data = _load_special(body)
         problem = limits.check_tree(data, shared=True)
     elif "!" in body or "<<" in body:
-        data = yaml.load(body, Loader=_Loader)
+        data = _load_special(body)
         problem = None if limits.yaml_depth_bounded(body) else limits.check_tree(data, shared=False)
     else:
         data, lines = _load_plain(body)  # depth checked while building
@@ -534,6 +618,18 @@ def _load_document(body: str) -> tuple[Any, LineIndex | None]:
     if problem:
         raise yaml.YAMLError(problem)
     return data, lines
+
+
+def _load_special(body: str) -> Any:
+    """A document with aliases, merge keys or tags: ``yaml.load`` in its two steps
+    (compose, construct), with the duplicate-key check on the composed nodes in between."""
+    loader = _Loader(body)
+    try:
+        node = loader.get_single_node()
+        _check_unique_keys(node)
+        return loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
 
 
 def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int) -> LoadError:
@@ -554,6 +650,9 @@ def _load_yaml(text: str, path: str) -> LoadResult:
             continue
         try:
             data, lines = _load_document(body)
+        except DuplicateKeyError as exc:
+            result.errors.append(exc.load_error(path, first_line))
+            continue
         except yaml.YAMLError as exc:
             result.errors.append(_yaml_error(exc, path, object_line if not hasattr(exc, "problem_mark") else first_line))
             continue
@@ -594,6 +693,9 @@ def _load_split_list(
         line = first_line + offset
         try:
             item, lines = _load_document(item_text)
+        except DuplicateKeyError as exc:
+            result.errors.append(exc.load_error(path, line))
+            continue
         except yaml.YAMLError as exc:
             result.errors.append(_yaml_error(exc, path, line))
             continue

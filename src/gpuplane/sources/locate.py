@@ -6,8 +6,8 @@ Two sources, same answers:
   (it composes the nodes anyway, so their marks are free; only the entry lines of
   each dict and list are kept, a few ints per container);
 - otherwise, when a finding asks, the document is composed once (node graph with marks,
-  cached) and the path walked: documents with aliases, merge keys, explicit tags or
-  duplicate keys, and JSON.
+  cached) and the path walked: documents with aliases, merge keys or explicit tags, and
+  JSON. (Documents with duplicate keys never get here: the loader refuses them.)
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ _MAP_TAG = BaseResolver.DEFAULT_MAPPING_TAG
 # ``_ROOT -> (root data, root line)``. Containers are held so their ids stay theirs.
 LineIndex = dict[Any, Any]
 _ROOT = "root"  # index key of the root entry (never an int id)
-_INCOMPLETE = "incomplete"  # set by the loader when the index cannot be trusted
 
 
 class MarksLoader(_BaseLoader):  # type: ignore[misc,valid-type]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
-from gpuplane.lint.context import LintContext, pod_spec
+from gpuplane.lint.context import LintContext, object_label, pod_spec
 from gpuplane.sources.manifest import FieldPath
 
 # Node labels that name a GPU model or GPU pool (GFD, clouds, Karpenter, AMD, Intel);
@@ -112,10 +112,7 @@ def spec_field(ctx: LintContext, ps: Any, *rest: str | int) -> FieldPath:
     return (*ps.spec_path, *rest)
 
 
-def obj_label(obj: Any) -> str:
-    """``Kind namespace/name`` for messages."""
-    ns = f"{obj.namespace}/" if obj.namespace else ""
-    return f"{obj.kind} {ns}{obj.name}"
+obj_label = object_label  # the one naming helper (lint.context), under the name the rules import
 
 
 def where(ps: Any, container: Any | None = None) -> str:

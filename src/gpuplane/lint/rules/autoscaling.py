@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint import kinds
+from gpuplane.lint.context import join_labels
+from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
 from gpuplane.lint.registry import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
@@ -297,7 +299,7 @@ def karpenter_consolidation_disrupts_training(ctx: LintContext) -> Iterator[Find
         if id(ps.source) in seen or not kinds.is_training(ps) or _do_not_disrupt(ps.template):
             continue
         seen.add(id(ps.source))
-        label = f"{ps.source.kind} {ps.source.name}"
+        label = obj_label(ps.source)
         pool_name = _pinned_pool(ps.template)
         if pool_name is None:
             unprotected.append(label)
@@ -316,7 +318,7 @@ def karpenter_consolidation_disrupts_training(ctx: LintContext) -> Iterator[Find
             continue
         path: FieldPath = ("spec", "disruption", "consolidationPolicy") if "consolidationPolicy" in disruption \
             else (("spec", "disruption") if "disruption" in pool.data.get("spec", {}) else ("spec",))
-        shown = ", ".join(victims[:3]) + (f" and {len(victims) - 3} more" if len(victims) > 3 else "")
+        shown = join_labels(victims)
         yield ctx.report(
             pool, path,
             f"GPU NodePool {pool.name} consolidates underutilized nodes ({policy}) with no budget blocking it, and "

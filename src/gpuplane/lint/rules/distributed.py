@@ -17,7 +17,7 @@ from gpuplane.lint import kinds
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
 from gpuplane.lint.registry import rule
-from gpuplane.lint.rules._common import as_int
+from gpuplane.lint.rules._common import as_int, obj_label, where
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def gang_scheduling_missing(ctx: LintContext) -> Iterator[Finding]:
             continue
         yield ctx.report(
             src, ("metadata", "name"),
-            f"{src.kind} {src.name} runs {total} GPU pods that must all run together, with no gang mechanism: "
+            f"{obj_label(src)} runs {total} GPU pods that must all run together, with no gang mechanism: "
             "kube-scheduler can bind some ranks and leave the rest Pending (Insufficient GPUs), so the bound "
             "ranks hold GPUs and hang in rendezvous.",
             "Admit it all-or-nothing: add the label kueue.x-k8s.io/queue-name: <LocalQueue>, or run it under "
@@ -276,7 +276,7 @@ def gang_min_exceeds_replicas(ctx: LintContext) -> Iterator[Finding]:
             upstream = "the gang never completes and no pod is scheduled"
         yield ctx.report(
             obj, path,
-            f"{obj.kind} {obj.name}: {what} gang minimum {minimum} is larger than its {pods} pod(s): "
+            f"{obj_label(obj)}: {what} gang minimum {minimum} is larger than its {pods} pod(s): "
             f"never schedulable ({upstream}).",
             f"Set {path[-1]} to at most {pods} (the number of pods that must run together).",
             patch=(SetValue(path, pods),) if pods > 0 else (),
@@ -351,7 +351,7 @@ def gang_min_below_replicas(ctx: LintContext) -> Iterator[Finding]:
             continue
         yield ctx.report(
             obj, path,
-            f"{obj.kind} {obj.name}: {what} gang minimum {minimum} is below its {pods} pods: the job starts with "
+            f"{obj_label(obj)}: {what} gang minimum {minimum} is below its {pods} pods: the job starts with "
             f"{minimum} ranks holding GPUs while the others may stay Pending, and a fixed-size job hangs in "
             "rendezvous.",
             f"Set {path[-1]} to {pods}, or make the job elastic if it can really start with fewer ranks.",
@@ -464,7 +464,7 @@ def scheduler_not_installed(ctx: LintContext) -> Iterator[Finding]:
             continue
         yield ctx.report(
             ps.source, path,
-            f"Pods of {ps.source.kind} {ps.source.name} ({ps.name}) ask for scheduler \"{sched}\", which does not "
+            f"Pods of {obj_label(ps.source)} ({ps.name}) ask for scheduler \"{sched}\", which does not "
             "run in this cluster: they stay Pending forever with no events (no scheduler ever looks at them).",
             f"Install the {sched} scheduler, fix the name, or remove schedulerName to use {DEFAULT_SCHEDULER}.",
         )
@@ -578,7 +578,7 @@ def gang_queue_missing(ctx: LintContext) -> Iterator[Finding]:
             if problem:
                 yield ctx.report(
                     src, path,
-                    f"{src.kind} {src.name} is submitted to Kueue but {problem}: the workload stays suspended and "
+                    f"{obj_label(src)} is submitted to Kueue but {problem}: the workload stays suspended and "
                     "no pod is ever created.",
                     f"Create LocalQueue {queue} in namespace {_ns(src)} pointing at an existing ClusterQueue "
                     "(or fix the kueue.x-k8s.io/queue-name label).",
@@ -599,7 +599,7 @@ def gang_queue_missing(ctx: LintContext) -> Iterator[Finding]:
             continue
         yield ctx.report(
             src, vpath,
-            f"{src.kind} {src.name}: {problem}: Volcano never admits its PodGroup (Pending) and no pod runs.",
+            f"{obj_label(src)}: {problem}: Volcano never admits its PodGroup (Pending) and no pod runs.",
             f"Create (or reopen) Volcano Queue {name}, or submit to an existing open queue.",
         )
 
@@ -893,7 +893,7 @@ def pytorchjob_master_replicas(ctx: LintContext) -> Iterator[Finding]:
         if replicas is None:
             yield ctx.report(
                 job, base,
-                f"PyTorchJob {job.name}: Master.replicas is not set; training-operator v1.8+ rejects it "
+                f"{obj_label(job)}: Master.replicas is not set; training-operator v1.8+ rejects it "
                 "(spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1).",
                 "Set spec.pytorchReplicaSpecs.Master.replicas: 1.",
                 severity="warning", patch=(SetValue((*base, "replicas"), 1),),
@@ -901,7 +901,7 @@ def pytorchjob_master_replicas(ctx: LintContext) -> Iterator[Finding]:
         elif as_int(replicas, None) != 1:
             yield ctx.report(
                 job, (*base, "replicas"),
-                f"PyTorchJob {job.name}: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1 "
+                f"{obj_label(job)}: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1 "
                 f"(got {replicas}); there is exactly one rank-0 master.",
                 "Set Master.replicas: 1 and move the other ranks to Worker.",
                 patch=(SetValue((*base, "replicas"), 1),),
@@ -982,7 +982,7 @@ def mpijob_launcher_gpu(ctx: LintContext) -> Iterator[Finding]:
             for resource, count in c.gpu_requests().items():
                 yield ctx.report(
                     src, _gpu_field(c, resource),
-                    f"MPIJob {src.name}: launcher container {c.name} requests {count} {resource} but the launcher "
+                    f"{where(ps, c)} (the MPIJob launcher) requests {count} {resource} but the launcher "
                     "only runs mpirun and is not a rank: the GPUs stay idle and reserved for the whole job.",
                     f"Remove {resource} from the launcher's resources, or set spec.runLauncherAsWorker: true.",
                 )
@@ -1118,7 +1118,7 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
                     continue
                 yield ctx.report(
                     ps.source, (*ps.spec_path, "volumes", i, "emptyDir"),
-                    f"Container {c.name} of {ps.name} mounts /dev/shm from emptyDir {vol_name} on disk, not in "
+                    f"{where(ps, c)} mounts /dev/shm from emptyDir {vol_name} on disk, not in "
                     "memory: shared-memory segments (DataLoader, NCCL) go through the node's disk.",
                     f"Set medium: Memory and a sizeLimit on volume {vol_name}.",
                     patch=(
@@ -1136,7 +1136,7 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
             what = "GPU training" if training else f"{gpus}-GPU"
             yield ctx.report(
                 ps.source, (*c.path, "name"),
-                f"{what} container {c.name} of {ps.name} has no memory-backed /dev/shm: it gets the 64 MiB "
+                f"{where(ps, c)} ({what}) has no memory-backed /dev/shm: it gets the 64 MiB "
                 "container default, so PyTorch DataLoader workers die with \"Bus error\" and NCCL fails to extend "
                 "/dev/shm.",
                 f"Mount an emptyDir with medium: Memory and a sizeLimit (e.g. {_shm_size(c.data)}) at /dev/shm in "
@@ -1305,7 +1305,7 @@ def training_no_failure_policy(ctx: LintContext) -> Iterator[Finding]:
             continue
         yield ctx.report(
             src, base,
-            f"GPU {src.kind} {src.name} has no podFailurePolicy and the default backoffLimit (6): a bug or "
+            f"GPU {obj_label(src)} has no podFailurePolicy and the default backoffLimit (6): a bug or "
             "CUDA OOM is retried up to 6 times on GPUs, and preemptions count against the same budget.",
             "Add a podFailurePolicy (FailJob on your program's non-retriable exit codes, Ignore on "
             "DisruptionTarget) and set backoffLimit explicitly.",

@@ -247,6 +247,15 @@ def _advertised(ctx: LintContext) -> set[str]:
     return names
 
 
+def _is_mig_profile(name: str) -> bool:
+    """A MIG slice resource (``nvidia.com/mig-5g.50gb``): mig-profile-unknown owns those, naming the
+    profile and the GPU models that offer it, so one request never gets two findings."""
+    from gpuplane.gpu.resources import classify
+
+    res = classify(name)
+    return res is not None and bool(res.mig_profile)
+
+
 @rule(id="gpu-unknown-resource-name", severity="error", category="gpu",
       summary="GPU-looking resource name no device plugin exposes (nvidia.com/gpus, gpu, wrong case); "
               "ctx: any extended resource no node advertises",
@@ -272,7 +281,8 @@ def gpu_unknown_resource_name(ctx: LintContext) -> Iterator[Finding]:
                                f"(\"Insufficient {name}\")")
                         yield ctx.report(holder, path, f"{where(ps, c)} asks for {name}: {api}",
                                          f"use {better}")
-                    elif have_nodes and is_extended_resource(name) and name not in advertised:
+                    elif (have_nodes and is_extended_resource(name) and name not in advertised
+                          and not _is_mig_profile(name)):  # mig-profile-unknown says it more precisely
                         yield ctx.report(
                             holder, path,
                             f"{where(ps, c)} asks for {name}, which no node of the cluster advertises: "
@@ -627,8 +637,8 @@ def gpu_unrequested_cuda_image(ctx: LintContext) -> Iterator[Finding]:
             image = c.data.get("image")
             if not isinstance(image, str) or not _CUDA_IMAGE.search(image.lower()):
                 continue
-            if c.gpu_requests():
-                continue
+            if c.gpu_requests() or kinds.names_accelerator(c.data):
+                continue  # any GPU request counts, even an invalid one (gpu-fractional-quantity reports that)
             res = c.data.get("resources")
             if isinstance(res, dict) and res.get("claims"):
                 continue  # DRA claim: the DRA driver controls which devices are visible

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lint.context import join_labels
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.registry import rule
 from gpuplane.sources.manifest import Manifest
@@ -162,7 +163,7 @@ def clusterpolicy_invalid(ctx: LintContext) -> Iterator[Finding]:
             if mig_wanted is None:
                 mig_wanted = _mig_config_requests(ctx)
             if mig_wanted:
-                shown = ", ".join(mig_wanted[:3]) + (f" and {len(mig_wanted) - 3} more" if len(mig_wanted) > 3 else "")
+                shown = join_labels(mig_wanted)
                 yield ctx.report(
                     cp, ("spec", "migManager", "enabled"),
                     f"ClusterPolicy {cp.name} disables the MIG manager but {shown} ask(s) for a MIG layout: "

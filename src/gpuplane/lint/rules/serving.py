@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.registry import rule
-from gpuplane.lint.rules._common import as_int
+from gpuplane.lint.rules._common import as_int, obj_label, where
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def inference_no_startup_probe(ctx: LintContext) -> Iterator[Finding]:
                 needed = max(math.ceil((STARTUP_BUDGET_S - initial) / period), 1)
                 yield ctx.report(
                     ps.source, (*c.path, "startupProbe"),
-                    f"GPU serving container {c.name} of {ps.name} has a startupProbe that gives up after {budget}s: "
+                    f"{where(ps, c)} (GPU server) has a startupProbe that gives up after {budget}s: "
                     "loading model weights takes minutes, so the kubelet restarts the server before it is up.",
                     f"Raise startupProbe.failureThreshold to {needed} (x periodSeconds {period} = "
                     f"{STARTUP_BUDGET_S}s) or more, to cover the worst-case model load.",
@@ -159,7 +159,7 @@ def inference_no_startup_probe(ctx: LintContext) -> Iterator[Finding]:
                 patch = (SetValue((*c.path, "startupProbe"), _startup_from_liveness(liveness)),)
             yield ctx.report(
                 ps.source, (*c.path, "livenessProbe"),
-                f"GPU serving container {c.name} of {ps.name} has a livenessProbe that kills it after {budget}s "
+                f"{where(ps, c)} (GPU server) has a livenessProbe that kills it after {budget}s "
                 "and no startupProbe: the server cannot answer while it loads model weights, so it is restarted "
                 "in a loop (CrashLoopBackOff) and never serves.",
                 f"Add a startupProbe on the same endpoint with failureThreshold x periodSeconds >= "
@@ -312,10 +312,10 @@ def hpa_cpu_for_gpu_serving(ctx: LintContext) -> Iterator[Finding]:
         key = (obj.namespace or "default", kind, str(ref.get("name") or ""))
         if key not in gpu_targets:
             continue
-        what = "KEDA ScaledObject" if obj.kind == "ScaledObject" else "HorizontalPodAutoscaler"
+        what = f"KEDA {obj_label(obj)}" if obj.kind == "ScaledObject" else obj_label(obj)
         yield ctx.report(
             obj, path,
-            f"{what} {obj.name} scales GPU {kind} {key[2]} on CPU/memory only: a GPU server saturates on the "
+            f"{what} scales GPU {kind} {key[2]} on CPU/memory only: a GPU server saturates on the "
             "GPU (queued requests, KV cache) while its CPU stays low, so it does not scale when latency explodes.",
             "Scale on the server's load signal through a metrics adapter or KEDA: queue depth "
             "(vllm:num_requests_waiting), running requests (vllm:num_requests_running) or KV-cache usage.",
@@ -558,7 +558,7 @@ def image_pull_always_large(ctx: LintContext) -> Iterator[Finding]:
                     continue
                 yield ctx.report(
                     ps.source, (*c.path, "image"),
-                    f"Container {c.name} of {ps.name} runs the multi-GB image {image} without a pinned tag, so "
+                    f"{where(ps, c)} runs the multi-GB image {image} without a pinned tag, so "
                     "its pull policy defaults to Always: every start re-checks the registry and pulls new layers "
                     "when the tag moved, adding minutes to cold starts.",
                     "Pin a version tag or digest (the policy then defaults to IfNotPresent) and pre-cache the image "
@@ -568,7 +568,7 @@ def image_pull_always_large(ctx: LintContext) -> Iterator[Finding]:
                 patch = () if floating else (SetValue((*c.path, "imagePullPolicy"), "IfNotPresent"),)
                 yield ctx.report(
                     ps.source, (*c.path, "imagePullPolicy"),
-                    f"Container {c.name} of {ps.name} pulls the multi-GB image {image} with imagePullPolicy "
+                    f"{where(ps, c)} pulls the multi-GB image {image} with imagePullPolicy "
                     "Always: every start and restart goes to the registry, slowing cold starts and failing with "
                     "ImagePullBackOff when the registry is unreachable.",
                     "Use imagePullPolicy: IfNotPresent with a pinned tag or digest."

@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint import kinds
+from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.registry import rule
+from gpuplane.lint.rules._common import where
 from gpuplane.sources.loader import DEVICE_PLUGIN_CONFIG_KIND, MIG_PARTED_CONFIG_KIND, PSEUDO_API_VERSION
 from gpuplane.sources.manifest import FieldPath, Manifest
 
@@ -204,7 +206,7 @@ def device_plugin_config_invalid(ctx: LintContext) -> Iterator[Finding]:
     from gpuplane.gpu.device_plugin import parse_device_plugin_config
 
     sources: list[tuple[Manifest, str, FieldPath | None, list]] = [
-        (cm, f"Device-plugin config {key} in ConfigMap {cm.name}", ("data", key), problems)
+        (cm, f"Device-plugin config {key} in {obj_label(cm)}", ("data", key), problems)
         for cm, parsed in _dp_configs(ctx) for key, (_cfg, problems) in parsed.items()
     ]
     for obj in ctx.by_kind(DEVICE_PLUGIN_CONFIG_KIND, PSEUDO_GROUP):
@@ -451,7 +453,7 @@ def shared_gpu_request_gt1(ctx: LintContext) -> Iterator[Finding]:
                 if count > 1 and _is_shared(name, node_shared):
                     yield ctx.report(
                         ps.source, path,
-                        f"Container {c.name} of {ps.name} asks for {count} {name}, a time-sliced/MPS-shared resource: "
+                        f"{where(ps, c)} asks for {count} {name}, a time-sliced/MPS-shared resource: "
                         "replicas are slices of the same GPUs (no extra compute), and with "
                         "failRequestsGreaterThanOne (default for MPS) the kubelet rejects the pod: \"maximum request "
                         "size for shared resources is 1\".",
@@ -530,7 +532,7 @@ def timeslicing_multi_tenant(ctx: LintContext) -> Iterator[Finding]:
             others = [n for n in namespaces if n != _ns(ps.source)]
             yield ctx.report(
                 ps.source, path,
-                f"Container {cname} of {ps.name} (namespace {_ns(ps.source)}) uses time-sliced {name}, which "
+                f"{obj_label(ps.source)}, container \"{cname}\" uses time-sliced {name}, which "
                 f"namespace(s) {', '.join(others[:3])} also use: time-slicing has no memory or fault isolation "
                 "between tenants.",
                 "Give each tenant isolated slices (MIG profiles, or MPS with memory limits), or separate "
@@ -635,7 +637,7 @@ def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
                 if profile not in known:
                     yield ctx.report(
                         ps.source, path,
-                        f"Container {c.name} of {ps.name} asks for {name}: no GPU model offers the MIG profile "
+                        f"{where(ps, c)} asks for {name}: no GPU model offers the MIG profile "
                         f"{profile}, so no node ever advertises it and the pod stays Pending "
                         f"(Insufficient {name}).",
                         "Use a MIG profile of your GPU model (e.g. 1g.10gb, 2g.20gb, 3g.40gb on A100-80GB/H100; "
@@ -650,7 +652,7 @@ def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
                     continue
                 yield ctx.report(
                     ps.source, path,
-                    f"Container {c.name} of {ps.name} asks for {name} (offered by {', '.join(known[profile][:3])}), "
+                    f"{where(ps, c)} asks for {name} (offered by {', '.join(known[profile][:3])}), "
                     "but no node of the cluster advertises it: the pod stays Pending "
                     f"(Insufficient {name}).",
                     "Request a MIG profile the nodes are partitioned into, or repartition GPUs with "
@@ -750,7 +752,7 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
                     continue
                 yield ctx.report(
                     ps.source, path,
-                    f"Container {c.name} of {ps.name} asks for {name}, but its candidate nodes "
+                    f"{where(ps, c)} asks for {name}, but its candidate nodes "
                     f"({', '.join(single[:3])}) run the MIG single strategy, which advertises MIG slices as "
                     f"{NVIDIA_GPU}: {name} never appears and the pod stays Pending.",
                     f"Request {NVIDIA_GPU} (pin the slice type with nodeSelector {GPU_PRODUCT_LABEL}), or switch "
@@ -765,7 +767,7 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
                     continue
                 yield ctx.report(
                     ps.source, path,
-                    f"Container {c.name} of {ps.name} asks for {NVIDIA_GPU}, but every candidate GPU node runs the "
+                    f"{where(ps, c)} asks for {NVIDIA_GPU}, but every candidate GPU node runs the "
                     "MIG mixed strategy with all GPUs MIG-enabled: they advertise only nvidia.com/mig-* "
                     "resources, so the pod stays Pending (Insufficient nvidia.com/gpu).",
                     "Request a MIG profile resource (nvidia.com/mig-<profile>) or keep some GPUs with MIG disabled "
@@ -871,7 +873,7 @@ def _mig_parted_configs(ctx: LintContext) -> list[tuple[Manifest, str, FieldPath
     for cm in ctx.by_kind("ConfigMap", ""):
         for key, value in _configmap_data(cm).items():
             if isinstance(value, str) and _MIG_HINT.search(value):
-                out.append((cm, f"mig-parted config {key} of ConfigMap {cm.name}", ("data", str(key)), value))
+                out.append((cm, f"mig-parted config {key} of {obj_label(cm)}", ("data", str(key)), value))
     for obj in ctx.by_kind(MIG_PARTED_CONFIG_KIND, PSEUDO_GROUP):
         document = obj.data.get("data")
         out.append((obj, f"mig-parted config file {obj.name}", None, document if isinstance(document, dict) else {}))
@@ -1041,7 +1043,7 @@ def mig_multiple_devices_per_container(ctx: LintContext) -> Iterator[Finding]:
             shown = ", ".join(f"{n}: {k}" for n, k, _p in mig)
             yield ctx.report(
                 ps.source, path,
-                f"Container {c.name} of {ps.name} asks for {total} MIG devices ({shown}): a CUDA process uses only "
+                f"{where(ps, c)} asks for {total} MIG devices ({shown}): a CUDA process uses only "
                 "one MIG instance, so the others stay reserved and idle.",
                 "Request one larger MIG profile (e.g. nvidia.com/mig-3g.40gb: 1), or split the work into one slice "
                 "per container.",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.registry import rule
+from gpuplane.lint.rules._common import where
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -535,7 +536,7 @@ def model_cache_ephemeral_unbounded(ctx: LintContext) -> Iterator[Finding]:
                 done.add(name)
                 yield ctx.report(
                     ps.source, (*_spec_path(ps), "volumes", unbounded[name], "emptyDir"),
-                    f"Container {c.name} of {ps.name} downloads models/data into emptyDir {name} "
+                    f"{where(ps, c)} downloads models/data into emptyDir {name} "
                     f"({mount_path}) with no sizeLimit and no ephemeral-storage request: large downloads fill the "
                     "node's disk and the kubelet evicts pods (\"The node was low on resource: ephemeral-storage\").",
                     f"Set emptyDir.sizeLimit on volume {name} and a matching resources.requests.ephemeral-storage "
@@ -626,7 +627,7 @@ def shared_dataset_writable(ctx: LintContext) -> Iterator[Finding]:
                     continue
                 yield ctx.report(
                     ps.source, (*c.path, "volumeMounts", j),
-                    f"Dataset claim {claim} is shared by {sharing} GPU pods but container {c.name} of {ps.name} "
+                    f"Dataset claim {claim} is shared by {sharing} GPU pods but {where(ps, c)} "
                     f"mounts it read-write at {m.get('mountPath')}: one job can corrupt the data every other "
                     "job reads.",
                     f"Add readOnly: true to the volumeMount {m.get('name')} of container {c.name} and write "

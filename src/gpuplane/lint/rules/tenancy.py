@@ -88,8 +88,8 @@ def quota_gpu_invalid_key(ctx: LintContext) -> Iterator[Finding]:
                 fix, patch = f"rename the key to {good}", (RenameKey(path, good),)
             yield ctx.report(
                 quota, path,
-                f"{obj_label(quota)} limits {key}: quota never charges extended resources under "
-                f"{'limits.' if prefix else 'a bare name'}, so it enforces nothing",
+                f"{obj_label(quota)} limits {key}: quota never charges extended resources "
+                f"{'under limits.' if prefix else 'under a bare name'}: it enforces nothing",
                 fix, patch=patch,
             )
 
@@ -205,7 +205,7 @@ def gpu_workload_without_priority(ctx: LintContext) -> Iterator[Finding]:
     classes = [pc for pc in ctx.by_kind("PriorityClass", include_cluster=True) if not pc.name.startswith("system-")]
     if not classes or any(pc.get("globalDefault") is True for pc in classes):
         return
-    names = ", ".join(sorted(pc.name for pc in classes)[:4])
+    names = ", ".join(sorted({pc.name for pc in classes})[:4])
     for ps in ctx.gpu_podsets():
         if pod_spec(ps).get("priorityClassName") or ps.priority_class or kinds.is_daemon(ps):
             continue
