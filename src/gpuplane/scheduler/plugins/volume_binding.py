@@ -35,7 +35,7 @@ ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound t
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 
 
-def _selector(raw: dict | None) -> NodeSelector | None:
+def pv_node_selector(raw: dict | None) -> NodeSelector | None:
     if not raw:
         return None
     try:
@@ -109,7 +109,7 @@ class VolumeBinding(FilterPlugin):
             if pv is None:
                 pvs_found = False
                 continue
-            selector = _selector(pv_node_affinity(pv))
+            selector = pv_node_selector(pv_node_affinity(pv))
             if selector is not None and not node_selector_matches(selector, node.node):
                 bound_ok = False
         unbound_ok = all(self._can_bind(ctx, pvc, sc, node) for pvc, sc in delayed)
@@ -135,7 +135,7 @@ class VolumeBinding(FilterPlugin):
                 continue
             if not modes <= set(pv.get("spec", "accessModes") or ()):
                 continue
-            selector = _selector(pv_node_affinity(pv))
+            selector = pv_node_selector(pv_node_affinity(pv))
             if selector is None or node_selector_matches(selector, node.node):
                 return True
         if sc.data.get("provisioner") in (None, "", NO_PROVISIONER):

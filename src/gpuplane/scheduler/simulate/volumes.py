@@ -23,7 +23,7 @@ from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node, Pod
 from gpuplane.k8s.quantity import value as quantity_value
 from gpuplane.k8s.selectors import node_selector_matches
-from gpuplane.scheduler.plugins.volume_binding import NO_PROVISIONER, _selector
+from gpuplane.scheduler.plugins.volume_binding import NO_PROVISIONER, pv_node_selector
 from gpuplane.scheduler.plugins.volumes import pod_claim_names, pv_node_affinity
 from gpuplane.sources.manifest import Manifest
 
@@ -49,7 +49,7 @@ def _matching_pv(state: ClusterState, pvc: Manifest, class_name: str, node: Node
         size = _storage(pv, "spec", "capacity", "storage")
         if size < want or not modes <= set(pv.get("spec", "accessModes") or ()):
             continue
-        selector = _selector(pv_node_affinity(pv))
+        selector = pv_node_selector(pv_node_affinity(pv))
         if selector is not None and not node_selector_matches(selector, node):
             continue
         if best is None or (size, pv.name) < best[:2]:
