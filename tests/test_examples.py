@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -21,9 +22,9 @@ DEMO = EXAMPLES / "clusters" / "demo.yaml"
 def test_demo_snapshot_loads_without_errors() -> None:
     state, errors = load_cluster_state(str(DEMO))
     assert errors == []
-    assert (len(state.nodes), len(state.pods)) == (13, 116)
+    assert (len(state.nodes), len(state.pods)) == (14, 124)
     assert state.kubernetes_version() == "1.31"
-    assert len(state.gpu_nodes()) == 11
+    assert len(state.gpu_nodes()) == 12
 
 
 def test_demo_snapshot_is_what_the_builder_writes(tmp_path: Path) -> None:
@@ -41,17 +42,43 @@ def test_demo_pending_pods_and_their_scheduler_messages() -> None:
         assert (condition.status, condition.reason) == ("False", "Unschedulable")
         messages[pod.key.rsplit("-", 1)[0] if "worker" not in pod.key else pod.key] = condition.message
     assert messages == {
-        "team-nlp/llm-finetune-worker-2": "0/13 nodes are unavailable: 13 Insufficient nvidia.com/gpu.",
-        "team-nlp/llm-finetune-worker-3": "0/13 nodes are unavailable: 13 Insufficient nvidia.com/gpu.",
-        "team-vision/vit-h-pretrain": "0/13 nodes are available: 13 Insufficient nvidia.com/gpu. preemption: "
-        "0/13 nodes are available: 13 No preemption victims found for incoming pod.",
-        "team-nlp/qwen-sft": "0/13 nodes are available: 11 Insufficient nvidia.com/gpu, 2 node(s) had untolerated "
-        "taint {nvidia.com/gpu: present}. preemption: 0/13 nodes are available: 11 No preemption victims found "
+        "team-nlp/llm-finetune-worker-2": "0/14 nodes are unavailable: 14 Insufficient nvidia.com/gpu.",
+        "team-nlp/llm-finetune-worker-3": "0/14 nodes are unavailable: 14 Insufficient nvidia.com/gpu.",
+        "team-vision/vit-h-pretrain": "0/14 nodes are available: 14 Insufficient nvidia.com/gpu. preemption: "
+        "0/14 nodes are available: 14 No preemption victims found for incoming pod.",
+        "team-nlp/qwen-sft": "0/14 nodes are available: 12 Insufficient nvidia.com/gpu, 2 node(s) had untolerated "
+        "taint {nvidia.com/gpu: present}. preemption: 0/14 nodes are available: 12 No preemption victims found "
         "for incoming pod, 2 Preemption is not helpful for scheduling.",
-        "team-speech/whisper-finetune": "0/13 nodes are available: 1 Insufficient nvidia.com/gpu, 12 node(s) didn't "
-        "match Pod's node affinity/selector. preemption: 0/13 nodes are available: 1 No preemption victims found "
-        "for incoming pod, 12 Preemption is not helpful for scheduling.",
+        # FitError sorts "<count> <reason>" strings (sort.Strings): "12 ..." sorts before "2 ...".
+        "team-speech/whisper-finetune": "0/14 nodes are available: 12 node(s) didn't match Pod's node "
+        "affinity/selector, 2 Insufficient nvidia.com/gpu. preemption: 0/14 nodes are available: 12 Preemption is "
+        "not helpful for scheduling, 2 No preemption victims found for incoming pod.",
     }
+
+
+def test_demo_recorded_messages_are_what_why_pending_computes() -> None:
+    """The builder writes each Pending pod's PodScheduled message with its own model of kube-scheduler;
+    gpuplane's scheduler model must compute exactly the same text for the same state."""
+    state, _ = load_cluster_state(str(DEMO))
+    recorded = {pod.key: next(c.message for c in pod.status.conditions if c.type == "PodScheduled")
+                for pod in state.pending_pods}
+    result = CliRunner().invoke(cli, ["why-pending", "--cluster", str(DEMO), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    computed = {p["pod"]: p["message"] for p in json.loads(result.stdout)["pods"]}
+    assert computed == recorded
+    assert len(computed) == 5
+
+
+def test_demo_shows_every_kind_of_cluster_finding() -> None:
+    """Issue acceptance: the demo cluster in examples/ shows each kind of cluster finding."""
+    from gpuplane.lint.registry import all_rules
+
+    result = CliRunner().invoke(cli, ["diagnose", "--cluster", str(DEMO), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    found = Counter(f["rule"] for f in json.loads(result.stdout)["findings"])
+    cluster_rules = [r.id for r in all_rules() if r.category == "cluster"]
+    assert len(cluster_rules) == 7
+    assert {rule: found[rule] for rule in cluster_rules if found[rule] < 1} == {}
 
 
 def test_demo_is_coherent() -> None:

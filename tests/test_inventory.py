@@ -39,13 +39,13 @@ def node(doc: dict, name: str) -> dict:
 
 def test_demo_summary(demo: dict) -> None:
     assert demo["kubernetesVersion"] == "1.31"
-    assert demo["summary"] == {"nodes": 13, "gpuNodes": 11, "gpus": 63, "allocatable": 95, "allocated": 49,
-                               "free": 46, "problemNodes": 2}
+    assert demo["summary"] == {"nodes": 14, "gpuNodes": 12, "gpus": 71, "allocatable": 95, "allocated": 49,
+                               "free": 46, "problemNodes": 3}
 
 
 def test_demo_model_totals(demo: dict) -> None:
     assert [(m["model"], m["nodes"], m["gpus"], m["allocatable"], m["allocated"], m["free"]) for m in demo["models"]] == [
-        ("A100-40GB", 5, 40, 67, 31, 36),
+        ("A100-40GB", 6, 48, 67, 31, 36),  # node-a100-mig-2's 8 boards advertise nothing
         ("H100-80GB", 2, 16, 16, 12, 4),   # the Succeeded data-prep pod's 4 GPUs are not counted
         ("L4", 3, 3, 12, 6, 6),            # 3 boards x 4 time-slicing replicas
         ("L40S", 1, 4, 0, 0, 0),           # device plugin down: nothing advertised
@@ -61,11 +61,28 @@ def test_demo_pool_totals(demo: dict) -> None:
     assert [(p["pool"], p["models"], p["nodes"], p["gpus"], p["allocatable"], p["allocated"], p["free"],
              p["problemNodes"]) for p in demo["pools"]] == [
         ("a100-40gb", ["A100-40GB"], 4, 32, 31, 26, 5, 1),
-        ("a100-40gb-mig", ["A100-40GB"], 1, 8, 36, 5, 31, 0),
+        ("a100-40gb-mig", ["A100-40GB"], 2, 16, 36, 5, 31, 1),
         ("h100-80gb", ["H100-80GB"], 2, 16, 16, 12, 4, 0),
         ("l4-shared", ["L4"], 3, 3, 12, 6, 6, 0),
         ("l40s", ["L40S"], 1, 4, 0, 0, 0, 1),
     ]
+
+
+def test_demo_failed_mig_node(demo: dict) -> None:
+    """A MIG change that failed: GPUs left MIG-enabled with no MIG device, so nothing is advertised."""
+    assert node(demo, "node-a100-mig-2") == {
+        "name": "node-a100-mig-2", "pool": "a100-40gb-mig", "instanceType": "p4d.24xlarge", "zone": "us-east-1a",
+        "model": "A100-40GB", "product": "NVIDIA-A100-SXM4-40GB", "gpuMemoryGB": 40.0, "gpus": 8,
+        "allocatable": 0, "allocated": 0, "free": 0, "resources": {},
+        "mig": {"strategy": "mixed", "config": "all-3g.20gb", "configState": "failed", "devices": {}},
+        "sharing": None, "ready": True, "cordoned": False, "gpuPods": 0,
+        "flags": [
+            {"flag": "not-advertising-gpus",
+             "message": "labelled with 8 GPU(s) but advertises no GPU resource: the device plugin is not registered"},
+            {"flag": "mig-config-failed",
+             "message": "MIG manager failed to apply config 'all-3g.20gb' (nvidia.com/mig.config.state=failed)"},
+        ],
+    }
 
 
 def test_demo_unhealthy_gpu_node(demo: dict) -> None:
@@ -152,10 +169,12 @@ def test_mig_single_shared_renamed_and_failed_mig_config() -> None:
 def test_text_output_smoke() -> None:
     code, out, err = run("inventory", "--cluster", str(DEMO))
     assert code == 0, err
-    for text in ("GPU inventory of", "11 GPU nodes of 13, 63 GPUs, Kubernetes 1.31", "By model", "By pool",
-                 "A100-40GB", "node-a100-mig-1", "MIG mixed [a100-3g20-1g5]: 28x 1g.5gb, 8x 3g.20gb",
+    for text in ("GPU inventory of", "12 GPU nodes of 14, 71 GPUs, Kubernetes 1.31", "By model", "By pool",
+                 "A100-40GB", "node-a100-mig-1", "MIG mixed [a100-3g20-1g5]: 28x 1g.5gb,", "8x 3g.20gb",
                  "time-slicing x4 (gpu)", "gpu 5/7 (capacity 8)", "not-advertising-gpus",
-                 "node-a100-3: 1 of 8 nvidia.com/gpu unhealthy (allocatable 7 < capacity 8)"):
+                 "MIG mixed [all-3g.20gb]", "not-advertising-gpus, mig-config-failed",
+                 "node-a100-3: 1 of 8 nvidia.com/gpu unhealthy (allocatable 7 < capacity 8)",
+                 "node-a100-mig-2: MIG manager failed to apply config 'all-3g.20gb' (nvidia.com/mig.config.state=failed)"):
         assert text in out, text
     assert "\x1b[" not in out  # plain when not a terminal
 

@@ -24,22 +24,32 @@ def test_json_contract_on_demo() -> None:
     assert code == 0
     document = json.loads(out)
     assert set(document) == {"findings", "inventory", "summary"}
-    assert document["inventory"]["summary"]["gpuNodes"] == 11
+    assert document["inventory"]["summary"]["gpuNodes"] == 12
     rules = Counter(f["rule"] for f in document["findings"] if "evidence" in f)
-    # Every kind of cluster finding the demo holds (it has no MIG node whose config failed).
+    # The demo shows every kind of cluster finding (the acceptance criterion).
     assert rules == Counter({"pending-gpu-pod": 5, "gpu-fragmentation": 4, "gang-partially-running": 1,
-                             "gpu-node-not-advertising": 1, "gpu-operator-pods-failing": 1,
-                             "gpu-unhealthy-devices": 1})
+                             "gpu-node-not-advertising": 2, "gpu-operator-pods-failing": 1,
+                             "gpu-unhealthy-devices": 1, "mig-config-failed": 1})
     summary = document["summary"]
-    assert summary["clusterFindings"] == 13
+    assert summary["clusterFindings"] == 15
     assert summary["findings"] == len(document["findings"])
     assert summary["error"] + summary["warning"] + summary["info"] == summary["findings"]
     workload = {f["rule"] for f in document["findings"] if "evidence" not in f}
     assert {"quota-gpu-invalid-key", "gang-scheduling-missing", "mig-strategy-mismatch"} <= workload
-    node = next(f for f in document["findings"] if f["rule"] == "gpu-node-not-advertising")
+    nodes = [f for f in document["findings"] if f["rule"] == "gpu-node-not-advertising"]
+    assert [f["object"]["name"] for f in nodes] == ["node-a100-mig-2", "node-l40s-1"]
+    mig_node, node = nodes
     assert node["object"] == {"apiVersion": "v1", "kind": "Node", "namespace": None, "name": "node-l40s-1"}
     # The node's status.allocatable line in the snapshot (was 0 before typed objects got positions).
-    assert node["path"] == DEMO and node["line"] == 2185
+    assert node["path"] == DEMO and node["line"] == 2311
+    # A failed MIG change: the device plugin runs, yet has nothing to serve; the MIG manager is the broken link.
+    assert ("broken link: mig-manager: the MIG manager failed to apply nvidia.com/mig.config='all-3g.20gb' "
+            "(nvidia.com/mig.config.state=failed)") in mig_node["message"]
+    mig = next(f for f in document["findings"] if f["rule"] == "mig-config-failed")
+    assert mig["message"] == (
+        "node node-a100-mig-2: the MIG manager failed to apply nvidia.com/mig.config='all-3g.20gb' "
+        "(nvidia.com/mig.config.state=failed); entry 'all-3g.20gb' does not exist in the mig-parted config "
+        "gpu-operator/custom-mig-config; its GPUs keep the previous layout or none")
     assert "broken link: device-plugin: pod gpu-operator/nvidia-device-plugin-daemonset-474gw is CrashLoopBackOff" \
         in node["message"]
     gang = next(f for f in document["findings"] if f["rule"] == "gang-partially-running")
@@ -50,8 +60,8 @@ def test_text_report_on_demo() -> None:
     code, out, _ = _run("--cluster", DEMO)
     assert code == 0
     assert out.startswith("gpuplane diagnose: ")
-    assert "(Kubernetes 1.31, 13 nodes, 11 GPU nodes, 63 GPUs, 116 pods, 5 Pending)" in out.splitlines()[0]
-    assert "Cluster findings (13)" in out
+    assert "(Kubernetes 1.31, 14 nodes, 12 GPU nodes, 71 GPUs, 124 pods, 5 Pending)" in out.splitlines()[0]
+    assert "Cluster findings (15)" in out
     assert "  error    gpu-node-not-advertising  Node node-l40s-1" in out
     assert "             - Node node-l40s-1 metadata.labels[nvidia.com/gpu.present] = true (marks a GPU node)" in out
     assert "GPU inventory" in out

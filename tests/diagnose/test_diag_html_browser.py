@@ -63,11 +63,13 @@ def test_chromium_renders_charts_and_findings(report: tuple[Path, int]) -> None:
         assert "<svg" in match.group(1), chart
     # allocated segments: A100-40GB, H100-80GB, L4 models + a100-40gb, a100-40gb-mig, h100-80gb, l4-shared pools
     assert len(re.findall(r'<rect class="seg seg-allocated"', dom)) == 7
-    assert len(re.findall(r'<rect class="seg seg-dark"', dom)) == 2  # the L40S node, by model and by pool
+    # dark: GPUs not advertised: the L40S node (by model and by pool) and the failed MIG node (A100 model
+    # and a100-40gb-mig pool)
+    assert len(re.findall(r'<rect class="seg seg-dark"', dom)) == 4
     assert len(re.findall(r'<tr class="finding ', dom)) == findings
     assert 'data-rule="gpu-node-not-advertising"' in dom
     assert 'data-rule="pending-gpu-pod"' in dom
-    assert len(re.findall(r'<tr class="node" ', dom)) == 11
+    assert len(re.findall(r'<tr class="node" ', dom)) == 12
 
 
 def test_chromium_screenshot(report: tuple[Path, int], tmp_path: Path) -> None:

@@ -76,11 +76,12 @@ def test_demo_has_no_zero_lines() -> None:
     findings = _findings("--cluster", DEMO)
     assert all(f["line"] is None or f["line"] > 0 for f in findings)
     assert [f for f in findings if not f["line"]] == []  # every object of the demo file has its line
-    assert _where(findings, "gpu-operator-pods-failing") == (DEMO, 11513, "status")
+    assert _where(findings, "gpu-operator-pods-failing") == (DEMO, 12547, "status")
     assert _where(findings, "mig-strategy-mismatch") == (
-        DEMO, 14858, "spec.containers[0].resources.limits[nvidia.com/gpu]")
+        DEMO, 15892, "spec.containers[0].resources.limits[nvidia.com/gpu]")
+    assert _where(findings, "mig-config-failed") == (DEMO, 1573, "metadata.labels[nvidia.com/mig.config.state]")
     worker = [f["line"] for f in findings if f["rule"] == "pending-gpu-pod"]
-    assert worker == [12613, 12698, 14707, 14780, 14850]
+    assert worker == [13647, 13732, 15741, 15814, 15884]
 
 
 def test_multi_document_yaml_field_line(tmp_path: Path) -> None:
@@ -122,7 +123,7 @@ def test_stdin_has_no_line_null_in_json_and_none_in_text() -> None:
 
 def test_text_report_shows_file_and_line() -> None:
     result = CliRunner().invoke(cli, ["diagnose", "--cluster", DEMO])
-    assert f"  error    gpu-node-not-advertising  Node node-l40s-1  ({DEMO}:2185)\n" in result.stdout
-    assert f"  info     gpu-workload-without-priority  Pod team-vision/notebook-alice-0  ({DEMO}:12990)\n" \
+    assert f"  error    gpu-node-not-advertising  Node node-l40s-1  ({DEMO}:2311)\n" in result.stdout
+    assert f"  info     gpu-workload-without-priority  Pod team-vision/notebook-alice-0  ({DEMO}:14024)\n" \
         in result.stdout
     assert ":0)" not in result.stdout

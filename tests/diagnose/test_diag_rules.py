@@ -144,11 +144,19 @@ def test_pending_finding_carries_the_scheduler_explanation() -> None:
 
 
 def test_rules_registered_for_rules_and_explain() -> None:
+    from gpuplane.knowledge import section_for_rule
+
     metas = {meta.id: meta for meta in cluster_rules()}
     for meta in metas.values():
         assert meta.category == "cluster" and meta.context == "required"
-        for heading in ("## What it catches", "## Why it hurts", "## How to fix", "## Example", "## References"):
+        for heading in ("## What it catches", "## Why it hurts", "## How to fix", "## Bad", "## Good",
+                        "## Background", "## References"):
             assert heading in meta.docs, (meta.id, heading)
+        # Background links the rule's knowledge-base section (the same one `gpuplane ask` cites).
+        section = section_for_rule(meta.id)
+        assert section is not None, meta.id
+        assert f"](../../src/gpuplane/knowledge/sections/{section.id}.md)" in meta.docs, meta.id
+        assert section.title in meta.docs, meta.id
     assert metas["gpu-unhealthy-devices"].severity == "warning"
     assert metas["pending-gpu-pod"].severity == "error"
 

@@ -180,3 +180,37 @@ def test_fast_enough_for_big_clusters() -> None:
     elapsed = time.perf_counter() - start
     assert pod_requests(pods[0]) == {"cpu": 1000, "memory": 8320 * MI, "nvidia.com/gpu": 1}
     assert elapsed < 2.0  # ~150k pods in well under 15 s even on a slow CI runner
+
+
+# -- dict-level variant (lint reads manifests as dicts) --------------------------------------
+
+
+def _spec(init: list[dict[str, Any]], app: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"initContainers": init, "containers": app}
+
+
+def _gpus(c: dict[str, Any]) -> dict[str, int]:
+    limits = c.get("resources", {}).get("limits", {})
+    return {k: int(v) for k, v in limits.items()}
+
+
+def test_aggregate_requests_matches_pod_requests_with_sidecars() -> None:
+    """Same KEP-753 formula as pod_requests: helpers_test.go "multiple restartable and regular
+    init containers" shape (sidecars add to the total and to later init containers)."""
+    from gpuplane.k8s.requests import aggregate_requests
+
+    init = [ctr("s1", limits={"cpu": "1"}, sidecar=True), ctr("i1", limits={"cpu": "5"}),
+            ctr("s2", limits={"cpu": "2"}, sidecar=True), ctr("i2", limits={"cpu": "4"})]
+    app = [ctr("a", limits={"cpu": "1"})]
+    spec = _spec(init, app)
+    typed = pod_requests(pod_from_dict({"kind": "Pod", "metadata": {"name": "p"}, "spec": spec}))
+    # running: 1 + 2 + 1 = 4; i1 runs beside s1: 6; i2 beside s1+s2: 7 -> 7 cores
+    assert aggregate_requests(spec, _gpus) == {"cpu": 7}
+    assert typed == {"cpu": 7000}
+
+
+def test_aggregate_requests_skips_malformed_entries() -> None:
+    from gpuplane.k8s.requests import aggregate_requests
+
+    assert aggregate_requests({"containers": "x", "initContainers": [1, None]}, _gpus) == {}
+    assert aggregate_requests({}, _gpus) == {}

@@ -102,7 +102,8 @@ spec:
     rwo = _lint("rwo-volume-shared", PVC + "---\n" + two_replicas)
     assert [(f.severity, f.line) for f in rwo] == [("warning", 20)]
     assert rwo[0].message.startswith(
-        "PersistentVolumeClaim model-cache is ReadWriteOnce but 2 pods mount it (llm: 2) and they can land on "
+        "PersistentVolumeClaim serving/model-cache is ReadWriteOnce but 2 pods mount it (Deployment serving/llm: 2) "
+        "and they can land on "
         "different nodes"
     )
     rwop = _lint("rwo-volume-shared", PVC.replace("ReadWriteOnce", "ReadWriteOncePod") + "---\n" + two_replicas)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from gpuplane.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, cluster_options, fail, format_option
+
+if TYPE_CHECKING:  # the loader imports yaml and msgspec: never at CLI import time
+    from gpuplane.sources.loader import LoadResult
 
 
 def _ids(value: str) -> set[str]:
@@ -38,14 +43,25 @@ def lint(
 ) -> None:
     """Lint Kubernetes manifests for GPU and AI-workload mistakes.
 
+    Finds what will break, stall, waste GPUs or leak isolation: wrong GPU requests,
+    missing gangs, unsafe sharing, autoscaling and storage traps. PATH is a file, a
+    folder (walked for *.yaml, *.yml, *.json) or - for stdin; with --cluster the
+    rules also check against a cluster snapshot (or live). Silence a rule on one
+    object with the annotation gpuplane.io/ignore: "rule-a,rule-b"; `gpuplane rules`
+    lists the rules.
+
     \b
-    PATH is a file, a folder (walked for *.yaml, *.yml, *.json) or - for stdin.
-    Silence a rule on one object with the annotation gpuplane.io/ignore: "rule-a,rule-b".
     Examples:
-      gpuplane lint k8s/
+      gpuplane lint examples/manifests/
+      gpuplane lint examples/manifests/ --cluster examples/clusters/demo.yaml
+      gpuplane lint examples/manifests/fractional-gpu.yaml -f json
       helm template charts/train | gpuplane lint -
-      gpuplane lint -f sarif k8s/ > gpuplane.sarif
-      gpuplane lint --fix --dry-run k8s/
+      gpuplane lint -f sarif examples/manifests/ > gpuplane.sarif
+      gpuplane lint --fix --dry-run examples/manifests/
+
+    \b
+    Exit codes: 0 no finding reaches --fail-on (an empty folder or stdin too),
+    1 a finding reaches --fail-on, 2 unusable input or arguments.
     """
     import gc
     import sys
@@ -56,7 +72,6 @@ def lint(
 
     from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
     from gpuplane.lint.registry import all_rules
-    from gpuplane.sources import load_paths
 
     if dry_run and not fix:
         fail("--dry-run only makes sense with --fix")
@@ -75,7 +90,7 @@ def lint(
         cfg.enable = _ids(enable)  # --disable still wins over --enable for the same id
     threshold = fail_on or cfg.fail_on or "error"
 
-    loaded = load_paths(paths)
+    loaded = _load(paths)
     bad_input = bool(loaded.errors)
     for error in loaded.errors:
         click.echo(str(error), err=True)
@@ -118,6 +133,25 @@ def lint(
     if bad_input:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if result.reaches(threshold) else EXIT_OK)
+
+
+def _load(paths: tuple[str, ...]) -> LoadResult:
+    """Load every PATH, noting on stderr each one that holds no manifest at all.
+
+    An empty folder or empty stdin (a chart whose templates all render empty) is not an
+    error, exit 0, but "No findings" alone would hide that nothing was checked.
+    """
+    from gpuplane.sources import load_paths
+    from gpuplane.sources.loader import STDIN, LoadResult
+
+    loaded = LoadResult()
+    for path in paths:
+        part = load_paths([path])
+        if not part.objects and not part.errors:
+            where = "standard input" if path == STDIN else path
+            click.echo(f"gpuplane: no manifests found in {where}", err=True)
+        loaded.extend(part)
+    return loaded
 
 
 def _emit(result: object, fmt: str) -> None:

@@ -10,7 +10,20 @@ from gpuplane.cli.common import fail, format_option
 @click.command()
 @format_option("text", "json")
 def rules(fmt: str) -> None:
-    """List every lint rule: id, severity, category, summary."""
+    """List every lint rule: id, severity, category, summary.
+
+    Rules are grouped by category; "ctx" marks rules that use --cluster when given
+    (or need it), "fix" rules that `gpuplane lint --fix` can repair. `gpuplane
+    explain ID` prints a rule's full page.
+
+    \b
+    Examples:
+      gpuplane rules
+      gpuplane rules -f json
+
+    \b
+    Exit codes: 0 always.
+    """
     from gpuplane.lint.registry import all_rules
 
     metas = all_rules()
@@ -36,7 +49,19 @@ def rules(fmt: str) -> None:
 @click.command()
 @click.argument("rule_id", metavar="ID")
 def explain(rule_id: str) -> None:
-    """Print the docs page (Markdown) of rule ID."""
+    """Print the docs page (Markdown) of rule ID.
+
+    The page says what the rule catches, why it hurts, how to fix it, a bad and a
+    good manifest, and its upstream references: the same text as docs/rules/ID.md.
+
+    \b
+    Examples:
+      gpuplane explain gpu-fractional-quantity
+      gpuplane explain gang-scheduling-missing
+
+    \b
+    Exit codes: 0 printed, 2 unknown rule id.
+    """
     import difflib
 
     from gpuplane.lint.docs import render_page

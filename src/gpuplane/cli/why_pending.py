@@ -23,10 +23,20 @@ def why_pending(
 ) -> None:
     """Explain why GPU pods are Pending, in kube-scheduler's own words, with causes and fixes.
 
+    For every Pending pod of the cluster (or the one --pod names), prints the
+    FailedScheduling message kube-scheduler would write for that cluster state,
+    in the wording of the cluster's Kubernetes version, the per-node reasons, and
+    the GPU-aware causes (gang, quota, queue, MIG, taints) with their fixes.
+
     \b
     Examples:
-      gpuplane why-pending --cluster snapshot.yaml
-      gpuplane why-pending --cluster live --pod team-a/train-worker-3 -f json
+      gpuplane why-pending --cluster examples/clusters/demo.yaml
+      gpuplane why-pending --cluster examples/clusters/demo.yaml --pod team-nlp/qwen-sft-gb55k
+      gpuplane why-pending --cluster examples/clusters/demo.yaml -f json --kubernetes-version 1.30
+      gpuplane why-pending --cluster live --pod team-a/train-worker-3
+
+    \b
+    Exit codes: 0 explained, 2 unusable cluster source, unknown pod or bad option.
     """
     from gpuplane.k8s.cluster import load_cluster_state
     from gpuplane.scheduler.scheduler import Scheduler

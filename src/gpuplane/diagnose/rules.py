@@ -122,23 +122,50 @@ container on a host that already has a driver (`driver.enabled=false`), a contai
 that cannot find containerd's config (`toolkit.env` `CONTAINERD_CONFIG`/`CONTAINERD_SOCKET`),
 an operand disabled with `nvidia.com/gpu.deploy.<component>=false`.
 
-## Example
+## Bad
 
-Bad (what the snapshot shows):
+The node carries GPU labels, its device plugin pod crash-loops, and `status.allocatable` has
+no GPU resource:
 
 ```yaml
-kind: Node
+# kubectl get node node-l40s-1 -o yaml
 metadata:
-  name: node-l40s-1
   labels:
     nvidia.com/gpu.present: "true"
     nvidia.com/gpu.product: NVIDIA-L40S
+    nvidia.com/gpu.count: "4"
 status:
-  allocatable: {cpu: 47810m, memory: 387Gi, pods: "110"}   # no nvidia.com/gpu
+  allocatable: {cpu: 47810m, memory: "399054324Ki", pods: "110"}   # no nvidia.com/gpu
+---
+# kubectl get pod -n gpu-operator nvidia-device-plugin-daemonset-474gw -o yaml
+status:
+  containerStatuses:
+  - name: nvidia-device-plugin-daemonset
+    restartCount: 47
+    state:
+      waiting: {reason: CrashLoopBackOff}
 ```
 
-Good: `status.allocatable` carries `nvidia.com/gpu: "4"` once the device plugin pod on the
-node is Running.
+## Good
+
+The device plugin pod is Running and the kubelet counts its devices:
+
+```yaml
+status:
+  capacity:    {nvidia.com/gpu: "4"}
+  allocatable: {nvidia.com/gpu: "4"}
+```
+
+Check it with:
+
+```sh
+kubectl get nodes -L nvidia.com/gpu.product -o custom-columns='NODE:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu'
+kubectl get pods -n gpu-operator -o wide --field-selector spec.nodeName=NODE
+```
+
+## Background
+
+Knowledge base: [A GPU node that advertises no nvidia.com/gpu](../../src/gpuplane/knowledge/sections/gpu-node-not-advertising.md) (`gpuplane ask` searches it).
 
 ## References
 
@@ -330,10 +357,33 @@ Find the GPU in the device plugin's log (`unhealthy`, `Xid`) and with `nvidia-sm
 node; drain the node (`kubectl drain NODE --ignore-daemonsets`), reset the GPU (`nvidia-smi -r`)
 or replace the node, then restart the device plugin pod so it re-registers the device.
 
-## Example
+## Bad
 
-Bad: `capacity: {nvidia.com/gpu: "8"}`, `allocatable: {nvidia.com/gpu: "7"}`.
-Good: capacity and allocatable agree.
+```yaml
+# kubectl get node node-a100-3 -o yaml
+status:
+  capacity:    {nvidia.com/gpu: "8"}
+  allocatable: {nvidia.com/gpu: "7"}   # one device reported unhealthy by the plugin
+```
+
+## Good
+
+```yaml
+status:
+  capacity:    {nvidia.com/gpu: "8"}
+  allocatable: {nvidia.com/gpu: "8"}
+```
+
+Check it with:
+
+```sh
+kubectl get nodes -o custom-columns='NODE:.metadata.name,CAP:.status.capacity.nvidia\\.com/gpu,ALLOC:.status.allocatable.nvidia\\.com/gpu'
+kubectl logs -n gpu-operator DEVICE_PLUGIN_POD | grep -i -e xid -e unhealthy
+```
+
+## Background
+
+Knowledge base: [Unhealthy GPUs - Xid errors, allocatable below capacity, node conditions](../../src/gpuplane/knowledge/sections/gpu-health-xid.md) (`gpuplane ask` searches it).
 
 ## References
 
@@ -413,10 +463,49 @@ idle detection.
 (`driver.enabled: false`), toolkit unable to reach containerd (k3s/RKE2 paths in
 `toolkit.env`), an invalid device-plugin config entry, image pull failures behind a proxy.
 
-## Example
+## Bad
 
-Bad: `nvidia-device-plugin-daemonset-x   0/1  CrashLoopBackOff  47`.
-Good: every operand pod `Running` and Ready, validators `Completed`.
+```yaml
+# kubectl get pod -n gpu-operator nvidia-device-plugin-daemonset-474gw -o yaml
+spec:
+  nodeName: node-l40s-1
+status:
+  phase: Running
+  containerStatuses:
+  - name: nvidia-device-plugin-daemonset
+    ready: false
+    restartCount: 47
+    lastState:
+      terminated: {exitCode: 1, reason: Error}
+    state:
+      waiting: {reason: CrashLoopBackOff}
+```
+
+## Good
+
+Every operand pod Running and ready with few restarts (validator pods `Completed`):
+
+```yaml
+status:
+  phase: Running
+  containerStatuses:
+  - name: nvidia-device-plugin-daemonset
+    ready: true
+    restartCount: 0
+    state:
+      running: {startedAt: "2026-03-09T14:20:00Z"}
+```
+
+Check it with:
+
+```sh
+kubectl get pods -n gpu-operator -o wide
+kubectl logs -n gpu-operator POD --all-containers --previous
+```
+
+## Background
+
+Knowledge base: [Troubleshooting GPU Operator pods stuck in Init or CrashLoopBackOff](../../src/gpuplane/knowledge/sections/gpu-operator-troubleshooting.md) (`gpuplane ask` searches it).
 
 ## References
 
@@ -485,10 +574,55 @@ Common causes: the entry is not in the mig-parted config, GPU processes still ru
 manager cannot reset a busy GPU), a reboot required on some GPUs. Then relabel the node with a
 valid entry: `kubectl label node NODE nvidia.com/mig.config=all-1g.10gb --overwrite`.
 
-## Example
+## Bad
 
-Bad: `nvidia.com/mig.config: all-3g.40gb`, `nvidia.com/mig.config.state: failed`.
-Good: `nvidia.com/mig.config.state: success`.
+The node asks for an entry that the MIG manager's mig-parted ConfigMap does not define; the
+MIG manager gives up and the GPUs offer no MIG device:
+
+```yaml
+# kubectl get node node-a100-mig-2 -o yaml
+metadata:
+  labels:
+    nvidia.com/mig.strategy: mixed
+    nvidia.com/mig.config: all-3g.20gb
+    nvidia.com/mig.config.state: failed
+status:
+  allocatable: {nvidia.com/gpu: "0"}
+---
+# kubectl get configmap -n gpu-operator custom-mig-config -o yaml
+data:
+  config.yaml: |
+    version: v1
+    mig-configs:
+      all-disabled: [...]
+      a100-3g20-1g5: [...]      # no all-3g.20gb
+```
+
+## Good
+
+The label names an entry of the config and the MIG manager reports success; the device plugin
+advertises the MIG devices:
+
+```yaml
+metadata:
+  labels:
+    nvidia.com/mig.config: a100-3g20-1g5
+    nvidia.com/mig.config.state: success
+status:
+  allocatable: {nvidia.com/mig-1g.5gb: "28", nvidia.com/mig-3g.20gb: "8"}
+```
+
+Check it with:
+
+```sh
+kubectl get nodes -L nvidia.com/mig.config,nvidia.com/mig.config.state
+kubectl get clusterpolicy -o jsonpath='{.items[0].spec.migManager.config.name}'
+kubectl logs -n gpu-operator -l app=nvidia-mig-manager --tail=100
+```
+
+## Background
+
+Knowledge base: [Applying MIG layouts - mig-parted config, nvidia.com/mig.config and failed states](../../src/gpuplane/knowledge/sections/mig-manager-parted.md) (`gpuplane ask` searches it).
 
 ## References
 
@@ -611,11 +745,46 @@ whole), then make starts all-or-nothing: Volcano `minAvailable` equal to the ran
 coscheduling PodGroup `minMember`, or Kueue with `waitForPodsReady`. Free or add the capacity
 the Pending ranks need (see their pending-gpu-pod findings).
 
-## Example
+## Bad
 
-Bad: `llm-finetune-worker-0/1 Running`, `llm-finetune-worker-2/3 Pending`, PodGroup
-`minMember: 4`.
-Good: all four Running, or none bound while they wait.
+```yaml
+# kubectl get podgroup -n team-nlp llm-finetune-<uid> -o yaml
+spec:
+  minMember: 4
+status:
+  running: 2
+  conditions:
+  - type: Unschedulable
+    status: "True"
+    message: "2/4 tasks in gang unschedulable: ..."
+---
+# kubectl get pods -n team-nlp -l volcano.sh/job-name=llm-finetune
+# llm-finetune-worker-0   Running   node-a100-1   (holds 8 nvidia.com/gpu)
+# llm-finetune-worker-1   Running   node-a100-2   (holds 8 nvidia.com/gpu)
+# llm-finetune-worker-2   Pending
+# llm-finetune-worker-3   Pending
+```
+
+## Good
+
+All ranks placed together (or none bound while they wait):
+
+```yaml
+status:
+  phase: Running
+  running: 4
+```
+
+Check it with:
+
+```sh
+kubectl get podgroups -A
+kubectl get pods -n NAMESPACE -l volcano.sh/job-name=JOB -o wide
+```
+
+## Background
+
+Knowledge base: [Why the default scheduler deadlocks multi-node GPU jobs (gang scheduling)](../../src/gpuplane/knowledge/sections/gang-scheduling-why.md) (`gpuplane ask` searches it).
 
 ## References
 
@@ -728,10 +897,54 @@ Bin-pack GPU workloads: a scheduler profile scoring `nvidia.com/gpu` with `MostA
 cordon and drain the node with the most free GPUs so its jobs move elsewhere, or split the job
 into pods that fit the free blocks.
 
-## Example
+## Bad
 
-Bad: a pod asks `nvidia.com/gpu: 8`; four 8-GPU nodes have 2, 3, 0 and 4 free.
-Good: the small jobs packed onto two nodes, leaving one node with 8 free.
+A pod asks 8 GPUs on one node; the nodes it may use have 15 free in total, at most 4 on any one:
+
+```yaml
+# kubectl get pod -n team-vision vit-h-pretrain-86f9g -o yaml
+spec:
+  containers:
+  - resources:
+      limits: {nvidia.com/gpu: "8"}
+status:
+  conditions:
+  - type: PodScheduled
+    status: "False"
+    reason: Unschedulable
+# free nvidia.com/gpu per node: node-h100-2 4, node-a100-4 3, node-l4-2 3, node-a100-3 2, ...
+```
+
+## Good
+
+Small GPU jobs packed together (NodeResourcesFit `MostAllocated` on `nvidia.com/gpu`), so one
+node keeps 8 free:
+
+```yaml
+# KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - {name: nvidia.com/gpu, weight: 10}
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 1}
+```
+
+Check it with:
+
+```sh
+gpuplane inventory --cluster SNAPSHOT   # free GPUs per node
+kubectl describe nodes | grep -A8 'Allocated resources'
+```
+
+## Background
+
+Knowledge base: [GPU fragmentation and bin-packing with MostAllocated / RequestedToCapacityRatio](../../src/gpuplane/knowledge/sections/gpu-fragmentation-binpacking.md) (`gpuplane ask` searches it).
 
 ## References
 
@@ -827,11 +1040,48 @@ Apply the fix in the finding (a toleration, the resource name the nodes advertis
 selector that matches, capacity to free or add). See `gpuplane why-pending --pod NS/NAME` for
 the full per-node table.
 
-## Example
+## Bad
 
-Bad: `0/13 nodes are available: 11 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint
-{nvidia.com/gpu: present}.`
-Good: the pod tolerates `nvidia.com/gpu=present:NoSchedule` and lands on an H100 node with free GPUs.
+```yaml
+# kubectl get pod -n team-nlp qwen-sft-gb55k -o yaml
+spec:
+  containers:
+  - resources:
+      limits: {nvidia.com/gpu: "4"}
+  # no toleration for the H100 nodes' taint nvidia.com/gpu=present:NoSchedule
+status:
+  phase: Pending
+  conditions:
+  - type: PodScheduled
+    status: "False"
+    reason: Unschedulable
+    message: "0/14 nodes are available: 12 Insufficient nvidia.com/gpu, 2 node(s) had untolerated
+      taint {nvidia.com/gpu: present}. preemption: ..."
+```
+
+## Good
+
+The pod tolerates the taint and lands on an H100 node with free GPUs:
+
+```yaml
+spec:
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}
+  nodeName: node-h100-2
+status:
+  phase: Running
+```
+
+Check it with:
+
+```sh
+kubectl get pods -A --field-selector=status.phase=Pending
+gpuplane why-pending --cluster SNAPSHOT --pod NAMESPACE/NAME
+```
+
+## Background
+
+Knowledge base: [Reading a FailedScheduling message for a Pending GPU pod](../../src/gpuplane/knowledge/sections/failedscheduling-messages.md) (`gpuplane ask` searches it).
 
 ## References
 

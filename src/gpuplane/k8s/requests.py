@@ -30,7 +30,7 @@ the container and resource; the API server would have rejected such a pod.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from gpuplane.k8s.objects import Container, Pod
@@ -39,8 +39,10 @@ from gpuplane.k8s.quantity import NANO, QuantityError, nano_value
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "aggregate_requests",
     "container_limits",
     "container_requests",
+    "format_amount",
     "pod_limits",
     "pod_nonzero_requests",
     "pod_request_nanos",
@@ -149,13 +151,28 @@ def _aggregate(pod: Pod, per_container: Any, non_missing: Mapping[str, int] | No
         _add(result, res)
     if not spec.init_containers:
         return result
-    sidecars: Nanos = {}
-    init_max: Nanos = {}
+    inits = []
     for c in spec.init_containers:
         res = per_container(c)
         if non_missing:
             res = _apply_non_missing(res, non_missing)
-        if c.restart_policy == "Always":
+        inits.append((res, c.restart_policy == "Always"))
+    _add_init_containers(result, inits)
+    return result
+
+
+def _add_init_containers(result: dict[str, int], inits: Iterable[tuple[Mapping[str, int], bool]]) -> None:
+    """The init-container half of ``aggregateContainerResourcesByFn`` (KEP-753), into ``result``.
+
+    ``inits`` are ``(requests, is_sidecar)`` in spec order. A sidecar (``restartPolicy:
+    Always``) keeps running: it adds to the pod total and to every later init container's
+    usage; a regular init container's usage is its own request plus the sidecars started
+    before it. The pod needs the larger of the running total and the largest init usage.
+    """
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for res, sidecar in inits:
+        if sidecar:
             _add(result, res)
             _add(sidecars, res)
             _max_into(init_max, sidecars)
@@ -164,7 +181,43 @@ def _aggregate(pod: Pod, per_container: Any, non_missing: Mapping[str, int] | No
             _add(combined, sidecars)
             _max_into(init_max, combined)
     _max_into(result, init_max)
+
+
+def aggregate_requests(
+    spec: Mapping[str, Any],
+    per_container: Callable[[dict[str, Any]], Mapping[str, int]],
+) -> dict[str, int]:
+    """``PodRequests``'s container formula on a plain pod-spec dict (a manifest's template).
+
+    ``per_container`` gives one container dict's amounts in any additive unit (device counts,
+    nano-units); the result is the pod's, with sidecars handled as upstream does
+    (``aggregateContainerResourcesByFn`` in component-helpers/resource/helpers.go). For rules
+    that read manifests as dicts and need only a few resources: no typed :class:`Pod` is built.
+    Malformed entries (a container that is not a mapping) are skipped, as the rules skip them.
+    """
+    result: dict[str, int] = {}
+    containers = spec.get("containers")
+    for c in containers if isinstance(containers, list) else ():
+        if isinstance(c, dict):
+            _add(result, per_container(c))
+    init = spec.get("initContainers")
+    if isinstance(init, list) and init:
+        _add_init_containers(result, (
+            (per_container(c), c.get("restartPolicy") == "Always") for c in init if isinstance(c, dict)
+        ))
     return result
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """An amount in scheduler units (cpu in millicores) as a person reads it: ``64 cpu``,
+    ``500m cpu``, ``2Gi memory``, ``8 nvidia.com/gpu`` (QA: a cause read "64000m cpu")."""
+    from gpuplane.k8s.quantity import format_quantity
+
+    if resource == CPU:
+        return f"{format_quantity(amount, milli=True)} cpu"
+    if resource in (MEMORY, "ephemeral-storage") or resource.startswith(HUGEPAGES_PREFIX):
+        return f"{format_quantity(amount, binary=True)} {resource}"
+    return f"{amount} {resource}"
 
 
 def _apply_non_missing(res: Nanos, non_missing: Mapping[str, int]) -> Nanos:

@@ -168,16 +168,17 @@ def init_gpu_requests(ps: PodSet) -> dict[str, int]:
 
 
 def effective_gpu_requests(ps: PodSet) -> dict[str, int]:
-    """What the scheduler reserves per pod: max(largest init container, sum of app containers).
+    """What the scheduler reserves per pod, by kube-scheduler's pod formula.
 
-    Mirrors the pod resource formula of kube-scheduler (resourcehelper.PodRequests
-    in k8s.io/component-helpers/resource/helpers.go, non-sidecar init containers).
+    App containers and sidecars (``restartPolicy: Always`` init containers) add up; a
+    regular init container needs its own request plus the sidecars started before it; the
+    pod needs the larger of the two (resourcehelper.PodRequests in
+    k8s.io/component-helpers/resource/helpers.go, via
+    :func:`gpuplane.k8s.requests.aggregate_requests`, the same formula as ``pod_requests``).
     """
-    total = dict(gpu_requests(ps))
-    for name, count in init_gpu_requests(ps).items():
-        if count > total.get(name, 0):
-            total[name] = count
-    return total
+    from gpuplane.k8s.requests import aggregate_requests
+
+    return aggregate_requests(_pod_spec(ps), container_gpu_requests)
 
 
 def claim_object_is_gpu(data: dict[str, Any]) -> bool:

@@ -371,11 +371,24 @@ def load_file(path: str) -> LoadResult:
 
 
 def load_stdin() -> LoadResult:
-    """Load every object piped to standard input."""
+    """Load every object piped to standard input.
+
+    Empty input (or only comments and ``---``) is no error here: ``helm template`` of a chart
+    whose templates all render empty prints nothing, like a folder with no manifests. The
+    caller sees no objects and no errors and can say so (``gpuplane lint`` notes it on stderr).
+    """
     raw, error = read_bytes(STDIN)
     if error is not None:
         return LoadResult(errors=[error], files=1)
-    return load_bytes(raw or b"", STDIN_NAME)
+    result = load_bytes(raw or b"", STDIN_NAME)
+    if not result.objects and len(result.errors) == 1 and result.errors[0].message in _NOTHING_THERE:
+        return LoadResult(files=1)
+    return result
+
+
+_EMPTY_FILE = "empty file: no Kubernetes objects"
+_ONLY_COMMENTS = "no Kubernetes objects (only comments or empty documents)"
+_NOTHING_THERE = (_EMPTY_FILE, _ONLY_COMMENTS)
 
 
 def load_bytes(raw: bytes, path: str) -> LoadResult:
@@ -385,13 +398,13 @@ def load_bytes(raw: bytes, path: str) -> LoadResult:
         return LoadResult(errors=[error], files=1)
     assert text is not None
     if not text.strip():
-        return LoadResult(errors=[LoadError(path, 0, "empty file: no Kubernetes objects")], files=1)
+        return LoadResult(errors=[LoadError(path, 0, _EMPTY_FILE)], files=1)
     if len(raw) > limits.max_file_bytes(False) and not _is_json_text(text, path):
         return LoadResult(errors=[LoadError(path, 0, limits.size_error(len(raw), False))], files=1)
     result = load_text(text, path)
     result.files = 1
     if not result.objects and not result.errors:
-        result.errors.append(LoadError(path, 0, "no Kubernetes objects (only comments or empty documents)"))
+        result.errors.append(LoadError(path, 0, _ONLY_COMMENTS))
     return result
 
 

@@ -709,7 +709,7 @@ def indexed_job_no_stable_dns(ctx: LintContext) -> Iterator[Finding]:
         if not subdomain:
             yield ctx.report(
                 src, ps.spec_path,
-                f"Indexed Job {src.name} runs {spec.get('parallelism')} GPU ranks in parallel but its pods have no "
+                f"Indexed {obj_label(src)} runs {spec.get('parallelism')} GPU ranks in parallel but its pods have no "
                 "subdomain: their hostnames (<job>-<index>) do not resolve, so ranks cannot reach rank 0 "
                 "(MASTER_ADDR).",
                 f"Create a headless Service (clusterIP: None, selector batch.kubernetes.io/job-name: {src.name}) and "
@@ -737,7 +737,7 @@ def indexed_job_no_stable_dns(ctx: LintContext) -> Iterator[Finding]:
                 continue
         yield ctx.report(
             src, path,
-            f"Indexed Job {src.name}: {problem}, so the ranks' hostnames (<job>-<index>.{subdomain}) get no DNS "
+            f"Indexed {obj_label(src)}: {problem}, so the ranks' hostnames (<job>-<index>.{subdomain}) get no DNS "
             "records and ranks cannot reach rank 0.",
             f"Use a headless Service {subdomain} (clusterIP: None) selecting batch.kubernetes.io/job-name: "
             f"{src.name} in namespace {_ns(src)}.",
@@ -823,7 +823,7 @@ def indexed_job_partial_parallelism(ctx: LintContext) -> Iterator[Finding]:
         path: FieldPath = ("spec", "parallelism") if "parallelism" in spec else ("spec", "completions")
         yield ctx.report(
             src, path,
-            f"Indexed Job {src.name} is a distributed GPU job with {completions} ranks but parallelism "
+            f"Indexed {obj_label(src)} is a distributed GPU job with {completions} ranks but parallelism "
             f"{parallelism}: only {parallelism} ranks run at once and they wait in rendezvous for ranks that "
             "cannot start.",
             f"Set spec.parallelism to {completions} (= completions).",

@@ -451,7 +451,7 @@ def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
         gpus = ", ".join(f"{n}: {c}" for n, c in sorted(need.items())) or "GPUs"
         yield ctx.report(
             src, path,
-            f"Deployment {src.name} ({replicas} replica(s), {gpus} per pod) rolls out with maxSurge {surge} and "
+            f"{obj_label(src)} ({replicas} replica(s), {gpus} per pod) rolls out with maxSurge {surge} and "
             f"maxUnavailable {unavailable}: every new pod needs spare GPUs before an old one stops, so on a full "
             "GPU pool the rollout stalls with the surge pod Pending (Insufficient GPUs).",
             "Set spec.strategy.rollingUpdate to maxSurge: 0 and maxUnavailable: 1 (replace pods in place), "

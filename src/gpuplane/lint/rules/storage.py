@@ -245,8 +245,8 @@ def rwo_volume_shared(ctx: LintContext) -> Iterator[Finding]:
             for ps, i, count, _pin in uses:
                 yield ctx.report(
                     ps.source, (*_spec_path(ps), "volumes", i, "persistentVolumeClaim", "claimName"),
-                    f"PersistentVolumeClaim {key[1]} is ReadWriteOncePod but {total} pods mount it "
-                    f"({ps.name}: {count}); only one pod in the cluster can ever use it, the others stay Pending.",
+                    f"PersistentVolumeClaim {key[0]}/{key[1]} is ReadWriteOncePod but {total} pods mount it "
+                    f"({where(ps)}: {count}); only one pod in the cluster can ever use it, the others stay Pending.",
                     "Give each pod its own claim (StatefulSet volumeClaimTemplates or a generic ephemeral volume), "
                     "use a ReadWriteMany/ReadOnlyMany storage class, or run a single pod.",
                     severity="error",
@@ -260,7 +260,7 @@ def rwo_volume_shared(ctx: LintContext) -> Iterator[Finding]:
         for ps, i, count, _pin in uses:
             yield ctx.report(
                 ps.source, (*_spec_path(ps), "volumes", i, "persistentVolumeClaim", "claimName"),
-                f"PersistentVolumeClaim {key[1]} is ReadWriteOnce but {total} pods mount it ({ps.name}: {count}) "
+                f"PersistentVolumeClaim {key[0]}/{key[1]} is ReadWriteOnce but {total} pods mount it ({where(ps)}: {count}) "
                 "and they can land on different nodes: the second node gets \"Multi-Attach error for volume\" "
                 "and its pods stay ContainerCreating.",
                 "Use a ReadWriteMany (or ReadOnlyMany for read-only data) storage class such as EFS, Filestore, "
@@ -394,7 +394,7 @@ def storage_immediate_binding(ctx: LintContext) -> Iterator[Finding]:
                 continue
             reported.add(cls)
             message = (
-                f"StorageClass {cls} ({provisioner}) binds volumes Immediately, before GPU pod {ps.name} is "
+                f"StorageClass {cls} ({provisioner}) binds volumes Immediately, before GPU pod {where(ps)} is "
                 "scheduled: the zonal volume can land in a zone without free GPUs and the pod then fails with "
                 "\"node(s) had volume node affinity conflict\"."
             )
