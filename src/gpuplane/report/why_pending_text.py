@@ -45,10 +45,13 @@ def to_json(explanations: list[Explanation], scheduler: Scheduler) -> dict[str, 
 
 def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
     """Rich text on stdout: per pod the message, a grouped node table, causes and fixes."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=True)
+    from gpuplane.report.console import make_console
+
+    # Messages, causes and fixes are printed unwrapped (soft_wrap) so they copy-paste as one
+    # line; the node table gets the console's width (160 columns when piped).
+    console = make_console()
     if not explanations:
         console.print(f"No Pending pods ({scheduler.index.num_nodes} nodes, kube-scheduler {scheduler.wording.label} wording).")
         return
@@ -60,11 +63,11 @@ def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
         title = expl.pod.key if expl.subject is None else f"{expl.subject['kind']} {expl.pod.key}"
         console.print(f"[bold cyan]{title}[/bold cyan]  [dim]({expl.stage})[/dim]")
         if expl.message:
-            console.print(f"  [yellow]{_escape(expl.message)}[/yellow]")
+            console.print(f"  [yellow]{_escape(expl.message)}[/yellow]", soft_wrap=True)
         if expl.groups:
             table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
             table.add_column("nodes", justify="right")
-            table.add_column("plugin")
+            table.add_column("plugin", no_wrap=True)
             table.add_column("reasons")
             table.add_column("e.g.")
             for row in expl.table():
@@ -72,12 +75,12 @@ def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
                 table.add_row(str(row["nodes"]), row["plugin"], _escape("; ".join(row["reasons"])), sample)
             console.print(table)
         for cause in expl.causes:
-            console.print(f"  [bold]cause:[/bold] {_escape(cause)}")
+            console.print(f"  [bold]cause:[/bold] {_escape(cause)}", soft_wrap=True)
         for fix in expl.fixes:
             lines = fix.splitlines()
-            console.print(f"  [green]fix:[/green] {_escape(lines[0])}")
+            console.print(f"  [green]fix:[/green] {_escape(lines[0])}", soft_wrap=True)
             for line in lines[1:]:
-                console.print(f"       {_escape(line)}")
+                console.print(f"       {_escape(line)}", soft_wrap=True)
         console.print()
 
 
