@@ -59,6 +59,8 @@ def test_default_scheduler_deadlocks():
     assert [j["job"] for j in deadlock["jobs"]] == ["PyTorchJob/default/job-a", "PyTorchJob/default/job-b"]
     assert doc["summary"]["makespan_s"] is None
     assert doc["timeline"][0]["gpus_idle_held"] == 16
+    # every GPU is allocated and none does work: that is what the deadlock costs
+    assert (doc["summary"]["gpu_allocation"], doc["summary"]["gpu_utilization"]) == (1.0, 0.0)
 
 
 def _gang_expectations(doc: dict[str, Any]) -> None:
@@ -73,7 +75,7 @@ def _gang_expectations(doc: dict[str, Any]) -> None:
     assert doc["pending"] == []
     assert doc["deadlock"] is None
     assert doc["summary"] == doc["summary"] | {
-        "scheduled": 4, "pending": 0, "gpu_utilization": 1.0, "makespan_s": 7200.0, "gpu_seconds_idle_held": 0.0,
+        "scheduled": 4, "pending": 0, "gpu_utilization": 1.0, "gpu_allocation": 1.0, "makespan_s": 7200.0, "gpu_seconds_idle_held": 0.0,
     }
     assert [s["time_s"] for s in doc["timeline"]] == [0.0, 3600.0, 7200.0]
 

@@ -52,7 +52,8 @@ def render_text(doc: dict[str, Any]) -> None:
     echo(
         f"scheduler: {summary['scheduler']}   autoscaler: {summary['autoscaler'] or 'none'}   "
         f"scheduled: {summary['scheduled']}   pending: {summary['pending']}   "
-        f"GPU utilization: {summary['gpu_utilization'] * 100:.1f}%   "
+        f"GPU utilization: {summary['gpu_utilization'] * 100:.1f}%"
+        f"{_allocation_note(summary)}   "
         f"makespan: {_clock(makespan).strip() if makespan is not None else 'never (pods left pending)'}"
     )
     echo("")
@@ -78,3 +79,11 @@ def render_text(doc: dict[str, Any]) -> None:
                  f"waiting: {', '.join(job['pods_pending'])}")
     for note in doc.get("notes") or ():
         echo(f"note: {note}")
+
+
+def _allocation_note(summary: dict[str, Any]) -> str:
+    """`` (allocated 100.0%)`` when GPUs were held without doing work (a partly placed gang)."""
+    allocation = summary.get("gpu_allocation", summary["gpu_utilization"])
+    if allocation - summary["gpu_utilization"] < 0.0005:
+        return ""
+    return f" (allocated {allocation * 100:.1f}%)"

@@ -3,8 +3,11 @@
 ``placements`` (every bind, in time order), ``pending`` (pods unplaced at the end, with the
 last message the scheduler / gang / queue / quota layer gave), ``timeline`` (one step per
 instant with events: the events, GPUs allocated / total / held idle, utilization), ``summary``
-(``scheduled``, ``pending``, ``gpu_utilization`` = GPU-seconds allocated / GPU-seconds
-available over [0, makespan] — the final allocation when no time elapses —, ``makespan_s``), plus ``deadlock``, ``jobs`` and ``cold_start``.
+(``scheduled``, ``pending``, ``gpu_utilization`` = GPU-seconds doing work / GPU-seconds
+available over [0, makespan], ``gpu_allocation`` = GPU-seconds allocated / available — both
+taken from the final state when no time elapses —, ``makespan_s``), plus ``deadlock``,
+``jobs`` and ``cold_start``. GPUs held by a partly placed gang are allocated but do no work:
+they count in ``gpu_allocation`` and not in ``gpu_utilization``, which is what a deadlock costs.
 """
 
 from __future__ import annotations
@@ -44,8 +47,11 @@ def to_document(engine: Engine) -> dict[str, Any]:
         idle += step.gpus_idle_held * span
     if avail == 0 and steps:
         # No time elapsed (everything happened at one instant, e.g. servers bound at t=0):
-        # the utilization is the allocation the run ended with.
-        used, avail = float(steps[-1].gpus_allocated), float(steps[-1].gpus_total)
+        # the figures are those of the state the run ended with.
+        last = steps[-1]
+        used, avail, idle_now = float(last.gpus_allocated), float(last.gpus_total), float(last.gpus_idle_held)
+    else:
+        idle_now = None
     timeline = [
         {
             "time_s": s.time_s,
@@ -53,7 +59,8 @@ def to_document(engine: Engine) -> dict[str, Any]:
             "gpus_allocated": s.gpus_allocated,
             "gpus_total": s.gpus_total,
             "gpus_idle_held": s.gpus_idle_held,
-            "gpu_utilization": _ratio(s.gpus_allocated, s.gpus_total),
+            "gpu_utilization": _ratio(s.gpus_allocated - s.gpus_idle_held, s.gpus_total),
+            "gpu_allocation": _ratio(s.gpus_allocated, s.gpus_total),
         }
         for s in steps
     ]
@@ -78,7 +85,8 @@ def to_document(engine: Engine) -> dict[str, Any]:
         "summary": {
             "scheduled": len({p["pod"] for p in engine.placements}),
             "pending": len(pending),
-            "gpu_utilization": _ratio(used, avail),
+            "gpu_utilization": _ratio(used - (idle if idle_now is None else idle_now), avail),
+            "gpu_allocation": _ratio(used, avail),
             "makespan_s": makespan,
             "gpu_seconds_idle_held": idle,
             "scheduler": engine.options.scheduler,
