@@ -141,7 +141,8 @@ def test_each_bad_manifest_shows_the_rule_its_name_announces() -> None:
 
 
 HELP_COMMANDS = [["diagnose"], ["advise"], ["advise", "mig"], ["advise", "sharing"], ["advise", "capacity"],
-                 ["ask"], ["generate"], ["inventory"], ["snapshot"], ["mcp"]]
+                 ["ask"], ["generate"], ["inventory"], ["snapshot"], ["mcp"], ["lint"], ["rules"], ["explain"],
+                 ["why-pending"], ["simulate"]]
 
 
 def test_help_texts_teach_with_runnable_examples() -> None:

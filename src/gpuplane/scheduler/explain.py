@@ -322,13 +322,10 @@ def _affinity_cause(expl: Explanation, count: int) -> str:
 
 
 def _fmt(resource: str, amount: int) -> str:
-    if resource == "cpu":
-        return f"{amount}m cpu"
-    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
-        from gpuplane.k8s.quantity import format_quantity
+    """An amount in scheduler units for people: ``64 cpu``, ``500m cpu``, ``2Gi memory``."""
+    from gpuplane.k8s.requests import format_amount
 
-        return f"{format_quantity(amount, binary=True)} {resource}"
-    return f"{amount} {resource}"
+    return format_amount(resource, amount)
 
 
 GANG_PREFIX = "Volcano gang "
