@@ -297,7 +297,9 @@ def write_report(path: Path, ctx: dict, rows: list[RuleRow]) -> None:
         related = "; ".join(f"{cid}: {yes[f]} / {yes[p]}" for cid, (f, p) in r.related.items()) or "none"
         lines.append(f"| `{r.rule}` | {len(r.fail_files)} | {len(r.scanned)} | {len(r.flagged)} | {react} "
                      f"| {related} |")
-    lines.append("")
+    lines += ["", "Read the reacting checks by name: a check can react to an incidental difference between the "
+              "fail and pass files (another image tag, a namespace, a CPU limit) rather than to the GPU mistake "
+              "the rule is about.", ""]
     path.write_text("\n".join(lines))
 
 
