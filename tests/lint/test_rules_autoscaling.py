@@ -3,36 +3,7 @@
 from __future__ import annotations
 
 import yaml
-
-
-def _lint(rule_id: str, text: str, cluster_text: str | None = None, path: str = "in.yaml"):
-    """Findings of one rule on a YAML text (and an optional cluster snapshot text)."""
-    from gpuplane.k8s.cluster import ClusterState
-    from gpuplane.lint.config import LintConfig
-    from gpuplane.lint.engine import run_lint
-    from gpuplane.lint.registry import get_rule
-    from gpuplane.sources.loader import load_text
-
-    loaded = load_text(text, path)
-    assert not loaded.errors, loaded.errors
-    cluster = None
-    if cluster_text is not None:
-        cluster = ClusterState.from_objects(load_text(cluster_text, "cluster.yaml").objects)
-    result = run_lint(loaded.objects, cluster=cluster, config=LintConfig(), rules=[get_rule(rule_id)])
-    assert not result.failures, result.failures
-    return result.findings
-
-
-def _fixed(rule_id: str, text: str) -> str:
-    """The text after applying every patch of the rule's findings (as ``--fix`` does)."""
-    from gpuplane.lint.fix import fix_text
-
-    findings = _lint(rule_id, text)
-    assert findings and all(f.patch for f in findings)
-    updated, fixed, problems = fix_text(text, findings)
-    assert not problems and len(fixed) == len(findings)
-    return updated
-
+from rulehelpers import fixed_text, lint_rule
 
 POOL = """\
 apiVersion: karpenter.sh/v1
@@ -48,11 +19,11 @@ spec:
 
 
 def test_untainted_pool_fix_adds_gpu_taint() -> None:
-    findings = _lint("karpenter-gpu-nodepool-untainted", POOL)
+    findings = lint_rule("karpenter-gpu-nodepool-untainted", POOL)
     assert [(f.line, f.field) for f in findings] == [(9, "spec.template.spec.requirements[0]")]
-    fixed = yaml.safe_load(_fixed("karpenter-gpu-nodepool-untainted", POOL))
+    fixed = yaml.safe_load(fixed_text("karpenter-gpu-nodepool-untainted", POOL))
     assert fixed["spec"]["template"]["spec"]["taints"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
-    assert _lint("karpenter-gpu-nodepool-untainted", _fixed("karpenter-gpu-nodepool-untainted", POOL)) == []
+    assert lint_rule("karpenter-gpu-nodepool-untainted", fixed_text("karpenter-gpu-nodepool-untainted", POOL)) == []
 
 
 def test_instance_types_and_startup_taints() -> None:
@@ -60,11 +31,11 @@ def test_instance_types_and_startup_taints() -> None:
         "{key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: [\"0\"]}",
         "{key: node.kubernetes.io/instance-type, operator: In, values: [p5.48xlarge]}",
     )
-    assert len(_lint("karpenter-gpu-nodepool-untainted", by_type)) == 1
+    assert len(lint_rule("karpenter-gpu-nodepool-untainted", by_type)) == 1
     startup_only = POOL + "      startupTaints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n"
-    assert len(_lint("karpenter-gpu-nodepool-untainted", startup_only)) == 1
+    assert len(lint_rule("karpenter-gpu-nodepool-untainted", startup_only)) == 1
     cpu = POOL.replace("instance-gpu-count, operator: Gt", "instance-gpu-count, operator: DoesNotExist")
-    assert _lint("karpenter-gpu-nodepool-untainted", cpu) == []
+    assert lint_rule("karpenter-gpu-nodepool-untainted", cpu) == []
 
 
 def test_root_volume_fix_al2023_and_bottlerocket() -> None:
@@ -76,16 +47,16 @@ metadata: {name: gpu}
 spec:
   amiSelectorTerms: [{alias: al2023@v20240807}]
 """
-    fixed = list(yaml.safe_load_all(_fixed("gpu-node-root-volume-small", al2023)))
+    fixed = list(yaml.safe_load_all(fixed_text("gpu-node-root-volume-small", al2023)))
     assert fixed[1]["spec"]["blockDeviceMappings"] == [
         {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi", "volumeType": "gp3", "encrypted": True}}
     ]
     bottlerocket = al2023.replace("al2023@v20240807", "bottlerocket@v1.20.4")
-    fixed = list(yaml.safe_load_all(_fixed("gpu-node-root-volume-small", bottlerocket)))
+    fixed = list(yaml.safe_load_all(fixed_text("gpu-node-root-volume-small", bottlerocket)))
     assert [m["deviceName"] for m in fixed[1]["spec"]["blockDeviceMappings"]] == ["/dev/xvda", "/dev/xvdb"]
     assert fixed[1]["spec"]["blockDeviceMappings"][1]["ebs"]["volumeSize"] == "100Gi"
     raid = al2023 + "  instanceStorePolicy: RAID0\n"
-    assert _lint("gpu-node-root-volume-small", raid) == []
+    assert lint_rule("gpu-node-root-volume-small", raid) == []
 
 
 TRAINING = """\
@@ -103,16 +74,16 @@ spec:
 
 
 def test_consolidation_ignores_training_pinned_elsewhere() -> None:
-    assert _lint("karpenter-consolidation-disrupts-training", POOL + TRAINING) == []
+    assert lint_rule("karpenter-consolidation-disrupts-training", POOL + TRAINING) == []
     here = TRAINING.replace("karpenter.sh/nodepool: other", "karpenter.sh/nodepool: gpu")
-    findings = _lint("karpenter-consolidation-disrupts-training", POOL + here)
+    findings = lint_rule("karpenter-consolidation-disrupts-training", POOL + here)
     assert [(f.line, f.field) for f in findings] == [(4, "spec")]
     assert "training pods of Job train lack karpenter.sh/do-not-disrupt" in findings[0].message
     when_empty = POOL + "  disruption: {consolidationPolicy: WhenEmpty}\n"
-    assert _lint("karpenter-consolidation-disrupts-training", when_empty + here) == []
+    assert lint_rule("karpenter-consolidation-disrupts-training", when_empty + here) == []
 
 
 def test_gpu_limit_message() -> None:
-    findings = _lint("karpenter-gpu-limit-missing", POOL)
+    findings = lint_rule("karpenter-gpu-limit-missing", POOL)
     assert [(f.severity, f.field) for f in findings] == [("info", "spec")]
     assert findings[0].fix == "Set spec.limits.nvidia.com/gpu to the most GPUs this pool may hold (e.g. nvidia.com/gpu: 32)."

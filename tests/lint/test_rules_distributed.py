@@ -3,36 +3,7 @@
 from __future__ import annotations
 
 import yaml
-
-
-def _lint(rule_id: str, text: str, cluster_text: str | None = None, path: str = "in.yaml"):
-    """Findings of one rule on a YAML text (and an optional cluster snapshot text)."""
-    from gpuplane.k8s.cluster import ClusterState
-    from gpuplane.lint.config import LintConfig
-    from gpuplane.lint.engine import run_lint
-    from gpuplane.lint.registry import get_rule
-    from gpuplane.sources.loader import load_text
-
-    loaded = load_text(text, path)
-    assert not loaded.errors, loaded.errors
-    cluster = None
-    if cluster_text is not None:
-        cluster = ClusterState.from_objects(load_text(cluster_text, "cluster.yaml").objects)
-    result = run_lint(loaded.objects, cluster=cluster, config=LintConfig(), rules=[get_rule(rule_id)])
-    assert not result.failures, result.failures
-    return result.findings
-
-
-def _fixed(rule_id: str, text: str) -> str:
-    """The text after applying every patch of the rule's findings (as ``--fix`` does)."""
-    from gpuplane.lint.fix import fix_text
-
-    findings = _lint(rule_id, text)
-    assert findings and all(f.patch for f in findings)
-    updated, fixed, problems = fix_text(text, findings)
-    assert not problems and len(fixed) == len(findings)
-    return updated
-
+from rulehelpers import fixed_text, lint_rule
 
 TRAIN_JOB = """\
 apiVersion: batch/v1
@@ -55,24 +26,24 @@ spec:
 
 
 def test_shm_too_small_fix_adds_memory_volume_and_mount() -> None:
-    findings = _lint("shm-too-small", TRAIN_JOB)
+    findings = lint_rule("shm-too-small", TRAIN_JOB)
     assert [(f.line, f.field) for f in findings] == [(11, "spec.template.spec.containers[0].name")]
     assert findings[0].message == (
         "Job finetune, container \"trainer\" (GPU training) has no memory-backed /dev/shm: it gets the 64 MiB container "
         "default, so PyTorch DataLoader workers die with \"Bus error\" and NCCL fails to extend /dev/shm."
     )
-    fixed = yaml.safe_load(_fixed("shm-too-small", TRAIN_JOB))
+    fixed = yaml.safe_load(fixed_text("shm-too-small", TRAIN_JOB))
     spec = fixed["spec"]["template"]["spec"]
     # sizeLimit: half of the 8Gi memory limit (the tmpfs is charged to it)
     assert spec["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "4Gi"}}]
     assert spec["containers"][0]["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
     assert "volumeMounts" not in spec["containers"][1]
-    assert _lint("shm-too-small", _fixed("shm-too-small", TRAIN_JOB)) == []
+    assert lint_rule("shm-too-small", fixed_text("shm-too-small", TRAIN_JOB)) == []
 
 
 def test_shm_too_small_skips_host_ipc_and_single_gpu_serving() -> None:
     host_ipc = TRAIN_JOB.replace("      restartPolicy: Never\n", "      restartPolicy: Never\n      hostIPC: true\n")
-    assert _lint("shm-too-small", host_ipc) == []
+    assert lint_rule("shm-too-small", host_ipc) == []
     serving = """\
 apiVersion: v1
 kind: Pod
@@ -83,7 +54,7 @@ spec:
     image: ghcr.io/huggingface/text-embeddings-inference:1.5
     resources: {limits: {nvidia.com/gpu: 1}}
 """
-    assert _lint("shm-too-small", serving) == []
+    assert lint_rule("shm-too-small", serving) == []
 
 
 def test_shm_unbounded_fix_sets_size_limit() -> None:
@@ -92,9 +63,9 @@ def test_shm_unbounded_fix_sets_size_limit() -> None:
         "        volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n"
         "      volumes:\n      - name: dshm\n        emptyDir: {medium: Memory}\n",
     )
-    findings = _lint("shm-unbounded", text)
+    findings = lint_rule("shm-unbounded", text)
     assert [f.field for f in findings] == ["spec.template.spec.volumes[0].emptyDir"]
-    fixed = yaml.safe_load(_fixed("shm-unbounded", text))
+    fixed = yaml.safe_load(fixed_text("shm-unbounded", text))
     assert fixed["spec"]["template"]["spec"]["volumes"][0]["emptyDir"] == {"medium": "Memory", "sizeLimit": "4Gi"}
 
 
@@ -113,13 +84,13 @@ spec:
 
 
 def test_pytorchjob_master_replicas_message_and_fix() -> None:
-    findings = _lint("pytorchjob-master-replicas", PYTORCHJOB)
+    findings = lint_rule("pytorchjob-master-replicas", PYTORCHJOB)
     assert [(f.severity, f.line) for f in findings] == [("error", 7)]
     assert findings[0].message == (
         "PyTorchJob resnet: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1 (got 3); "
         "there is exactly one rank-0 master."
     )
-    fixed = yaml.safe_load(_fixed("pytorchjob-master-replicas", PYTORCHJOB))
+    fixed = yaml.safe_load(fixed_text("pytorchjob-master-replicas", PYTORCHJOB))
     assert fixed["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] == 1
 
 
@@ -137,12 +108,12 @@ spec:
       spec:
         containers: [{name: w, image: pytorch, resources: {limits: {nvidia.com/gpu: 1}}}]
 """
-    findings = _lint("gang-min-exceeds-replicas", text)
+    findings = lint_rule("gang-min-exceeds-replicas", text)
     assert [f.message for f in findings] == [
         "Job train: job gang minimum 3 is larger than its 2 pod(s): never schedulable "
         "(job 'minAvailable' should not be greater than total replicas in tasks)."
     ]
-    assert yaml.safe_load(_fixed("gang-min-exceeds-replicas", text))["spec"]["minAvailable"] == 2
+    assert yaml.safe_load(fixed_text("gang-min-exceeds-replicas", text))["spec"]["minAvailable"] == 2
 
 
 def test_gang_min_uses_podgroup_objects() -> None:
@@ -167,9 +138,9 @@ spec:
       restartPolicy: Never
       containers: [{name: t, image: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}]
 """
-    findings = _lint("gang-min-exceeds-replicas", text)
+    findings = lint_rule("gang-min-exceeds-replicas", text)
     assert [(f.object.kind, f.line) for f in findings] == [("PodGroup", 4)]
-    assert _lint("gang-scheduling-missing", text) == []
+    assert lint_rule("gang-scheduling-missing", text) == []
 
 
 def test_gang_scheduling_missing_lws_group_size() -> None:
@@ -185,7 +156,7 @@ spec:
       spec:
         containers: [{name: vllm, image: vllm/vllm-openai:v0.6.3, resources: {limits: {nvidia.com/gpu: 8}}}]
 """
-    findings = _lint("gang-scheduling-missing", text)
+    findings = lint_rule("gang-scheduling-missing", text)
     assert [f.line for f in findings] == [3]
     assert findings[0].message.startswith("LeaderWorkerSet llama-405b runs 2 GPU pods that must all run together")
 
@@ -199,9 +170,9 @@ spec:
   schedulerName: volcano
   containers: [{name: c, image: pytorch}]
 """
-    assert _lint("scheduler-not-installed", pod) == []  # no --cluster: silent
+    assert lint_rule("scheduler-not-installed", pod) == []  # no --cluster: silent
     empty_cluster = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n"
-    assert _lint("scheduler-not-installed", pod, empty_cluster) == []  # no pods: cannot know
+    assert lint_rule("scheduler-not-installed", pod, empty_cluster) == []  # no pods: cannot know
     volcano = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -213,9 +184,9 @@ spec:
     spec:
       containers: [{name: s, image: docker.io/volcanosh/vc-scheduler:v1.11.0}]
 """
-    assert _lint("scheduler-not-installed", pod, volcano) == []
+    assert lint_rule("scheduler-not-installed", pod, volcano) == []
     other = volcano.replace("vc-scheduler", "nginx")
-    findings = _lint("scheduler-not-installed", pod, other)
+    findings = lint_rule("scheduler-not-installed", pod, other)
     assert [(f.line, f.field) for f in findings] == [(5, "spec.schedulerName")]
 
 
@@ -237,7 +208,7 @@ spec:
         env: [{name: MASTER_ADDR, value: train-0.train}]
         resources: {limits: {nvidia.com/gpu: 8}}
 """
-    assert yaml.safe_load(_fixed("indexed-job-partial-parallelism", text))["spec"]["parallelism"] == 4
+    assert yaml.safe_load(fixed_text("indexed-job-partial-parallelism", text))["spec"]["parallelism"] == 4
 
 
 def test_gang_queue_missing_volcano_closed_queue() -> None:
@@ -261,7 +232,7 @@ metadata: {name: research}
 spec: {weight: 1}
 status: {state: Closed}
 """
-    findings = _lint("gang-queue-missing", job, cluster)
+    findings = lint_rule("gang-queue-missing", job, cluster)
     assert [(f.line, f.field) for f in findings] == [(5, "spec.queue")]
     assert "Volcano Queue research is Closed" in findings[0].message
-    assert _lint("gang-queue-missing", job, cluster.replace("Closed", "Open")) == []
+    assert lint_rule("gang-queue-missing", job, cluster.replace("Closed", "Open")) == []

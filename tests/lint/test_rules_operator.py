@@ -3,36 +3,7 @@
 from __future__ import annotations
 
 import yaml
-
-
-def _lint(rule_id: str, text: str, cluster_text: str | None = None, path: str = "in.yaml"):
-    """Findings of one rule on a YAML text (and an optional cluster snapshot text)."""
-    from gpuplane.k8s.cluster import ClusterState
-    from gpuplane.lint.config import LintConfig
-    from gpuplane.lint.engine import run_lint
-    from gpuplane.lint.registry import get_rule
-    from gpuplane.sources.loader import load_text
-
-    loaded = load_text(text, path)
-    assert not loaded.errors, loaded.errors
-    cluster = None
-    if cluster_text is not None:
-        cluster = ClusterState.from_objects(load_text(cluster_text, "cluster.yaml").objects)
-    result = run_lint(loaded.objects, cluster=cluster, config=LintConfig(), rules=[get_rule(rule_id)])
-    assert not result.failures, result.failures
-    return result.findings
-
-
-def _fixed(rule_id: str, text: str) -> str:
-    """The text after applying every patch of the rule's findings (as ``--fix`` does)."""
-    from gpuplane.lint.fix import fix_text
-
-    findings = _lint(rule_id, text)
-    assert findings and all(f.patch for f in findings)
-    updated, fixed, problems = fix_text(text, findings)
-    assert not problems and len(fixed) == len(findings)
-    return updated
-
+from rulehelpers import fixed_text, lint_rule
 
 POLICY = """\
 apiVersion: nvidia.com/v1
@@ -48,14 +19,14 @@ spec:
 
 
 def test_missing_configmaps_need_cluster_configmaps() -> None:
-    assert _lint("clusterpolicy-invalid", POLICY) == []  # ConfigMaps unknown: cannot tell
+    assert lint_rule("clusterpolicy-invalid", POLICY) == []  # ConfigMaps unknown: cannot tell
     cluster = """\
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: kube-root-ca.crt, namespace: gpu-operator}
 data: {ca.crt: x}
 """
-    findings = _lint("clusterpolicy-invalid", POLICY, cluster)
+    findings = lint_rule("clusterpolicy-invalid", POLICY, cluster)
     assert [(f.line, f.field) for f in findings] == [
         (6, "spec.devicePlugin.config.name"), (8, "spec.migManager.config.name")
     ]
@@ -78,14 +49,14 @@ kind: ConfigMap
 metadata: {name: sharing-config, namespace: gpu-operator}
 data: {any: "version: v1"}
 """
-    findings = _lint("clusterpolicy-invalid", POLICY + cms)
+    findings = lint_rule("clusterpolicy-invalid", POLICY + cms)
     assert [f.field for f in findings] == ["spec.migManager.config.name"]
     assert "has no config.yaml key" in findings[0].message
 
 
 def test_unknown_strategy_quotes_api_error() -> None:
     text = "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: cp}\nspec:\n  mig: {strategy: auto}\n"
-    findings = _lint("clusterpolicy-invalid", text)
+    findings = lint_rule("clusterpolicy-invalid", text)
     assert [f.message for f in findings] == [
         'ClusterPolicy cp: spec.mig.strategy: Unsupported value: "auto": supported values: "none", "single", '
         '"mixed" (the API server rejects the object).'
@@ -94,14 +65,14 @@ def test_unknown_strategy_quotes_api_error() -> None:
 
 def test_mig_manager_disabled_with_cluster_nodes_asking_for_mig() -> None:
     text = "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: cp}\nspec:\n  migManager: {enabled: false}\n"
-    assert _lint("clusterpolicy-invalid", text) == []
+    assert lint_rule("clusterpolicy-invalid", text) == []
     node = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {nvidia.com/mig.config: all-balanced}\n"
-    findings = _lint("clusterpolicy-invalid", text, node)
+    findings = lint_rule("clusterpolicy-invalid", text, node)
     assert [f.field for f in findings] == ["spec.migManager.enabled"]
     disabled = node.replace("all-balanced", "all-disabled")
-    assert _lint("clusterpolicy-invalid", text, disabled) == []
+    assert lint_rule("clusterpolicy-invalid", text, disabled) == []
 
 
 def test_dcgm_fix() -> None:
-    fixed = yaml.safe_load(_fixed("dcgm-exporter-disabled", POLICY))
+    fixed = yaml.safe_load(fixed_text("dcgm-exporter-disabled", POLICY))
     assert fixed["spec"]["dcgmExporter"] == {"enabled": True}

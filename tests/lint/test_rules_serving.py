@@ -3,36 +3,7 @@
 from __future__ import annotations
 
 import yaml
-
-
-def _lint(rule_id: str, text: str, cluster_text: str | None = None, path: str = "in.yaml"):
-    """Findings of one rule on a YAML text (and an optional cluster snapshot text)."""
-    from gpuplane.k8s.cluster import ClusterState
-    from gpuplane.lint.config import LintConfig
-    from gpuplane.lint.engine import run_lint
-    from gpuplane.lint.registry import get_rule
-    from gpuplane.sources.loader import load_text
-
-    loaded = load_text(text, path)
-    assert not loaded.errors, loaded.errors
-    cluster = None
-    if cluster_text is not None:
-        cluster = ClusterState.from_objects(load_text(cluster_text, "cluster.yaml").objects)
-    result = run_lint(loaded.objects, cluster=cluster, config=LintConfig(), rules=[get_rule(rule_id)])
-    assert not result.failures, result.failures
-    return result.findings
-
-
-def _fixed(rule_id: str, text: str) -> str:
-    """The text after applying every patch of the rule's findings (as ``--fix`` does)."""
-    from gpuplane.lint.fix import fix_text
-
-    findings = _lint(rule_id, text)
-    assert findings and all(f.patch for f in findings)
-    updated, fixed, problems = fix_text(text, findings)
-    assert not problems and len(fixed) == len(findings)
-    return updated
-
+from rulehelpers import fixed_text, lint_rule
 
 SERVER = """\
 apiVersion: apps/v1
@@ -56,14 +27,14 @@ spec:
 
 
 def test_startup_probe_fix_copies_liveness_handler() -> None:
-    findings = _lint("inference-no-startup-probe", SERVER)
+    findings = lint_rule("inference-no-startup-probe", SERVER)
     assert [(f.line, f.field) for f in findings] == [(15, "spec.template.spec.containers[0].livenessProbe")]
     assert findings[0].message == (
         "Deployment llm, container \"vllm\" (GPU server) has a livenessProbe that kills it after 30s and no startupProbe: the "
         "server cannot answer while it loads model weights, so it is restarted in a loop (CrashLoopBackOff) and "
         "never serves."
     )
-    container = yaml.safe_load(_fixed("inference-no-startup-probe", SERVER))["spec"]["template"]["spec"][
+    container = yaml.safe_load(fixed_text("inference-no-startup-probe", SERVER))["spec"]["template"]["spec"][
         "containers"][0]
     assert container["startupProbe"] == {
         "httpGet": {"path": "/health", "port": 8000},
@@ -71,23 +42,23 @@ def test_startup_probe_fix_copies_liveness_handler() -> None:
         "failureThreshold": 60,
         "timeoutSeconds": 5,
     }
-    assert _lint("inference-no-startup-probe", _fixed("inference-no-startup-probe", SERVER)) == []
+    assert lint_rule("inference-no-startup-probe", fixed_text("inference-no-startup-probe", SERVER)) == []
 
 
 def test_short_startup_probe_is_raised() -> None:
     text = SERVER.replace("        livenessProbe:", "        startupProbe:\n          tcpSocket: {port: 8000}\n"
                           "          periodSeconds: 5\n          failureThreshold: 12\n        livenessProbe:")
-    findings = _lint("inference-no-startup-probe", text)
+    findings = lint_rule("inference-no-startup-probe", text)
     assert [f.field for f in findings] == ["spec.template.spec.containers[0].startupProbe"]
-    probe = yaml.safe_load(_fixed("inference-no-startup-probe", text))["spec"]["template"]["spec"]["containers"][0][
+    probe = yaml.safe_load(fixed_text("inference-no-startup-probe", text))["spec"]["template"]["spec"]["containers"][0][
         "startupProbe"]
     assert probe["failureThreshold"] == 120  # 120 x 5s = 600s
 
 
 def test_rollout_fix_replaces_in_place() -> None:
-    fixed = yaml.safe_load(_fixed("gpu-rollout-surge-deadlock", SERVER))
+    fixed = yaml.safe_load(fixed_text("gpu-rollout-surge-deadlock", SERVER))
     assert fixed["spec"]["strategy"] == {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-    assert _lint("gpu-rollout-surge-deadlock", _fixed("gpu-rollout-surge-deadlock", SERVER)) == []
+    assert lint_rule("gpu-rollout-surge-deadlock", fixed_text("gpu-rollout-surge-deadlock", SERVER)) == []
 
 
 def test_rollout_silent_when_cluster_has_spare_gpus() -> None:
@@ -98,7 +69,7 @@ metadata: {name: gpu-1}
 status:
   allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
 """
-    assert _lint("gpu-rollout-surge-deadlock", SERVER, node) == []
+    assert lint_rule("gpu-rollout-surge-deadlock", SERVER, node) == []
     full = node + """\
 ---
 apiVersion: v1
@@ -109,7 +80,7 @@ spec:
   containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
 status: {phase: Running}
 """
-    assert len(_lint("gpu-rollout-surge-deadlock", SERVER, full)) == 1
+    assert len(lint_rule("gpu-rollout-surge-deadlock", SERVER, full)) == 1
 
 
 def test_hpa_default_metric_and_keda() -> None:
@@ -122,7 +93,7 @@ spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: llm}
   maxReplicas: 4
 """
-    findings = _lint("hpa-cpu-for-gpu-serving", SERVER + hpa)
+    findings = lint_rule("hpa-cpu-for-gpu-serving", SERVER + hpa)
     assert [f.field for f in findings] == ["spec.scaleTargetRef"]  # no metrics: 80% CPU default
     keda = """\
 ---
@@ -136,18 +107,18 @@ spec:
     metricType: Utilization
     metadata: {value: "60"}
 """
-    assert [f.message.split(":")[0] for f in _lint("hpa-cpu-for-gpu-serving", SERVER + keda)] == [
+    assert [f.message.split(":")[0] for f in lint_rule("hpa-cpu-for-gpu-serving", SERVER + keda)] == [
         "KEDA ScaledObject llm scales GPU Deployment llm on CPU/memory only"
     ]
     prom = keda.replace("type: cpu", "type: prometheus")
-    assert _lint("hpa-cpu-for-gpu-serving", SERVER + prom) == []
+    assert lint_rule("hpa-cpu-for-gpu-serving", SERVER + prom) == []
 
 
 def test_image_pull_fix_only_for_pinned_tags() -> None:
     pinned = SERVER.replace("        ports:", "        imagePullPolicy: Always\n        ports:")
-    fixed = yaml.safe_load(_fixed("image-pull-always-large", pinned))
+    fixed = yaml.safe_load(fixed_text("image-pull-always-large", pinned))
     assert fixed["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
     latest = pinned.replace("v0.6.3", "latest")
-    findings = _lint("image-pull-always-large", latest)
+    findings = lint_rule("image-pull-always-large", latest)
     assert len(findings) == 1 and not findings[0].patch
-    assert _lint("image-pull-always-large", SERVER) == []  # pinned tag, default policy IfNotPresent
+    assert lint_rule("image-pull-always-large", SERVER) == []  # pinned tag, default policy IfNotPresent

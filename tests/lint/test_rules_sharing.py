@@ -2,24 +2,7 @@
 
 from __future__ import annotations
 
-
-def _lint(rule_id: str, text: str, cluster_text: str | None = None, path: str = "in.yaml"):
-    """Findings of one rule on a YAML text (and an optional cluster snapshot text)."""
-    from gpuplane.k8s.cluster import ClusterState
-    from gpuplane.lint.config import LintConfig
-    from gpuplane.lint.engine import run_lint
-    from gpuplane.lint.registry import get_rule
-    from gpuplane.sources.loader import load_text
-
-    loaded = load_text(text, path)
-    assert not loaded.errors, loaded.errors
-    cluster = None
-    if cluster_text is not None:
-        cluster = ClusterState.from_objects(load_text(cluster_text, "cluster.yaml").objects)
-    result = run_lint(loaded.objects, cluster=cluster, config=LintConfig(), rules=[get_rule(rule_id)])
-    assert not result.failures, result.failures
-    return result.findings
-
+from rulehelpers import lint_rule
 
 
 def _pod(resource: str, count: int = 1, name: str = "p", namespace: str = "default") -> str:
@@ -49,7 +32,7 @@ data:
         resources:
         - name: nvidia.com/gpu
 """
-    findings = _lint("device-plugin-config-invalid", text)
+    findings = lint_rule("device-plugin-config-invalid", text)
     assert [(f.line, f.severity) for f in findings] == [(5, "error")]
     assert findings[0].message == (
         "Device-plugin config mps in ConfigMap gpu-operator/dp: sharing.mps.resources.0: no replicas specified "
@@ -67,16 +50,16 @@ metadata:
 status:
   allocatable: {nvidia.com/gpu: "16"}
 """
-    assert _lint("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2)) == []  # whole GPUs without context
-    findings = _lint("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2), cluster)
+    assert lint_rule("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2)) == []  # whole GPUs without context
+    findings = lint_rule("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2), cluster)
     assert [(f.line, f.field) for f in findings] == [(9, "spec.containers[0].resources.limits[nvidia.com/gpu]")]
     unshared = cluster.replace('"4"', '"1"')
-    assert _lint("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2), unshared) == []
+    assert lint_rule("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2), unshared) == []
 
 
 def test_timeslicing_multi_tenant_silent_for_mps_only() -> None:
     pods = _pod("nvidia.com/gpu.shared", 1, "a", "team-a") + "---\n" + _pod("nvidia.com/gpu.shared", 1, "b", "team-b")
-    assert len(_lint("timeslicing-multi-tenant", pods)) == 2
+    assert len(lint_rule("timeslicing-multi-tenant", pods)) == 2
     mps = """\
 ---
 apiVersion: v1
@@ -91,12 +74,12 @@ data:
         resources:
         - {name: nvidia.com/gpu, replicas: 4}
 """
-    assert _lint("timeslicing-multi-tenant", pods + mps) == []
+    assert lint_rule("timeslicing-multi-tenant", pods + mps) == []
 
 
 def test_mig_profile_known_but_not_advertised() -> None:
     pod = _pod("nvidia.com/mig-3g.40gb")
-    assert _lint("mig-profile-unknown", pod) == []
+    assert lint_rule("mig-profile-unknown", pod) == []
     cluster = """\
 apiVersion: v1
 kind: Node
@@ -104,11 +87,11 @@ metadata: {name: h100-1, labels: {nvidia.com/mig.strategy: mixed}}
 status:
   allocatable: {nvidia.com/mig-1g.10gb: "56"}
 """
-    findings = _lint("mig-profile-unknown", pod, cluster)
+    findings = lint_rule("mig-profile-unknown", pod, cluster)
     assert [f.line for f in findings] == [9]
     assert "no node of the cluster advertises it" in findings[0].message
     advertised = cluster.replace("mig-1g.10gb", "mig-3g.40gb")
-    assert _lint("mig-profile-unknown", pod, advertised) == []
+    assert lint_rule("mig-profile-unknown", pod, advertised) == []
 
 
 def test_mig_config_device_filter_checks_that_model() -> None:
@@ -126,7 +109,7 @@ data:
         mig-enabled: true
         mig-devices: {"3g.20gb": 3}
 """
-    findings = _lint("mig-config-invalid", text)
+    findings = lint_rule("mig-config-invalid", text)
     assert len(findings) == 1 and findings[0].line == 5
     assert "a100-40gb-bad[0] does not fit A100-40GB" in findings[0].message
 
@@ -135,7 +118,7 @@ def test_mig_multiple_devices_counts_mixed_profiles() -> None:
     text = _pod("nvidia.com/mig-1g.10gb").replace(
         "limits: {nvidia.com/mig-1g.10gb: 1}", "limits: {nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1}"
     )
-    findings = _lint("mig-multiple-devices-per-container", text)
+    findings = lint_rule("mig-multiple-devices-per-container", text)
     assert [f.message for f in findings] == [
         "Pod default/p, container \"c\" asks for 2 MIG devices (nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1): a CUDA "
         "process uses only one MIG instance, so the others stay reserved and idle."

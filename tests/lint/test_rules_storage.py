@@ -3,36 +3,7 @@
 from __future__ import annotations
 
 import yaml
-
-
-def _lint(rule_id: str, text: str, cluster_text: str | None = None, path: str = "in.yaml"):
-    """Findings of one rule on a YAML text (and an optional cluster snapshot text)."""
-    from gpuplane.k8s.cluster import ClusterState
-    from gpuplane.lint.config import LintConfig
-    from gpuplane.lint.engine import run_lint
-    from gpuplane.lint.registry import get_rule
-    from gpuplane.sources.loader import load_text
-
-    loaded = load_text(text, path)
-    assert not loaded.errors, loaded.errors
-    cluster = None
-    if cluster_text is not None:
-        cluster = ClusterState.from_objects(load_text(cluster_text, "cluster.yaml").objects)
-    result = run_lint(loaded.objects, cluster=cluster, config=LintConfig(), rules=[get_rule(rule_id)])
-    assert not result.failures, result.failures
-    return result.findings
-
-
-def _fixed(rule_id: str, text: str) -> str:
-    """The text after applying every patch of the rule's findings (as ``--fix`` does)."""
-    from gpuplane.lint.fix import fix_text
-
-    findings = _lint(rule_id, text)
-    assert findings and all(f.patch for f in findings)
-    updated, fixed, problems = fix_text(text, findings)
-    assert not problems and len(fixed) == len(findings)
-    return updated
-
+from rulehelpers import fixed_text, lint_rule
 
 GPU_POD = """\
 apiVersion: v1
@@ -68,15 +39,15 @@ provisioner: pd.csi.storage.gke.io
 
 def test_immediate_binding_default_class_and_fix() -> None:
     text = DEFAULT_SC + "---\n" + PVC + "---\n" + GPU_POD
-    findings = _lint("storage-immediate-binding", text)
+    findings = lint_rule("storage-immediate-binding", text)
     # no volumeBindingMode: the default is Immediate; reported on the provisioner line
     assert [(f.object.kind, f.line, f.field) for f in findings] == [("StorageClass", 6, "provisioner")]
-    fixed = list(yaml.safe_load_all(_fixed("storage-immediate-binding", text)))
+    fixed = list(yaml.safe_load_all(fixed_text("storage-immediate-binding", text)))
     assert fixed[0]["volumeBindingMode"] == "WaitForFirstConsumer"
 
 
 def test_immediate_binding_class_from_cluster_reports_on_workload() -> None:
-    findings = _lint("storage-immediate-binding", PVC + "---\n" + GPU_POD, DEFAULT_SC)
+    findings = lint_rule("storage-immediate-binding", PVC + "---\n" + GPU_POD, DEFAULT_SC)
     assert [(f.object.kind, f.line, f.field) for f in findings] == [
         ("Pod", 19, "spec.volumes[0].persistentVolumeClaim.claimName")
     ]
@@ -99,29 +70,29 @@ spec:
       - name: cache
         persistentVolumeClaim: {claimName: model-cache}
 """
-    rwo = _lint("rwo-volume-shared", PVC + "---\n" + two_replicas)
+    rwo = lint_rule("rwo-volume-shared", PVC + "---\n" + two_replicas)
     assert [(f.severity, f.line) for f in rwo] == [("warning", 20)]
     assert rwo[0].message.startswith(
         "PersistentVolumeClaim serving/model-cache is ReadWriteOnce but 2 pods mount it (Deployment serving/llm: 2) "
         "and they can land on "
         "different nodes"
     )
-    rwop = _lint("rwo-volume-shared", PVC.replace("ReadWriteOnce", "ReadWriteOncePod") + "---\n" + two_replicas)
+    rwop = lint_rule("rwo-volume-shared", PVC.replace("ReadWriteOnce", "ReadWriteOncePod") + "---\n" + two_replicas)
     assert [f.severity for f in rwop] == ["error"]
     # the claim only known from the cluster snapshot
-    assert [f.severity for f in _lint("rwo-volume-shared", two_replicas, PVC)] == ["warning"]
+    assert [f.severity for f in lint_rule("rwo-volume-shared", two_replicas, PVC)] == ["warning"]
     # no PVC anywhere: access mode unknown, silent
-    assert _lint("rwo-volume-shared", two_replicas) == []
+    assert lint_rule("rwo-volume-shared", two_replicas) == []
 
 
 def test_model_cache_needs_cache_like_mount() -> None:
     text = GPU_POD.replace(
         "    persistentVolumeClaim: {claimName: model-cache}\n", "    emptyDir: {}\n"
     )
-    findings = _lint("model-cache-ephemeral-unbounded", text)
+    findings = lint_rule("model-cache-ephemeral-unbounded", text)
     assert [f.field for f in findings] == ["spec.volumes[0].emptyDir"]
     scratch = text.replace("mountPath: /models", "mountPath: /tmp").replace("name: cache", "name: tmp")
-    assert _lint("model-cache-ephemeral-unbounded", scratch) == []
+    assert lint_rule("model-cache-ephemeral-unbounded", scratch) == []
 
 
 def test_shared_dataset_ignores_checkpoint_volumes() -> None:
@@ -146,6 +117,6 @@ spec:
       - name: data
         persistentVolumeClaim: {claimName: shared}
 """
-    assert _lint("shared-dataset-writable", text) == []
-    findings = _lint("shared-dataset-writable", text.replace("/datasets/checkpoints", "/datasets/coco"))
+    assert lint_rule("shared-dataset-writable", text) == []
+    findings = lint_rule("shared-dataset-writable", text.replace("/datasets/checkpoints", "/datasets/coco"))
     assert [(f.line, f.severity) for f in findings] == [(16, "info")]

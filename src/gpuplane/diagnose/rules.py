@@ -13,7 +13,8 @@ whose ``evidence`` lists the nodes, pods, labels and conditions that prove them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.diagnose import inventory as inv
@@ -36,8 +37,25 @@ PAUSED = "paused-for-mig-change"
 MAX_LISTED = 3
 
 
-def _facts(ctx: LintContext) -> ClusterFacts | None:
-    return facts_for(ctx.cluster) if ctx.cluster is not None else None
+ClusterCheck = Callable[["LintContext", ClusterFacts], Iterator[ClusterFinding]]
+
+
+def cluster_rule(*, id: str, severity: str, summary: str, docs: str) -> Callable[[ClusterCheck], ClusterCheck]:
+    """``@rule`` for the ``cluster`` category: every cluster rule needs the cluster
+    (``context="required"``) and reads the shared :class:`ClusterFacts`, so the check is
+    called as ``check(ctx, facts)`` and never runs without a cluster."""
+
+    def decorate(check: ClusterCheck) -> ClusterCheck:
+        @functools.wraps(check)
+        def run(ctx: LintContext) -> Iterator[ClusterFinding]:
+            if ctx.cluster is None:
+                return iter(())
+            return check(ctx, facts_for(ctx.cluster))
+
+        rule(id=id, severity=severity, category="cluster", context="required", summary=summary, docs=docs)(run)
+        return check
+
+    return decorate
 
 
 def _finding(
@@ -66,10 +84,31 @@ def _pod_name(pod: Pod) -> str:
     return pod.key
 
 
+def _pod_ref(pod: Pod) -> dict[str, Any]:
+    return pod_ref(pod.metadata.namespace, pod.metadata.name)
+
+
+def _label_evidence(node_name: str, key: str, value: Any, note: str) -> Evidence:
+    """Evidence that node ``node_name`` carries label ``key`` = ``value`` (what it proves: ``note``)."""
+    return Evidence("label", node_ref(node_name), label_path(key), value, note)
+
+
+def _flagged_nodes(facts: ClusterFacts, wanted: set[str]) -> Iterator[tuple[inv.NodeInventory, Node, set[str]]]:
+    """``(inventory, node, flags)`` of each node the inventory flagged with any of ``wanted``:
+    the inventory computes the per-node facts once, the rules only explain them."""
+    for node_inv in facts.inventory.nodes:
+        flags = {flag.flag for flag in node_inv.flags}
+        if not flags & wanted:
+            continue
+        node = facts.state.node_by_name.get(node_inv.name)
+        if node is not None:
+            yield node_inv, node, flags
+
+
 def _pod_evidence(pod: Pod, note: str, status: str | None = None) -> Evidence:
     problem = pod_problem(pod)
     value = status or (problem.status if problem else pod.status.phase or "Pending")
-    return Evidence("pod", pod_ref(pod.metadata.namespace, pod.metadata.name), "status", value, note)
+    return Evidence("pod", _pod_ref(pod), "status", value, note)
 
 
 def _problem_text(pod: Pod) -> str:
@@ -88,11 +127,9 @@ def _problem_text(pod: Pod) -> str:
 # -- gpu-node-not-advertising -------------------------------------------------------------------
 
 
-@rule(
+@cluster_rule(
     id="gpu-node-not-advertising",
     severity="error",
-    category="cluster",
-    context="required",
     summary="node labelled or typed as a GPU node whose allocatable has no GPUs: driver / toolkit / device plugin failure",
     docs="""
 ## What it catches
@@ -163,27 +200,15 @@ kubectl get nodes -L nvidia.com/gpu.product -o custom-columns='NODE:.metadata.na
 kubectl get pods -n gpu-operator -o wide --field-selector spec.nodeName=NODE
 ```
 
-## Background
-
-Knowledge base: [A GPU node that advertises no nvidia.com/gpu](../../src/gpuplane/knowledge/sections/gpu-node-not-advertising.md) (`gpuplane ask` searches it).
-
 ## References
 
 - NVIDIA GPU Operator troubleshooting; NVIDIA/gpu-operator issues #327, #289, #2646
 - kubernetes/kubernetes `pkg/kubelet/cm/devicemanager/manager.go` (`GetCapacity`)
 """,
 )
-def gpu_node_not_advertising(ctx: LintContext) -> Iterator[ClusterFinding]:
-    facts = _facts(ctx)
-    if facts is None:
-        return
+def gpu_node_not_advertising(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFinding]:
     state = facts.state
-    for node_inv in facts.inventory.nodes:
-        if not any(flag.flag == inv.FLAG_NOT_ADVERTISING for flag in node_inv.flags):
-            continue
-        node = state.node_by_name.get(node_inv.name)
-        if node is None:
-            continue
+    for node_inv, node, _flags in _flagged_nodes(facts, {inv.FLAG_NOT_ADVERTISING}):
         yield _not_advertising(ctx, facts, node, node_inv.gpus)
     # Typed as a GPU node (instance type) but carrying no GPU label or resource at all.
     from gpuplane.gpu.catalog import catalog
@@ -214,12 +239,12 @@ def _not_advertising(ctx: LintContext, facts: ClusterFacts, node: Node, gpus: in
     evidence: list[Evidence] = []
     label = _gpu_label(node)
     if label is not None:
-        evidence.append(Evidence("label", node_ref(name), label_path(label[0]), label[1], "marks a GPU node"))
+        evidence.append(_label_evidence(name, label[0], label[1], "marks a GPU node"))
         why = f"{label[0]}={label[1]}"
     else:
         key = "node.kubernetes.io/instance-type"
-        evidence.append(Evidence("label", node_ref(name), label_path(key), instance_type,
-                                 f"instance type with {_plural(gpus, 'GPU')}"))
+        evidence.append(_label_evidence(name, key, instance_type,
+                                        f"instance type with {_plural(gpus, 'GPU')}"))
         why = f"instance type {instance_type} has {_plural(gpus, 'GPU')}"
     gpu_alloc = {k: v for k, v in node.status.allocatable.items() if "gpu" in k.lower()}
     evidence.append(Evidence("resource", node_ref(name), "status.allocatable", gpu_alloc or "no GPU resource",
@@ -240,8 +265,8 @@ def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[st
         return ("kubelet", "the node is NotReady, so no device plugin can register with its kubelet",
                 f"kubectl describe node {name}  # fix the kubelet / node condition first", evidence)
     if labels.get(DEPLOY_OPERANDS) == "false":
-        evidence.append(Evidence("label", node_ref(name), label_path(DEPLOY_OPERANDS), "false",
-                                 "the GPU Operator deploys no operand here"))
+        evidence.append(_label_evidence(name, DEPLOY_OPERANDS, "false",
+                                        "the GPU Operator deploys no operand here"))
         return ("operands disabled", f"{DEPLOY_OPERANDS}=false: the GPU Operator deploys nothing on this node",
                 f"kubectl label node {name} {DEPLOY_OPERANDS}-  # let the operator manage the node", evidence)
     components = facts.components_on(name)
@@ -265,8 +290,8 @@ def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[st
     plugin_pods = by_id.get("device-plugin", [])
     if not plugin_pods:
         if deploy_plugin is not None:
-            evidence.append(Evidence("label", node_ref(name), label_path(inv.DEPLOY_DEVICE_PLUGIN), deploy_plugin,
-                                     "gates the operator's device-plugin DaemonSet"))
+            evidence.append(_label_evidence(name, inv.DEPLOY_DEVICE_PLUGIN, deploy_plugin,
+                                            "gates the operator's device-plugin DaemonSet"))
         if deploy_plugin == "false":
             return ("device plugin disabled",
                     f"{inv.DEPLOY_DEVICE_PLUGIN}=false: the operator does not run the device plugin here",
@@ -301,8 +326,8 @@ def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[st
         # serves whole GPUs only when MIG is disabled on them and MIG resources only for existing
         # MIG devices (reference/nvidia-gpu-stack.md §1.2), so it runs and registers nothing.
         config = labels.get(inv.MIG_CONFIG, "")
-        evidence.append(Evidence("label", node_ref(name), label_path(inv.MIG_CONFIG_STATE), "failed",
-                                 f"the MIG manager could not apply {inv.MIG_CONFIG}={config or 'unset'}"))
+        evidence.append(_label_evidence(name, inv.MIG_CONFIG_STATE, "failed",
+                                        f"the MIG manager could not apply {inv.MIG_CONFIG}={config or 'unset'}"))
         return ("mig-manager",
                 f"the MIG manager failed to apply {inv.MIG_CONFIG}={config!r} ({inv.MIG_CONFIG_STATE}=failed): "
                 f"device-plugin pod {_pod_name(pod)} runs but finds no GPU with MIG disabled and no MIG device "
@@ -332,11 +357,9 @@ def _fix_hint(step: str) -> str:
 # -- gpu-unhealthy-devices ----------------------------------------------------------------------
 
 
-@rule(
+@cluster_rule(
     id="gpu-unhealthy-devices",
     severity="warning",
-    category="cluster",
-    context="required",
     summary="allocatable GPUs < capacity: devices marked unhealthy (Xid errors)",
     docs="""
 ## What it catches
@@ -381,26 +404,14 @@ kubectl get nodes -o custom-columns='NODE:.metadata.name,CAP:.status.capacity.nv
 kubectl logs -n gpu-operator DEVICE_PLUGIN_POD | grep -i -e xid -e unhealthy
 ```
 
-## Background
-
-Knowledge base: [Unhealthy GPUs - Xid errors, allocatable below capacity, node conditions](../../src/gpuplane/knowledge/sections/gpu-health-xid.md) (`gpuplane ask` searches it).
-
 ## References
 
 - kubernetes/kubernetes `pkg/kubelet/cm/devicemanager/manager.go`
 - NVIDIA/k8s-device-plugin health checks (`internal/rm/health.go`)
 """,
 )
-def gpu_unhealthy_devices(ctx: LintContext) -> Iterator[ClusterFinding]:
-    facts = _facts(ctx)
-    if facts is None:
-        return
-    for node_inv in facts.inventory.nodes:
-        if not any(flag.flag == inv.FLAG_UNHEALTHY for flag in node_inv.flags):
-            continue
-        node = facts.state.node_by_name.get(node_inv.name)
-        if node is None:
-            continue
+def gpu_unhealthy_devices(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFinding]:
+    for node_inv, node, _flags in _flagged_nodes(facts, {inv.FLAG_UNHEALTHY}):
         name = node_inv.name
         for resource, use in sorted(node_inv.resources.items()):
             if use.allocatable >= use.capacity:
@@ -433,11 +444,9 @@ def gpu_unhealthy_devices(ctx: LintContext) -> Iterator[ClusterFinding]:
 # -- gpu-operator-pods-failing ------------------------------------------------------------------
 
 
-@rule(
+@cluster_rule(
     id="gpu-operator-pods-failing",
     severity="error",
-    category="cluster",
-    context="required",
     summary="GPU Operator / device plugin / driver pods not Running or restarting",
     docs="""
 ## What it catches
@@ -503,20 +512,13 @@ kubectl get pods -n gpu-operator -o wide
 kubectl logs -n gpu-operator POD --all-containers --previous
 ```
 
-## Background
-
-Knowledge base: [Troubleshooting GPU Operator pods stuck in Init or CrashLoopBackOff](../../src/gpuplane/knowledge/sections/gpu-operator-troubleshooting.md) (`gpuplane ask` searches it).
-
 ## References
 
 - NVIDIA GPU Operator troubleshooting guide
 - NVIDIA/gpu-operator issues #327, #406, #456, #2646
 """,
 )
-def gpu_operator_pods_failing(ctx: LintContext) -> Iterator[ClusterFinding]:
-    facts = _facts(ctx)
-    if facts is None:
-        return
+def gpu_operator_pods_failing(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFinding]:
     groups: dict[tuple[str, str], list[tuple[Component, Pod]]] = {}
     for component, pod in facts.component_pods():
         if pod_problem(pod) is not None:
@@ -541,11 +543,9 @@ def gpu_operator_pods_failing(ctx: LintContext) -> Iterator[ClusterFinding]:
 # -- mig-config-failed --------------------------------------------------------------------------
 
 
-@rule(
+@cluster_rule(
     id="mig-config-failed",
     severity="error",
-    category="cluster",
-    context="required",
     summary="node label nvidia.com/mig.config.state is failed (or pending for long)",
     docs="""
 ## What it catches
@@ -620,30 +620,18 @@ kubectl get clusterpolicy -o jsonpath='{.items[0].spec.migManager.config.name}'
 kubectl logs -n gpu-operator -l app=nvidia-mig-manager --tail=100
 ```
 
-## Background
-
-Knowledge base: [Applying MIG layouts - mig-parted config, nvidia.com/mig.config and failed states](../../src/gpuplane/knowledge/sections/mig-manager-parted.md) (`gpuplane ask` searches it).
-
 ## References
 
 - NVIDIA/mig-parted `cmd/nvidia-mig-manager`, `pkg/mig/reconfigure/reconfigure.go`
 - NVIDIA GPU Operator docs, "GPU Operator with MIG"
 """,
 )
-def mig_config_failed(ctx: LintContext) -> Iterator[ClusterFinding]:
-    facts = _facts(ctx)
-    if facts is None:
-        return
+def mig_config_failed(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFinding]:
     known: set[str] | None = None
     cm_name = ""
     configmap_checked = False
-    for node_inv in facts.inventory.nodes:
-        flags = {flag.flag for flag in node_inv.flags}
-        if not flags & {inv.FLAG_MIG_FAILED, inv.FLAG_MIG_PENDING, inv.FLAG_MIG_INVALID}:
-            continue
-        node = facts.state.node_by_name.get(node_inv.name)
-        if node is None:
-            continue
+    for node_inv, node, flags in _flagged_nodes(facts, {inv.FLAG_MIG_FAILED, inv.FLAG_MIG_PENDING,
+                                                        inv.FLAG_MIG_INVALID}):
         if not configmap_checked:
             from gpuplane.diagnose.mig import known_configs, mig_parted_configmap
 
@@ -661,15 +649,15 @@ def _mig_findings(ctx: LintContext, facts: ClusterFacts, node: Node, node_inv: i
     labels = node.metadata.labels
     config = labels.get(inv.MIG_CONFIG, "")
     state = labels.get(inv.MIG_CONFIG_STATE, "")
-    evidence = [Evidence("label", node_ref(name), label_path(inv.MIG_CONFIG), config or None,
-                         "the mig-parted entry the node asks for")]
+    evidence = [_label_evidence(name, inv.MIG_CONFIG, config or None,
+                                "the mig-parted entry the node asks for")]
     if state:
-        evidence.append(Evidence("label", node_ref(name), label_path(inv.MIG_CONFIG_STATE), state,
-                                 "set by the MIG manager"))
+        evidence.append(_label_evidence(name, inv.MIG_CONFIG_STATE, state,
+                                        "set by the MIG manager"))
     plugin_label = labels.get(inv.DEPLOY_DEVICE_PLUGIN)
     if plugin_label == PAUSED:
-        evidence.append(Evidence("label", node_ref(name), label_path(inv.DEPLOY_DEVICE_PLUGIN), PAUSED,
-                                 "the device plugin is stopped until the change completes"))
+        evidence.append(_label_evidence(name, inv.DEPLOY_DEVICE_PLUGIN, PAUSED,
+                                        "the device plugin is stopped until the change completes"))
     managers = [p for c, p in facts.components_on(name) if c.id == "mig-manager"]
     manager_problem = next((p for p in managers if pod_problem(p) is not None), None)
     for pod in managers:
@@ -683,10 +671,11 @@ def _mig_findings(ctx: LintContext, facts: ClusterFacts, node: Node, node_inv: i
                                                cm_name.split("/")[-1]),
                                  "data[config.yaml].mig-configs", sorted(known), f"no entry named {config}"))
     relabel = f"kubectl label node {name} {inv.MIG_CONFIG}=<entry of the mig-parted config> --overwrite"
+    obj, state_label = facts.manifest(node), ("metadata", "labels", inv.MIG_CONFIG_STATE)
     if inv.FLAG_MIG_FAILED in flags:
         message = (f"node {name}: the MIG manager failed to apply {inv.MIG_CONFIG}={config!r} "
                    f"({inv.MIG_CONFIG_STATE}=failed){missing_entry}; its GPUs keep the previous layout or none")
-        yield _finding(ctx, facts.manifest(node), ("metadata", "labels", inv.MIG_CONFIG_STATE), message,
+        yield _finding(ctx, obj, state_label, message,
                        f"{logs}  # then: {relabel}", evidence)
     elif inv.FLAG_MIG_PENDING in flags:
         if not managers or manager_problem is not None:
@@ -694,21 +683,21 @@ def _mig_findings(ctx: LintContext, facts: ClusterFacts, node: Node, node_inv: i
                    else f"the MIG manager pod is {_problem_text(manager_problem)}" if manager_problem else "")
             message = (f"node {name}: MIG change to {config!r} is stuck ({inv.MIG_CONFIG_STATE}={state}): {why}"
                        f"{missing_entry}; the device plugin stays paused, the node advertises no GPUs")
-            yield _finding(ctx, facts.manifest(node), ("metadata", "labels", inv.MIG_CONFIG_STATE), message,
+            yield _finding(ctx, obj, state_label, message,
                            f"{logs}  # fix the MIG manager, or {relabel}", evidence)
         else:
             message = (f"node {name}: MIG change to {config!r} in progress ({inv.MIG_CONFIG_STATE}={state})"
                        f"{missing_entry}; its GPUs are withheld until it succeeds")
-            yield _finding(ctx, facts.manifest(node), ("metadata", "labels", inv.MIG_CONFIG_STATE), message,
+            yield _finding(ctx, obj, state_label, message,
                            f"{logs}  # if the state does not reach success within minutes", evidence,
                            severity="warning")
     if inv.FLAG_MIG_INVALID in flags:
         product = labels.get(inv.GFD_PRODUCT, "")
-        evidence_invalid = [Evidence("label", node_ref(name), label_path(inv.GFD_PRODUCT), product,
-                                     "GFD: the MIG layout does not fit the single strategy")]
+        evidence_invalid = [_label_evidence(name, inv.GFD_PRODUCT, product,
+                                            "GFD: the MIG layout does not fit the single strategy")]
         message = (f"node {name}: GPU Feature Discovery reports {product}: with MIG strategy single every GPU "
                    "must be MIG-enabled with one and the same profile")
-        yield _finding(ctx, facts.manifest(node), ("metadata", "labels", inv.GFD_PRODUCT), message,
+        yield _finding(ctx, obj, ("metadata", "labels", inv.GFD_PRODUCT), message,
                        f"{relabel}  # an all-<profile> entry, or switch the ClusterPolicy to mig.strategy: mixed",
                        evidence_invalid)
 
@@ -716,11 +705,9 @@ def _mig_findings(ctx: LintContext, facts: ClusterFacts, node: Node, node_inv: i
 # -- gang-partially-running ---------------------------------------------------------------------
 
 
-@rule(
+@cluster_rule(
     id="gang-partially-running",
     severity="error",
-    category="cluster",
-    context="required",
     summary="a gang (PodGroup / job) has some pods running and others Pending: GPUs held, job stalled",
     docs="""
 ## What it catches
@@ -782,20 +769,13 @@ kubectl get podgroups -A
 kubectl get pods -n NAMESPACE -l volcano.sh/job-name=JOB -o wide
 ```
 
-## Background
-
-Knowledge base: [Why the default scheduler deadlocks multi-node GPU jobs (gang scheduling)](../../src/gpuplane/knowledge/sections/gang-scheduling-why.md) (`gpuplane ask` searches it).
-
 ## References
 
 - reference/scheduling.md §4 (Volcano, coscheduling, Kueue)
 - volcano-sh/volcano `pkg/scheduler/plugins/gang/gang.go`
 """,
 )
-def gang_partially_running(ctx: LintContext) -> Iterator[ClusterFinding]:
-    facts = _facts(ctx)
-    if facts is None:
-        return
+def gang_partially_running(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFinding]:
     for gang in live_gangs(facts.state.pods):
         bound, waiting = gang.bound, gang.waiting
         if not bound or not waiting:
@@ -840,10 +820,10 @@ def _gang_finding(ctx: LintContext, facts: ClusterFacts, gang: LiveGang, bound: 
                 evidence.append(Evidence("condition", pg.ref(), f"status.conditions[{condition.get('type')}]",
                                          condition.get("message"), str(condition.get("reason") or "")))
     for pod in bound:
-        evidence.append(Evidence("pod", pod_ref(pod.metadata.namespace, pod.metadata.name), "spec.nodeName",
+        evidence.append(Evidence("pod", _pod_ref(pod), "spec.nodeName",
                                  pod.spec.node_name, f"{pod.status.phase}, holds {_requests_text(facts.gpu_requests(pod))}"))
     for pod in waiting:
-        evidence.append(Evidence("pod", pod_ref(pod.metadata.namespace, pod.metadata.name),
+        evidence.append(Evidence("pod", _pod_ref(pod),
                                  "status.conditions[PodScheduled]", pod_scheduled_message(pod) or "Pending",
                                  f"waits for {_requests_text(facts.gpu_requests(pod))}"))
     minimum = f", minMember {gang.min_member}" if gang.min_member is not None else ""
@@ -871,11 +851,9 @@ def _requests_text(requests: dict[str, int]) -> str:
 # -- gpu-fragmentation --------------------------------------------------------------------------
 
 
-@rule(
+@cluster_rule(
     id="gpu-fragmentation",
     severity="warning",
-    category="cluster",
-    context="required",
     summary="free GPUs exist, but no node can host the pending pods' per-pod GPU count",
     docs="""
 ## What it catches
@@ -942,20 +920,13 @@ gpuplane inventory --cluster SNAPSHOT   # free GPUs per node
 kubectl describe nodes | grep -A8 'Allocated resources'
 ```
 
-## Background
-
-Knowledge base: [GPU fragmentation and bin-packing with MostAllocated / RequestedToCapacityRatio](../../src/gpuplane/knowledge/sections/gpu-fragmentation-binpacking.md) (`gpuplane ask` searches it).
-
 ## References
 
 - kubernetes/kubernetes `pkg/scheduler/framework/plugins/noderesources/fit.go` (scoring strategies)
 - reference/scheduling.md §3.3 (scoring)
 """,
 )
-def gpu_fragmentation(ctx: LintContext) -> Iterator[ClusterFinding]:
-    facts = _facts(ctx)
-    if facts is None:
-        return
+def gpu_fragmentation(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFinding]:
     for pod in facts.pending_gpu_pods():
         for resource, want in sorted(facts.gpu_requests(pod).items()):
             frees = fragment_frees(facts, pod, resource)
@@ -964,7 +935,7 @@ def gpu_fragmentation(ctx: LintContext) -> Iterator[ClusterFinding]:
             if not frees or total < want or best >= want:
                 continue
             ranked = sorted(frees.items(), key=lambda item: (-item[1], item[0]))
-            evidence = [Evidence("pod", pod_ref(pod.metadata.namespace, pod.metadata.name),
+            evidence = [Evidence("pod", _pod_ref(pod),
                                  f"requests[{resource}]", want, "needed on one node")]
             for node_name, free in ranked[:8]:
                 evidence.append(Evidence("node", node_ref(node_name), f"free[{resource}]", free,
@@ -1013,11 +984,9 @@ def _node_model(facts: ClusterFacts, name: str) -> str:
 # -- pending-gpu-pod ----------------------------------------------------------------------------
 
 
-@rule(
+@cluster_rule(
     id="pending-gpu-pod",
     severity="error",
-    category="cluster",
-    context="required",
     summary="a GPU pod is Pending: the finding carries the scheduler-style explanation and the fix",
     docs="""
 ## What it catches
@@ -1079,33 +1048,26 @@ kubectl get pods -A --field-selector=status.phase=Pending
 gpuplane why-pending --cluster SNAPSHOT --pod NAMESPACE/NAME
 ```
 
-## Background
-
-Knowledge base: [Reading a FailedScheduling message for a Pending GPU pod](../../src/gpuplane/knowledge/sections/failedscheduling-messages.md) (`gpuplane ask` searches it).
-
 ## References
 
 - kubernetes/kubernetes `pkg/scheduler/framework/types.go` (`FitError`)
 - reference/scheduling.md §1-§4
 """,
 )
-def pending_gpu_pod(ctx: LintContext) -> Iterator[ClusterFinding]:
-    facts = _facts(ctx)
-    if facts is None:
-        return
+def pending_gpu_pod(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFinding]:
     for pod in facts.pending_gpu_pods():
         expl = facts.explanation(pod)
         requests = facts.gpu_requests(pod)
-        evidence = [Evidence("pod", pod_ref(pod.metadata.namespace, pod.metadata.name), "requests", requests,
+        evidence = [Evidence("pod", _pod_ref(pod), "requests", requests,
                              "accelerators asked for")]
         observed = expl.get("observed") or ""
         if observed:
-            evidence.append(Evidence("condition", pod_ref(pod.metadata.namespace, pod.metadata.name),
+            evidence.append(Evidence("condition", _pod_ref(pod),
                                      "status.conditions[PodScheduled]", observed,
                                      f"written by {pod.spec.scheduler_name or 'default-scheduler'}"))
         for row in expl.get("table", [])[:6]:
             sample = ", ".join(row["sample"][:3]) + (", ..." if row["nodes"] > 3 else "")
-            evidence.append(Evidence("scheduler", pod_ref(pod.metadata.namespace, pod.metadata.name),
+            evidence.append(Evidence("scheduler", _pod_ref(pod),
                                      f"filter[{row['plugin']}]", "; ".join(row["reasons"]),
                                      f"{_plural(row['nodes'], 'node')}: {sample}"))
         message = expl.get("message") or observed or "no scheduling message recorded"

@@ -1,26 +1,35 @@
 """The API server's validation of extended resources in a pod spec, with its exact messages.
 
 Why here: a pod the API server rejects never exists, so nothing that models a cluster
-(simulate, why-pending on manifests) may place it; lint reports the same facts as findings.
-One function gives every engine the API's own words.
+(simulate, why-pending on manifests) may place it, and lint reports the same facts as
+findings (rules ``gpu-request-without-limit``, ``gpu-request-limit-mismatch``,
+``gpu-fractional-quantity``). This module is the one implementation both use:
+:func:`container_resource_errors` gives structured errors (which map, which resource, which
+check), :func:`extended_resource_errors` renders them as the API prints them.
 
-Upstream: kubernetes/kubernetes ``pkg/apis/core/validation/validation.go``:
+Upstream: kubernetes/kubernetes ``pkg/apis/core/validation/validation.go``
+(``ValidateContainerResourceRequirements``; ``pkg/apis/core/v1/validation/validation.go``
+``ValidateResourceRequirements`` is the same walk on v1 types):
 
-- ``ValidateResourceRequirements`` walks ``limits`` then ``requests`` of each container. For a
-  resource that is not overcommittable (``helper.IsOvercommitAllowed``: only native,
-  non-hugepages resources are; every extended resource such as ``nvidia.com/gpu`` is not):
-  a request without a limit gives ``field.Required(<path>.limits, "Limit must be set for non
-  overcommitable resources")``; a request different from its limit gives
-  ``field.Invalid(<path>.requests, "<request>", "must be equal to <name> limit of <limit>")``
-  (the ``of <limit>`` part since kubernetes/kubernetes#112925, v1.27; gpuplane words 1.28+).
-- ``ValidateResourceQuantityValue`` (every key of both maps): a negative quantity gives
-  ``Invalid value: "<q>": must be greater than or equal to 0``; for an integer resource
-  (``IsIntegerResourceName``: extended resources among them) a value with a fraction gives
-  ``field.Invalid(<path>.limits[<name>], <q>, "must be an integer")``.
+- ``limits`` are walked first, then ``requests``; each entry's path is
+  ``<container>.resources.<map>[<name>]``.
+- For a request of a resource that is not overcommittable (``helper.IsOvercommitAllowed``:
+  only native, non-hugepages resources are; every extended resource such as ``nvidia.com/gpu``
+  is not): without a limit, ``field.Required(limPath, "Limit must be set for non
+  overcommitable resources")``; different from its limit, ``field.Invalid(reqPath,
+  request.String(), "must be equal to <name> limit of <limit.String()>")``. ``limPath`` and
+  ``reqPath`` are ``<container>.resources.limits`` / ``.requests`` *without* the resource key.
+  The `` of <limit>`` part was added by kubernetes/kubernetes#112925 (merged January 2023,
+  first released in v1.27); older servers end the message at ``limit``. gpuplane models 1.28+.
+- ``ValidateResourceQuantityValue`` (every key of both maps, on the keyed path):
+  ``ValidateNonnegativeQuantity`` gives ``Invalid value: "<q>": must be greater than or equal to
+  0``; for an integer resource (``helper.IsIntegerResourceName``: extended resources among
+  them) ``MilliValue() % 1000 != 0`` gives ``Invalid value: "<q>": must be an integer``.
 
 Defaulting runs before validation (``pkg/apis/core/v1/defaults.go``: a container's missing
 request takes its limit), so a fractional limit is reported under ``limits`` *and*
-``requests``, as the API does. Quantities print as ``Quantity.String()`` (``0.5`` ->
+``requests``, as the API does; such errors are marked ``defaulted`` so lint, which points at
+written fields, can skip them. Quantities print as ``Quantity.String()`` (``0.5`` ->
 ``500m``). Go iterates the maps in random order; errors here are in sorted resource order.
 
 The error becomes the API's ``StatusError`` (apimachinery ``errors.NewInvalid``):
@@ -30,65 +39,144 @@ The error becomes the API's ``StatusError`` (apimachinery ``errors.NewInvalid``)
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
-from gpuplane.k8s.quantity import QuantityError, format_quantity, parse_quantity
+from gpuplane.k8s.quantity import QuantityError, format_quantity, milli_value, parse_quantity
 
 MSG_LIMIT_REQUIRED = "Limit must be set for non overcommitable resources"
 MSG_NOT_EQUAL = "must be equal to {} limit of {}"
 MSG_NOT_INTEGER = "must be an integer"
 MSG_NEGATIVE = "must be greater than or equal to 0"
 
+# Kinds of ResourceError.check
+LIMIT_REQUIRED = "limit-required"
+NOT_EQUAL = "not-equal"
+NOT_INTEGER = "not-integer"
+NEGATIVE = "negative"
 
-def is_extended_resource(name: str) -> bool:
-    """``IsExtendedResourceName`` (pkg/apis/core/helper/helpers.go): a domain-qualified name
-    outside ``kubernetes.io`` (and its subdomains) that is not a ``requests.`` quota key."""
-    if "/" not in name or name.startswith("requests."):
+# apimachinery pkg/util/validation/validation.go: IsQualifiedName's name part and
+# IsDNS1123Subdomain (used for its prefix part).
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def _is_qualified_name(value: str) -> bool:
+    """``validation.IsQualifiedName`` returns no error: ``[prefix/]name``, prefix a DNS-1123
+    subdomain of at most 253 characters, name at most 63 characters."""
+    parts = value.split("/")
+    if len(parts) == 2:
+        prefix, name = parts
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix):
+            return False
+    elif len(parts) == 1:
+        name = parts[0]
+    else:
         return False
-    domain = name.split("/", 1)[0]
-    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+    return 0 < len(name) <= 63 and _QUALIFIED_NAME.match(name) is not None
 
 
-def _quantity_string(raw: Any) -> str:
-    """``Quantity.String()`` of a manifest value: canonical, BinarySI kept for ``Ki``... input."""
-    value = parse_quantity(raw)
-    return format_quantity(value, binary=isinstance(raw, str) and raw.endswith("i"))
+@lru_cache(maxsize=4096)
+def is_extended_resource(name: str) -> bool:
+    """``helper.IsExtendedResourceName`` (pkg/apis/core/v1/helper/helpers.go).
+
+    Not native (native: no ``/``, or containing ``kubernetes.io/`` — ``IsNativeResource``),
+    not a ``requests.`` quota key, and ``requests.<name>`` is a qualified name. Cached: every
+    rule and every pod template asks about the same few names.
+    """
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return _is_qualified_name("requests." + name)
 
 
-def _container_errors(container: dict[str, Any], path: str) -> list[str]:
-    resources = container.get("resources")
+@dataclass(frozen=True, slots=True)
+class ResourceError:
+    """One field error of a container's extended resources, as the API server reports it.
+
+    ``section`` and ``name`` say which written (or defaulted) entry is at fault: for
+    ``LIMIT_REQUIRED`` and ``NOT_EQUAL`` it is the request. ``value`` is the entry's
+    ``Quantity.String()``; ``detail`` the API's text after ``Invalid value: "<value>": ``.
+    """
+
+    check: str
+    section: str
+    name: str
+    value: str
+    detail: str
+    defaulted: bool = False
+
+    def field(self, container_path: str) -> str:
+        """The API's field path: keyed for quantity checks, the bare map for the pairing checks."""
+        if self.check == LIMIT_REQUIRED:
+            return f"{container_path}.resources.limits"
+        if self.check == NOT_EQUAL:
+            return f"{container_path}.resources.requests"
+        return f"{container_path}.resources.{self.section}[{self.name}]"
+
+    def message(self, container_path: str) -> str:
+        """``field.Error.Error()``: ``<field>: Required value: <detail>`` or ``<field>: Invalid value: "<v>": <detail>``."""
+        where = self.field(container_path)
+        if self.check == LIMIT_REQUIRED:
+            return f"{where}: Required value: {self.detail}"
+        return f'{where}: Invalid value: "{self.value}": {self.detail}'
+
+
+def _parsed(raw: Any) -> tuple[Fraction, int, str] | None:
+    """(exact value, ``MilliValue()``, ``Quantity.String()``) of a manifest value; None when it
+    is not a quantity at all (decoding fails before validation: not these checks' job)."""
+    try:
+        amount = parse_quantity(raw)
+        milli = milli_value(raw)
+    except (QuantityError, ValueError, TypeError):
+        return None
+    # Quantity.String() keeps the BinarySI format of ``Ki``... input
+    return amount, milli, format_quantity(amount, binary=isinstance(raw, str) and raw.endswith("i"))
+
+
+def _extended(block: Any) -> dict[str, Any]:
+    if not isinstance(block, dict):
+        return {}
+    return {k: v for k, v in block.items() if isinstance(k, str) and is_extended_resource(k)}
+
+
+def container_resource_errors(container: Any) -> list[ResourceError]:
+    """The extended-resource field errors of one container (a manifest dict), in API order:
+    limits then requests, each in sorted resource order."""
+    resources = container.get("resources") if isinstance(container, dict) else None
     if not isinstance(resources, dict):
         return []
-    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
-    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
-    limits = {str(k): v for k, v in limits.items() if is_extended_resource(str(k))}
-    requests = {str(k): v for k, v in requests.items() if is_extended_resource(str(k))}
-    for name, value in limits.items():  # defaulting: a missing request takes the limit
-        requests.setdefault(name, value)
-    errors: list[str] = []
-    parsed: dict[tuple[str, str], Any] = {}
+    limits = _extended(resources.get("limits"))
+    written = _extended(resources.get("requests"))
+    if not limits and not written:
+        return []
+    requests = {**limits, **written}  # defaulting: a missing request takes the limit
+    errors: list[ResourceError] = []
+    parsed_limits: dict[str, tuple[Fraction, int, str] | None] = {}
     for section, block in (("limits", limits), ("requests", requests)):
         for name in sorted(block):
-            try:
-                amount = parse_quantity(block[name])
-                shown = _quantity_string(block[name])
-            except (QuantityError, ValueError, TypeError):
-                continue  # not a quantity at all: decoding fails earlier, not this check's job
-            parsed[(section, name)] = (amount, shown)
-            where = f"{path}.resources.{section}[{name}]"
+            parsed = _parsed(block[name])
+            if section == "limits":
+                parsed_limits[name] = parsed
+            if parsed is None:
+                continue
+            amount, milli, shown = parsed
+            defaulted = section == "requests" and name not in written
             if amount < 0:
-                errors.append(f'{where}: Invalid value: "{shown}": {MSG_NEGATIVE}')
-            if amount.denominator != 1:
-                errors.append(f'{where}: Invalid value: "{shown}": {MSG_NOT_INTEGER}')
-            if section == "requests":
-                limit = parsed.get(("limits", name))
-                if name not in limits:
-                    errors.append(f"{path}.resources.limits: Required value: {MSG_LIMIT_REQUIRED}")
-                elif limit is not None and limit[0] != amount:
-                    errors.append(
-                        f'{path}.resources.requests: Invalid value: "{shown}": '
-                        + MSG_NOT_EQUAL.format(name, limit[1])
-                    )
+                errors.append(ResourceError(NEGATIVE, section, name, shown, MSG_NEGATIVE, defaulted))
+            if milli % 1000:
+                errors.append(ResourceError(NOT_INTEGER, section, name, shown, MSG_NOT_INTEGER, defaulted))
+            if section != "requests":
+                continue
+            if name not in limits:
+                errors.append(ResourceError(LIMIT_REQUIRED, section, name, shown, MSG_LIMIT_REQUIRED))
+            else:
+                limit = parsed_limits.get(name)
+                if limit is not None and limit[0] != amount:
+                    errors.append(ResourceError(NOT_EQUAL, section, name, shown,
+                                                MSG_NOT_EQUAL.format(name, limit[2])))
     return errors
 
 
@@ -101,20 +189,14 @@ def extended_resource_errors(spec: dict[str, Any], spec_path: str = "spec") -> l
     if not isinstance(spec, dict):
         return []
     errors: list[str] = []
-    for field in ("containers", "initContainers"):  # ValidatePodSpec: containers, then init
-        containers = spec.get(field)
+    for section in ("containers", "initContainers"):  # ValidatePodSpec: containers, then init
+        containers = spec.get(section)
         if not isinstance(containers, list):
             continue
         for i, container in enumerate(containers):
-            if isinstance(container, dict):
-                errors.extend(_container_errors(container, f"{spec_path}.{field}[{i}]"))
-    seen: set[str] = set()
-    unique = []
-    for error in errors:
-        if error not in seen:
-            seen.add(error)
-            unique.append(error)
-    return unique
+            for error in container_resource_errors(container):
+                errors.append(error.message(f"{spec_path}.{section}[{i}]"))
+    return list(dict.fromkeys(errors))
 
 
 def qualified_kind(kind: str, group: str) -> str:

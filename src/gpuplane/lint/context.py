@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.k8s.validation import ResourceError, container_resource_errors
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import Finding, PatchOp
 from gpuplane.sources.manifest import FieldPath, Manifest
@@ -39,12 +40,22 @@ class ContainerRef:
     index: int
     _gpu: dict[str, int] | None = None
     _blocks: dict[str, dict[str, Any]] | None = None
+    _api_errors: list[ResourceError] | None = None
 
     def gpu_requests(self) -> dict[str, int]:
         """:func:`kinds.container_gpu_requests` of this container, computed once (do not mutate)."""
         found = self._gpu
         if found is None:
             found = self._gpu = kinds.container_gpu_requests(self.data)
+        return found
+
+    def api_errors(self) -> list[ResourceError]:
+        """The API server's extended-resource errors for this container
+        (:func:`gpuplane.k8s.validation.container_resource_errors`), computed once for the
+        rules that report them (do not mutate)."""
+        found = self._api_errors
+        if found is None:
+            found = self._api_errors = container_resource_errors(self.data)
         return found
 
     @property

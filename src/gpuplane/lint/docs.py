@@ -3,6 +3,11 @@
 ``python -m gpuplane.lint.docs [OUT_DIR]`` writes ``<id>.md`` per rule and an
 ``index.md``; ``gpuplane explain ID`` prints the same page (the Ruff model:
 the docs site is generated from the code, never written twice).
+
+Every page gets a ``## Background`` section linking the rule's knowledge-base section
+(:func:`gpuplane.knowledge.section_for_rule`). It is added here, not written in each rule's
+docs, so the link cannot go stale or be forgotten, and the rule text and the knowledge base
+each say their part once.
 """
 
 from __future__ import annotations
@@ -19,8 +24,36 @@ _CONTEXT = {
 }
 
 
+# Relative to docs/rules/<id>.md, where the generated pages live.
+SECTIONS_LINK = "../../src/gpuplane/knowledge/sections/{}.md"
+
+
+def background(rule_id: str) -> str:
+    """The ``## Background`` section of a rule's page: a link to its knowledge-base section
+    and the ``gpuplane ask`` hint; empty when no section claims the rule (the knowledge-base
+    tests make sure every registered rule has one)."""
+    from gpuplane.knowledge import section_for_rule
+
+    sec = section_for_rule(rule_id)
+    if sec is None:
+        return ""
+    link = SECTIONS_LINK.format(sec.id)
+    return f"## Background\n\nKnowledge base: [{sec.title}]({link}) (`gpuplane ask` searches it).\n"
+
+
+def _with_background(docs: str, rule_id: str) -> str:
+    """The rule's docs with its Background section before ``## References`` (or at the end)."""
+    extra = background(rule_id)
+    if not extra:
+        return docs + "\n"
+    at = docs.find("\n## References")
+    if at < 0:
+        return f"{docs}\n\n{extra}"
+    return f"{docs[:at].rstrip()}\n\n{extra}{docs[at:]}\n"
+
+
 def render_page(meta: RuleMeta) -> str:
-    """The full Markdown page of one rule: header table + the rule's own docs."""
+    """The full Markdown page of one rule: header table, the rule's own docs, Background."""
     head = [
         f"# {meta.id}",
         "",
@@ -34,7 +67,7 @@ def render_page(meta: RuleMeta) -> str:
         "repository with `disable: [" + meta.id + "]` in `.gpuplane.yaml`.",
         "",
     ]
-    return "\n".join(head) + "\n" + meta.docs.strip() + "\n"
+    return "\n".join(head) + "\n" + _with_background(meta.docs.strip(), meta.id)
 
 
 def render_index(rules: list[RuleMeta]) -> str:

@@ -29,6 +29,7 @@ from gpuplane.k8s.workloads.model import (
     as_str,
     dig,
     job_pod_count,
+    mark_distributed,
     nonneg,
     role_from_name,
 )
@@ -72,9 +73,7 @@ def expand_replica_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         return []
     if obj.kind == "PyTorchJob":
         _elastic(spec, podsets)
-    total = sum(ps.count for ps in podsets)
-    for ps in podsets:
-        ps.distributed = total > 1
+    mark_distributed(podsets)
     policy = dig(run_policy, "schedulingPolicy")
     native = _operator_gang(obj, podsets, policy if isinstance(policy, dict) else None)
     priority = as_str(dig(policy, "priorityClass"))
@@ -161,9 +160,7 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         )
     if not podsets:
         return []
-    total = sum(ps.count for ps in podsets)
-    for ps in podsets:
-        ps.distributed = total > 1
+    total = mark_distributed(podsets)
     native = _trainer_gang(obj, rspec, total)
     return finish(obj, podsets, ctx.related, native=native)
 

@@ -303,6 +303,19 @@ def job_pod_count(job_spec: dict) -> int:
     return parallelism
 
 
+def mark_distributed(podsets: list[PodSet]) -> int:
+    """Mark every PodSet of one workload distributed when the workload runs more than one pod
+    in total (the ranks of a training job, the tasks of a Volcano Job ...); returns that total.
+
+    One definition for the controllers whose pods all belong to one computation, so lint rules
+    and the scheduler agree on which workloads are multi-pod.
+    """
+    total = sum(ps.count for ps in podsets)
+    for ps in podsets:
+        ps.distributed = total > 1
+    return total
+
+
 # Role names: a fixed vocabulary so engines can match on them.
 KNOWN_ROLES: frozenset[str] = frozenset(
     {

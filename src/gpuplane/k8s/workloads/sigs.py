@@ -23,6 +23,7 @@ from gpuplane.k8s.workloads.model import (
     as_str,
     dig,
     job_pod_count,
+    mark_distributed,
     nonneg,
     role_from_name,
 )
@@ -43,9 +44,7 @@ def expand_jobset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         count = 0 if suspended else replicas * job_pod_count(job_spec)
         path = ("spec", "replicatedJobs", index, "template", "spec", "template")
         podsets.append(PodSet(obj, name, role_from_name(name, "worker"), count, template, path))
-    total = sum(ps.count for ps in podsets)
-    for ps in podsets:
-        ps.distributed = total > 1
+    mark_distributed(podsets)
     return finish(obj, podsets, ctx.related)
 
 

@@ -19,6 +19,7 @@ from gpuplane.k8s.workloads.model import (
     as_list,
     as_str,
     dig,
+    mark_distributed,
     nonneg,
     role_from_name,
 )
@@ -44,10 +45,8 @@ def expand_volcano_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         podsets.append(ps)
     if not podsets:
         return []
-    total = sum(ps.count for ps in podsets)
+    total = mark_distributed(podsets)
     min_available = as_int(spec.get("minAvailable"), None)
     queue = as_str(spec.get("queue")) or "default"
     native = Gang("volcano", obj.name, min_available if min_available is not None else total, queue)
-    for ps in podsets:
-        ps.distributed = total > 1
     return finish(obj, podsets, ctx.related, native=native)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
+# IsExtendedResourceName has one implementation (k8s/validation.py); rules import it from here.
+from gpuplane.k8s.validation import is_extended_resource as is_extended_resource
 from gpuplane.lint.context import LintContext, object_label, pod_spec
 from gpuplane.sources.manifest import FieldPath
 
@@ -55,15 +57,6 @@ def as_int(value: Any, default: _D) -> int | _D:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
     return default
-
-
-def is_extended_resource(name: str) -> bool:
-    """An extended resource name (k8s pkg/apis/core/v1/helper IsExtendedResourceName):
-    qualified with a domain that is not kubernetes.io, and not a ``requests.`` quota key."""
-    if "/" not in name or name.startswith(("requests.", "limits.")):
-        return False
-    domain = name.split("/", 1)[0]
-    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
 
 
 def container_resource_items(c: Any, kind: str) -> Iterator[tuple[str, Any]]:

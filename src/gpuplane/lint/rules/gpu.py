@@ -1,21 +1,43 @@
 """Rules of category ``gpu``: requesting accelerators (spec/rules.md).
 
 API behaviour quoted in the docs comes from kubernetes/kubernetes
-``pkg/apis/core/validation/validation.go`` (``ValidateResourceRequirements``,
+``pkg/apis/core/validation/validation.go`` (``ValidateContainerResourceRequirements``,
 ``ValidateResourceQuantityValue``, ``validateContainerResourceName``) and the NVIDIA
-device plugin / container toolkit (reference/nvidia-gpu-stack.md §1.5, §6).
+device plugin / container toolkit (reference/nvidia-gpu-stack.md §1.5, §6). The three API
+checks (request without limit, request != limit, fractional quantity) are not re-implemented
+here: the rules report :mod:`gpuplane.k8s.validation`'s errors, the ones simulate refuses
+pods with, so lint and simulate can never disagree.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
+from gpuplane.k8s import validation
+from gpuplane.k8s.validation import ResourceError
 from gpuplane.lint import kinds
-from gpuplane.lint.context import ALL_SECTIONS, LintContext, pod_spec
+from gpuplane.lint.context import ALL_SECTIONS, ContainerRef, LintContext, pod_spec
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
 from gpuplane.lint.registry import rule
 from gpuplane.lint.rules._common import container_resource_items, is_extended_resource, where
+from gpuplane.sources.manifest import Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.workloads import PodSet
+
+
+def _api_errors(ctx: LintContext, check: str) -> Iterator[tuple[PodSet, Manifest, ContainerRef, ResourceError]]:
+    """``(pod set, holder, container, error)`` for each API error of kind ``check`` on a field the
+    manifest writes (defaulted requests repeat their limit's error: one finding, on the written field)."""
+    for ps in ctx.podsets:
+        holder = ctx.holder(ps)
+        for c in ctx.containers(ps):
+            for err in c.api_errors():
+                if err.check == check and not err.defaulted:
+                    yield ps, holder, c, err
+
 
 REQUEST_WITHOUT_LIMIT_DOCS = """
 ## What it catches
@@ -24,7 +46,7 @@ under `resources.requests` but not under `resources.limits`.
 
 ## Why it hurts
 Extended resources cannot be overcommitted, so the API server requires a limit for them
-(`ValidateResourceRequirements` in kubernetes `pkg/apis/core/validation/validation.go`). The object is rejected:
+(`ValidateContainerResourceRequirements` in kubernetes `pkg/apis/core/validation/validation.go`). The object is rejected:
 
 ```
 The Deployment "train" is invalid: spec.template.spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources
@@ -35,6 +57,9 @@ fails instead, so the job sits there with no pods. Kubeflow Trainer's `trainer.r
 only `requests` fails this way when JobSet creates the Job (kubeflow/trainer#2363):
 `Job.batch "torch-test-trainer-node-0" is invalid: spec.template.spec.containers[0].resources.limits:
 Required value: Limit must be set for non overcommitable resources`.
+
+The API names the `limits` map, not the resource: the error is `field.Required` on
+`resources.limits`. gpuplane points at the request that needs the limit.
 
 ## How to fix
 Put the count under `limits`. A limit alone is enough: the API server defaults the request to the limit.
@@ -55,7 +80,7 @@ resources:
 ```
 
 ## References
-- kubernetes/kubernetes `pkg/apis/core/validation/validation.go` (`ValidateResourceRequirements`)
+- kubernetes/kubernetes `pkg/apis/core/validation/validation.go` (`ValidateContainerResourceRequirements`)
 - https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - kubeflow/trainer#2363 (the same rejection for a TrainJob's `resourcesPerNode`)
 """
@@ -65,21 +90,16 @@ resources:
       summary="GPU (extended resource) in requests but not in limits: the API server rejects the pod",
       docs=REQUEST_WITHOUT_LIMIT_DOCS, fixable=True)
 def gpu_request_without_limit(ctx: LintContext) -> Iterator[Finding]:
-    for ps in ctx.podsets:
-        holder = ctx.holder(ps)
-        for c in ctx.containers(ps):
-            limits = c.resources("limits")
-            for name, value in container_resource_items(c, "requests"):
-                if name in limits or not is_extended_resource(name):
-                    continue
-                patch = () if ps.synthetic else (SetValue((*c.path, "resources", "limits", name), value),)
-                yield ctx.report(
-                    holder, (*c.path, "resources", "requests", name),
-                    f"{where(ps, c)} requests {name}: {value} without a limit; the API server rejects it "
-                    "(\"Limit must be set for non overcommitable resources\")",
-                    f"set resources.limits[{name}]: {value} (a limit alone is enough: the request defaults to it)",
-                    patch=patch,
-                )
+    for ps, holder, c, err in _api_errors(ctx, validation.LIMIT_REQUIRED):
+        name, value = err.name, c.resources("requests")[err.name]
+        patch = () if ps.synthetic else (SetValue((*c.path, "resources", "limits", name), value),)
+        yield ctx.report(
+            holder, (*c.path, "resources", "requests", name),
+            f"{where(ps, c)} requests {name}: {value} without a limit; the API server rejects it "
+            f"(\"{err.detail}\")",
+            f"set resources.limits[{name}]: {value} (a limit alone is enough: the request defaults to it)",
+            patch=patch,
+        )
 
 
 MISMATCH_DOCS = """
@@ -91,10 +111,13 @@ Extended resources are not overcommittable: the request must *equal* the limit. 
 the pod template (kubernetes `pkg/apis/core/validation/validation.go`):
 
 ```
-spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2
+The Deployment "train" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2
 ```
 
-(Kubernetes releases before 1.31 print `must be equal to nvidia.com/gpu limit` without the value.)
+The error is on the `resources.requests` map (`field.Invalid(reqPath, ...)`), not on
+`requests[nvidia.com/gpu]`; the value is the request, printed as `Quantity.String()`.
+Kubernetes releases before 1.27 end the message at `must be equal to nvidia.com/gpu limit`: the
+limit's value was added by kubernetes/kubernetes#112925, first released in v1.27.
 For custom resources the operator's pod creation fails with the same text in a `FailedCreate` event.
 
 ## How to fix
@@ -115,7 +138,8 @@ resources:
 ```
 
 ## References
-- kubernetes/kubernetes `pkg/apis/core/validation/validation.go` (`ValidateResourceRequirements`, `helper.IsOvercommitAllowed`)
+- kubernetes/kubernetes `pkg/apis/core/validation/validation.go` (`ValidateContainerResourceRequirements`, `helper.IsOvercommitAllowed`)
+- kubernetes/kubernetes#112925 ("added limit value to the pod validation error", v1.27)
 """
 
 
@@ -123,22 +147,14 @@ resources:
       summary="GPU requests differ from limits: extended resources cannot be overcommitted, the API rejects it",
       docs=MISMATCH_DOCS)
 def gpu_request_limit_mismatch(ctx: LintContext) -> Iterator[Finding]:
-    for ps in ctx.podsets:
-        holder = ctx.holder(ps)
-        for c in ctx.containers(ps):
-            limits = c.resources("limits")
-            for name, value in container_resource_items(c, "requests"):
-                if name not in limits or not is_extended_resource(name):
-                    continue
-                req, lim = kinds.quantity_value(value), kinds.quantity_value(limits[name])
-                if req is None or lim is None or req == lim:
-                    continue
-                yield ctx.report(
-                    holder, (*c.path, "resources", "requests", name),
-                    f"{where(ps, c)} requests {name}: {value} but limits it to {limits[name]}; the API server "
-                    f"rejects it (\"must be equal to {name} limit of {limits[name]}\")",
-                    f"remove requests[{name}] and keep only limits[{name}] with the count the container needs",
-                )
+    for ps, holder, c, err in _api_errors(ctx, validation.NOT_EQUAL):
+        name = err.name
+        yield ctx.report(
+            holder, (*c.path, "resources", "requests", name),
+            f"{where(ps, c)} requests {name}: {c.resources('requests')[name]} but limits it to "
+            f"{c.resources('limits')[name]}; the API server rejects it (\"{err.detail}\")",
+            f"remove requests[{name}] and keep only limits[{name}] with the count the container needs",
+        )
 
 
 FRACTIONAL_DOCS = """
@@ -150,8 +166,13 @@ Device plugins hand out whole devices, and the API server only accepts integers 
 (`ValidateResourceQuantityValue` / `IsIntegerResourceName` in `pkg/apis/core/validation/validation.go`):
 
 ```
-spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": must be an integer
+The Pod "half" is invalid:
+* spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": must be an integer
+* spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "500m": must be an integer
 ```
+
+The second line is the request that API defaulting copied from the limit; gpuplane reports the
+field you wrote, once.
 
 ## How to fix
 Request a whole GPU, or share GPUs the supported ways: time-slicing or MPS replicas in the NVIDIA device
@@ -172,7 +193,7 @@ resources:
 ```
 
 ## References
-- kubernetes/kubernetes `pkg/apis/core/validation/validation.go` (`ValidateResourceQuantityValue`)
+- kubernetes/kubernetes `pkg/apis/core/validation/validation.go` (`ValidateResourceQuantityValue`, `IsIntegerResourceName`)
 - https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/ ("GPUs are only supposed to be specified in the limits section"; no fractions)
 - NVIDIA k8s-device-plugin README: time-slicing and MPS
 """
@@ -182,23 +203,15 @@ resources:
       summary="non-integer GPU quantity (0.5, 500m): the API rejects it; use time-slicing, MPS, MIG or DRA",
       docs=FRACTIONAL_DOCS)
 def gpu_fractional_quantity(ctx: LintContext) -> Iterator[Finding]:
-    for ps in ctx.podsets:
-        holder = ctx.holder(ps)
-        for c in ctx.containers(ps):
-            for section in ("limits", "requests"):
-                for name, value in container_resource_items(c, section):
-                    if not is_extended_resource(name):
-                        continue
-                    q = kinds.quantity_value(value)
-                    if q is None or q.denominator == 1:
-                        continue
-                    yield ctx.report(
-                        holder, (*c.path, "resources", section, name),
-                        f"{where(ps, c)} asks for {name}: {value}; extended resources must be whole numbers "
-                        "(API: \"must be an integer\")",
-                        "request a whole device, or share GPUs with device-plugin time-slicing/MPS replicas, "
-                        "a MIG slice (nvidia.com/mig-<profile>: 1) or DRA",
-                    )
+    for ps, holder, c, err in _api_errors(ctx, validation.NOT_INTEGER):
+        name, value = err.name, c.resources(err.section)[err.name]
+        yield ctx.report(
+            holder, (*c.path, "resources", err.section, name),
+            f"{where(ps, c)} asks for {name}: {value}; extended resources must be whole numbers "
+            f"(API: \"{err.detail}\")",
+            "request a whole device, or share GPUs with device-plugin time-slicing/MPS replicas, "
+            "a MIG slice (nvidia.com/mig-<profile>: 1) or DRA",
+        )
 
 
 UNKNOWN_NAME_DOCS = """

@@ -1,0 +1,62 @@
+"""Every rule's docs page links its knowledge-base section, once, to a file that exists.
+
+The page is what ``docs/rules/<id>.md`` holds and ``gpuplane explain ID`` prints
+(``lint.docs.render_page``); the link is relative to ``docs/rules/``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuplane.knowledge import section_for_rule
+from gpuplane.lint.docs import render_page
+from gpuplane.lint.registry import all_rules
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES_DIR = ROOT / "docs" / "rules"
+_LINK = re.compile(r"^Knowledge base: \[([^\]]+)\]\(([^)]+)\) \(`gpuplane ask` searches it\)\.$", re.M)
+
+
+def _rules():
+    import gpuplane.diagnose.rules  # noqa: F401  (registers the cluster rules)
+
+    return all_rules()
+
+
+@pytest.mark.parametrize("meta", _rules(), ids=lambda m: m.id)
+def test_page_has_one_background_linking_an_existing_section(meta) -> None:
+    page = render_page(meta)
+    assert page.count("## Background") == 1, meta.id
+    assert "## Background" not in meta.docs, f"{meta.id}: render_page adds Background; drop it from the docs"
+    section = section_for_rule(meta.id)
+    assert section is not None, f"no knowledge-base section lists {meta.id} in its rules:"
+    (title, link), = _LINK.findall(page)
+    assert title == section.title
+    assert link == f"../../src/gpuplane/knowledge/sections/{section.id}.md"
+    assert (RULES_DIR / link).resolve() == Path(section.path).resolve()
+    assert Path(section.path).is_file()
+    # the section sits between the rule's own text and its references
+    if "\n## References" in page:
+        assert page.index("## Background") < page.index("\n## References")
+
+
+def test_generated_pages_are_current() -> None:
+    """docs/rules/ is regenerated whenever a rule's docs change (python -m gpuplane.lint.docs docs/rules)."""
+    for meta in _rules():
+        path = RULES_DIR / f"{meta.id}.md"
+        assert path.read_text(encoding="utf-8") == render_page(meta), f"{path} is stale"
+
+
+def test_explain_prints_the_background() -> None:
+    from click.testing import CliRunner
+
+    from gpuplane.cli.main import cli
+
+    res = CliRunner().invoke(cli, ["explain", "gpu-request-limit-mismatch"])
+    assert res.exit_code == 0, res.output
+    assert res.output.count("## Background") == 1
+    assert ("Knowledge base: [Requesting GPUs in a pod - limits, requests and whole numbers]"
+            "(../../src/gpuplane/knowledge/sections/requesting-gpus-in-pods.md)") in res.output
