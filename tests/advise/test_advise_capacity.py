@@ -34,7 +34,8 @@ def test_headroom_and_cold_start_spare() -> None:
     plan = plan_capacity({"H100-80GB": 16}, "aws", headroom_pct=10, growth_gpus_per_hour=8)
     m = plan.models[0]
     assert (m.headroom_gpus, m.cold_start_spare_gpus, m.gpus_total) == (2, 4, 22)  # 8/h x 1770 s = 3.9
-    assert m.choice is not None and m.choice.instance == "p5.4xlarge" and m.choice.nodes == 22
+    # Was 22 x p5.4xlarge (chosen by price alone); 3 x p5.48xlarge leaves 2 of 24 GPUs idle (< 25%).
+    assert m.choice is not None and m.choice.instance == "p5.48xlarge" and m.choice.nodes == 3
 
 
 def test_price_override_file() -> None:
@@ -67,3 +68,57 @@ def test_every_price_has_date_and_source() -> None:
     assert table.prices
     for price in table.prices.values():
         assert price.date and price.source and price.usd_per_hour > 0
+
+
+def test_cold_start_typical_sums_typical_figures() -> None:
+    """Regression: the GPU stack phase has only an upper bound (15 min); using it as 'typical'
+    made typical ~29 min vs worst 30. Its typical is now the labelled midpoint of 0-15 min."""
+    cs = cold_start(10)
+    assert cs.typical_s == 5 + 210 + 450 + 600
+    assert cs.worst_s == 30 + 240 + 900 + 600
+    assert cs.estimated == ["gpu_stack_ready"]
+    gpu = next(c for c in cs.components if c["phase"] == "gpu_stack_ready")
+    assert (gpu["typical_s"], gpu["worst_s"], gpu["estimate"]) == (450.0, 900, "midpoint of the sourced 0-15 min range")
+    assert "typical_estimated" not in next(c for c in cs.components if c["phase"] == "vm_provisioning")
+
+
+@pytest.mark.parametrize(
+    ("gpus", "instance", "nodes"),
+    [(8, "a2-highgpu-8g", 1), (1, "a2-highgpu-1g", 1), (3, "a2-highgpu-1g", 3), (4, "a2-highgpu-4g", 1),
+     (12, "a2-highgpu-4g", 3), (16, "a2-megagpu-16g", 1), (17, "a2-highgpu-4g", 5)],
+)
+def test_fewer_larger_nodes_for_multi_gpu_demand(gpus: int, instance: str, nodes: int) -> None:
+    """Regression: GCP A100-40GB=8 gave 8 x a2-highgpu-1g. Shape decides, not (missing) price."""
+    m = plan_capacity({"A100-40GB": gpus}, "gcp").models[0]
+    assert m.choice is not None
+    assert (m.choice.instance, m.choice.nodes) == (instance, nodes)
+
+
+def test_unpriced_choice_makes_the_cost_partial() -> None:
+    plan = plan_capacity({"A100-40GB": 4, "L4": 1}, "gcp")
+    a100 = plan.models[0]
+    assert a100.choice is not None and a100.choice.instance == "a2-highgpu-4g" and a100.choice.price is None
+    assert a100.note == "no price for a2-highgpu-4g: add one with --prices FILE (priced alternatives: a2-highgpu-1g, a2-highgpu-8g)"
+    doc = plan.to_json()
+    assert doc["total_monthly_usd"] is None
+    assert doc["priced_monthly_usd"] == round(0.7068 * 730, 2)
+    assert doc["cost_partial"] is True
+    assert doc["cost_gaps"] == ["A100-40GB: no price for gcp a2-highgpu-4g in the price table"]
+    full = plan_capacity({"A100-40GB": 8}, "gcp").to_json()
+    assert (full["cost_partial"], full["cost_gaps"], full["total_monthly_usd"]) == (False, [], round(29.387 * 730, 2))
+
+
+def test_capacity_text_labels_estimates_and_partial_cost() -> None:
+    from rich.console import Console
+
+    from gpuplane.report.advise_text import render_capacity
+
+    console = Console(record=True, width=400)
+    render_capacity(plan_capacity({"A100-40GB": 4, "L4": 1}, "gcp"), console)
+    lines = console.export_text().splitlines()
+    assert "Total: $516 per month, partial (not priced: A100-40GB: no price for gcp a2-highgpu-4g in the price table); "\
+        "pass --prices FILE with your rate card" in lines
+    assert ("Cold start of a GPU node: ~21 min typical, up to 30 min (autoscaler + VM + GPU driver/device plugin + "
+            "image pull); spare GPUs cover --growth over the worst case.") in lines
+    assert ("  typical gpu stack ready: ~7.5 min is an estimate, the midpoint of the sourced 0-15 min range (no "
+            "typical figure is published)") in lines

@@ -112,3 +112,59 @@ def test_parse_workload_and_errors() -> None:
         parse_workload("name=x,mem=4,util=5,isolation=strict")
     with pytest.raises(SharingInputError, match=r"^workload 'x': unknown key\(s\) gpu"):
         parse_workload("name=x,mem=4,util=5,gpu=2")
+
+
+# -- per-node MIG config (regression: GPU indices 0-6 across the pool) ------------------------
+
+
+def test_s1_mig_config_is_per_node_and_covers_every_gpu() -> None:
+    """mig-parted applies per node: 7 GPUs of 2g.20gb on 8-GPU nodes is one node, all 8 GPUs
+    configured (devices: all), one label; before, devices 0-6 left GPU 7 unconfigured."""
+    adv = one(Workload("nb", mem_gb=10, util_pct=15, isolation="tenant", latency="interactive", count=20))
+    assert adv.config["mig_parted"] == {
+        "version": "v1",
+        "mig-configs": {"gpuplane-plan": [{"devices": "all", "mig-enabled": True, "mig-devices": {"2g.20gb": 3}}]},
+    }
+    assert adv.config["mig_node_labels"] == [
+        {"config": "gpuplane-plan", "nodes": 1, "label": "nvidia.com/mig.config=gpuplane-plan"}
+    ]
+    assert adv.gpus_by_mode == {"mig": 7}
+    assert (
+        "MIG layout: 7 A100-80GB GPUs needed, on 1 node of 8 GPUs; mig-parted applies per node (label each node "
+        "nvidia.com/mig.config=<config>), so every GPU of a labelled node is configured (4 x 2g.20gb spare)"
+    ) in adv.reasons
+    assert parse_mig_parted_config(adv.config["mig_parted"])[1] == []
+
+
+def test_per_node_configs_differ_when_layouts_differ() -> None:
+    from gpuplane.advise.mig_planner import FleetEntry, per_node_mig_parted, plan_mig
+
+    # 4 x 3g.40gb + 1 x 1g.10gb on 2-GPU nodes: GPU layouts {3g:2}, {3g:2}, {1g:1}
+    plan = plan_mig([FleetEntry(A100_80)], {"3g.40gb": 4, "1g.10gb": 1})
+    parted, configs = per_node_mig_parted(plan, 2)
+    assert [(c.name, c.nodes) for c in configs] == [("gpuplane-plan-1", 1), ("gpuplane-plan-2", 1)]
+    entries = parted["mig-configs"]
+    assert entries["gpuplane-plan-1"] == [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}]
+    node2 = entries["gpuplane-plan-2"]
+    assert sorted(i for e in node2 for i in (e["devices"] if e["devices"] != "all" else [0, 1])) == [0, 1]
+    assert parse_mig_parted_config(parted)[1] == []
+
+
+def test_s1_shows_smaller_slices_the_utilisation_threshold_excluded() -> None:
+    adv = one(Workload("nb", mem_gb=10, util_pct=15, isolation="tenant", latency="interactive", count=20))
+    nb = adv.workloads[0]
+    assert nb.mig_alternatives == [
+        {"profile": "1g.10gb", "per_gpu": 7, "gpus": 3, "sm_pct": 14.3},
+        {"profile": "1g.20gb", "per_gpu": 4, "gpus": 5, "sm_pct": 14.3},
+    ]
+    assert nb.reasons[-1] == (
+        "alternative if 14.3% of the SMs is enough for a typical 15%: 1g.10gb x7/GPU (3 GPUs) or "
+        "1g.20gb x4/GPU (5 GPUs), instead of 2g.20gb x3/GPU"
+    )
+    # A workload the threshold did not constrain gets no alternative.
+    assert one(Workload("s", mem_gb=9, util_pct=10, isolation="tenant", count=7)).workloads[0].mig_alternatives == []
+
+
+def test_gpus_per_node_is_validated() -> None:
+    with pytest.raises(SharingInputError, match=r"^--gpus-per-node 0: must be a whole number >= 1$"):
+        one(Workload("nb", mem_gb=10, util_pct=15, isolation="tenant"), gpus_per_node=0)

@@ -70,8 +70,8 @@ EXPECTED: dict[str, list[tuple[str, str, str, str]]] = {
         ("error", "Pod", "infer-0",
          "pod ml/infer-0 asks for 1 nvidia.com/gpu and is Pending: 0/1 nodes are available: 1 node(s) had untolerated "
          "taint {nvidia.com/gpu: present}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
-         "scheduling; 1 GPU node(s) carry the taint nvidia.com/gpu=present:NoSchedule (the GPU node pool's taint, as "
-         "the GPU Operator / node-pool setup applies it) and the pod does not tolerate it: add this toleration"),
+         "scheduling; 1 GPU node(s) carry the taint nvidia.com/gpu=present:NoSchedule (the usual taint on dedicated "
+         "GPU nodes: key = the GPU resource name) and the pod does not tolerate it: add this toleration"),
     ],
 }
 

@@ -183,6 +183,15 @@ QUESTIONS: list[tuple[str, str, list[str]]] = [
      "mig-profiles", ["MIG"]),
     ("training job pods end up in different availability zones",
      "training-locality", ["topology.kubernetes.io/zone"]),
+    # acronyms (regression: "Is DRA stable?" answered with the Indexed Job section's "Stable DNS")
+    ("Is DRA stable?",
+     "dra-overview", ["GA", "v1.34", "resource.k8s.io/v1", "enabled by default", "Classic DRA", "removed"]),
+    ("Does MPS isolate GPU memory between clients?",
+     "gpu-mps", ["MPS"]),
+    ("Do I need a PDB for my inference deployment?",
+     "inference-pdb", ["maxUnavailable"]),
+    ("RWX volume for a shared training dataset",
+     "rwx-shared-datasets", ["ReadWriteMany"]),
 ]
 
 

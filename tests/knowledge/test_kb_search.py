@@ -144,3 +144,15 @@ def test_cache_dir_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GPUPLANE_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", "/x/cache")
     assert search_mod.cache_dir() == os.path.join("/x/cache", "gpuplane")
+
+
+def test_acronyms_expand_but_stay() -> None:
+    from gpuplane.knowledge.search import expand_acronyms
+
+    assert expand_acronyms("Is DRA stable?") == "Is DRA (dynamic resource allocation resourceclaim) stable?"
+    assert expand_acronyms("pdb and hpa") == (
+        "pdb (pod disruption budget poddisruptionbudget) and hpa (horizontal pod autoscaler)"
+    )
+    assert expand_acronyms("no acronym, not even in words like camera or hdra") == (
+        "no acronym, not even in words like camera or hdra"
+    )

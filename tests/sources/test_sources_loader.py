@@ -235,3 +235,40 @@ def test_100_mb_json_snapshot_is_bounded_work(tmp_path: Path) -> None:
     assert len(result.objects) == count
     assert result.objects[-1].line == count + 1
     assert elapsed < 30
+
+
+# -- anchors shared across List items ----------------------------------------------------------
+
+
+def test_list_items_sharing_anchors_load_whole() -> None:
+    """Regression: the per-item split lost anchors defined in an earlier item ("found undefined
+    alias" per item). A List with anchors and aliases is loaded as one document."""
+    result = load_paths([str(FIXTURES / "list-shared-anchors.yaml")])
+    assert result.errors == []
+    assert _where(result) == [("Node", "gpu-node-1", 6), ("Node", "gpu-node-2", 19), ("Pod", "train-0", 27)]
+    node2 = result.objects[1]
+    assert node2.labels == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    assert node2.data["status"]["capacity"] == {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8", "pods": "110"}
+    assert node2.field_line(("status", "allocatable")) == 25
+    pod = result.objects[2]
+    assert pod.data["spec"]["containers"][0]["resources"]["requests"] == {"nvidia.com/gpu": "1"}
+    assert pod.field_line(("spec", "containers", 0, "resources", "requests")) == 40
+    assert result.list_metadata == [{"resourceVersion": ""}]
+
+
+def test_snapshot_with_shared_anchors_reads_every_object() -> None:
+    from gpuplane.sources.cluster import read_cluster
+
+    cluster = read_cluster(str(FIXTURES / "list-shared-anchors.yaml"))
+    assert cluster.errors == []
+    assert [n.metadata.name for n in cluster.nodes] == ["gpu-node-1", "gpu-node-2"]
+    assert [n.status.allocatable["nvidia.com/gpu"] for n in cluster.nodes] == ["8", "8"]
+    assert [p.metadata.name for p in cluster.pods] == ["train-0"]
+
+
+def test_anchor_without_alias_keeps_the_fast_split() -> None:
+    from gpuplane.sources.loader import _may_share_anchors
+
+    assert _may_share_anchors("items:\n- a: &x 1\n- b: *x\n")
+    assert not _may_share_anchors("items:\n- command: [sh, -c, 'a && b']\n")
+    assert not _may_share_anchors("items:\n- a: '*.example.com'\n")

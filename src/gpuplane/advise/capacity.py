@@ -2,8 +2,12 @@
 
 Instance types come from the catalog (``gpu/data/instances.yaml``), prices from
 ``advise/data/prices.yaml`` (each with date and source; ``--prices FILE`` overrides by
-provider + instance). For each model the cheapest priced instance type that carries it is
-chosen; the others are listed as alternatives.
+provider + instance). For each model the instance type is chosen by shape, never by a
+missing price (:func:`_choice_key`): fewest nodes among the sizes that leave at most a
+quarter of the provisioned GPUs idle, so multi-GPU demand lands on few large nodes
+(multi-GPU pods fit on one node, NVLink inside it, less per-node overhead); price only
+breaks ties. The others are listed as alternatives. A chosen type without a price makes
+the plan's cost partial, and the plan says which type and why.
 
 Headroom has two parts:
 
@@ -113,19 +117,38 @@ class ColdStart:
     worst_s: float
     components: list[dict[str, Any]]
 
+    @property
+    def estimated(self) -> list[str]:
+        """Phases whose typical figure is gpuplane's estimate (no source gives one)."""
+        return [c["phase"] for c in self.components if c.get("typical_estimated")]
+
 
 def cold_start(image_gib: float) -> ColdStart:
-    """Sum of the catalog's cold-start phases plus an image pull of ``image_gib`` GiB."""
+    """Sum of the catalog's cold-start phases plus an image pull of ``image_gib`` GiB.
+
+    The typical total sums typical figures and the worst total sums high figures
+    (reference/platform.md §2.7: CA decision avg ~5 s / <=30 s; VM "usually 3 to 4
+    minutes"; GPU allocatable "up to 15 minutes" after Ready; ~1 min per GiB pulled). A
+    phase with no sourced typical figure (the GPU stack: only an upper bound is published)
+    uses the midpoint of its sourced range, ``low`` (0 when unknown) to ``high``, and is
+    flagged ``typical_estimated`` so reports label it; using the upper bound there made the
+    "typical" total almost the worst case.
+    """
     cs = catalog().cold_start
     typical = worst = 0.0
     parts: list[dict[str, Any]] = []
     for name in COLD_START_PATH:
         c = cs[name]
         hi = c.high if c.high is not None else c.typical
-        ty = c.typical if c.typical is not None else hi
+        estimated = c.typical is None and hi is not None
+        ty = c.typical if c.typical is not None else ((c.low or 0.0) + hi) / 2 if hi is not None else None
         typical += ty or 0.0
         worst += hi or 0.0
-        parts.append({"phase": name, "typical_s": ty, "worst_s": hi, "source": c.source})
+        part: dict[str, Any] = {"phase": name, "typical_s": ty, "worst_s": hi, "source": c.source}
+        if estimated:
+            part["typical_estimated"] = True
+            part["estimate"] = f"midpoint of the sourced {(c.low or 0) / 60:g}-{hi / 60:g} min range"
+        parts.append(part)
     pull = cs["image_pull_per_gib"]
     pull_s = (pull.typical or 0.0) * image_gib
     typical += pull_s
@@ -197,10 +220,28 @@ class CapacityPlan:
 
     @property
     def total_monthly_usd(self) -> float | None:
+        """The whole plan's monthly cost; None unless every model has a priced choice."""
         costs = [m.choice.monthly_usd for m in self.models if m.choice is not None]
         if not costs or any(c is None for c in costs) or len(costs) != len(self.models):
             return None
         return round(sum(c for c in costs if c is not None), 2)
+
+    @property
+    def priced_monthly_usd(self) -> float | None:
+        """The monthly cost of the models that have a priced choice (None when none has)."""
+        costs = [m.choice.monthly_usd for m in self.models if m.choice is not None and m.choice.monthly_usd is not None]
+        return round(sum(costs), 2) if costs else None
+
+    @property
+    def cost_gaps(self) -> list[str]:
+        """Why the cost is partial: one line per model left out of the total."""
+        gaps = []
+        for m in self.models:
+            if m.choice is None:
+                gaps.append(f"{m.model}: {m.note}")
+            elif m.choice.price is None:
+                gaps.append(f"{m.model}: no price for {self.provider} {m.choice.instance} in the price table")
+        return gaps
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -216,6 +257,9 @@ class CapacityPlan:
             },
             "models": [m.to_json() for m in self.models],
             "total_monthly_usd": self.total_monthly_usd,
+            "priced_monthly_usd": self.priced_monthly_usd,
+            "cost_partial": bool(self.cost_gaps),
+            "cost_gaps": self.cost_gaps,
         }
 
 
@@ -253,12 +297,40 @@ def plan_capacity(
         if not options:
             mc.note = f"no {provider} instance type with {model} in the catalog"
         else:
-            # Priced and cheapest first; then fewest nodes (less per-node overhead), then name.
-            options.sort(key=lambda o: (o.monthly_usd is None, o.monthly_usd or 0.0, o.nodes, o.instance))
+            least_idle = min(o.nodes * o.gpus_per_node - need for o in options)
+            options.sort(key=lambda o: _choice_key(o, need, least_idle))
             mc.choice, mc.alternatives = options[0], options[1:]
             if mc.choice.price is None:
-                mc.note = f"no price for any {provider} instance type with {model}: add one with --prices FILE"
+                priced = [o.instance for o in options if o.price is not None]
+                mc.note = (f"no price for {mc.choice.instance}: add one with --prices FILE"
+                           + (f" (priced alternatives: {', '.join(priced)})" if priced else ""))
         out.append(mc)
     return CapacityPlan(
         provider, table.regions.get(provider, ""), table.hours_per_month, headroom_pct, growth_gpus_per_hour, cs, out
+    )
+
+
+# Less than this share of a choice's GPUs may sit idle for it to compete on node count.
+MAX_IDLE_SHARE = 0.25
+
+
+def _choice_key(option: Option, need: int, least_idle: int) -> tuple[Any, ...]:
+    """Sort key of an instance option: shape first, price only to break ties.
+
+    Options that leave less than :data:`MAX_IDLE_SHARE` of their GPUs idle (or as few idle as
+    any option can) rank by fewest nodes, then fewest idle GPUs; the rest come after, by idle
+    GPUs. So 8 A100s on GCP are one ``a2-highgpu-8g``, not eight ``a2-highgpu-1g``, and 4 GPUs
+    are not put on an 8-GPU node. A missing price never decides: priced options win only
+    among equal shapes, and then the cheaper one.
+    """
+    provisioned = option.nodes * option.gpus_per_node
+    idle = provisioned - need
+    compact = idle == least_idle or idle < MAX_IDLE_SHARE * provisioned
+    return (
+        not compact,
+        option.nodes if compact else idle,
+        idle,
+        option.price is None,
+        option.monthly_usd or 0.0,
+        option.instance,
     )

@@ -340,3 +340,83 @@ def _count(n: int, noun: str) -> str:
 
 def _ordered(unplaced: dict[str, int], demand: dict[str, int]) -> dict[str, int]:
     return {p: unplaced[p] for p in demand if p in unplaced}
+
+
+DEFAULT_GPUS_PER_NODE = 8
+"""GPUs per node when the pool's node size is not given: the 8-GPU HGX/DGX-class servers that
+carry MIG-capable data-centre GPUs (A100, H100, H200, B200 SXM)."""
+
+
+@dataclass(slots=True)
+class NodeMigConfig:
+    """One mig-parted config to label nodes with, and how many nodes get it."""
+
+    name: str
+    nodes: int
+    gpus: list[dict[str, int]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "config": self.name,
+            "nodes": self.nodes,
+            "label": f"nvidia.com/mig.config={self.name}",
+        }
+
+
+def per_node_mig_parted(plan: MigPlan, gpus_per_node: int) -> tuple[dict[str, Any], list[NodeMigConfig]] | None:
+    """The plan as mig-parted configs that apply per node.
+
+    mig-parted runs on each node and its ``devices`` are that node's GPU indices
+    (NVIDIA/mig-parted ``api/spec/v1/spec.go``; the MIG manager applies the config named by
+    the node's ``nvidia.com/mig.config`` label). So the pool's GPU layouts are cut into nodes
+    of ``gpus_per_node`` GPUs; every GPU of a labelled node gets a layout (the last node's
+    GPUs beyond the demand take the plan's fullest layout: spare slices, never an
+    unconfigured GPU, and so does a GPU whose trimmed layout is part of the fullest one); a
+    node whose GPUs all share one layout uses ``devices: all``. Nodes with
+    the same layout share one config. None for an infeasible or single-model-less plan.
+    """
+    if not plan.feasible or not plan.layout or gpus_per_node < 1 or len({g.model for g in plan.layout}) != 1:
+        return None
+    layouts = [dict(g.profiles) for g in plan.layout]
+    fullest = max(layouts, key=lambda p: sum(p.values()))
+    # A GPU trimmed to the exact demand whose layout is a part of the fullest one takes the
+    # fullest layout: still valid, more nodes become ``devices: all``, the rest are spare slices.
+    layouts = [dict(fullest) if all(fullest.get(k, 0) >= n for k, n in p.items()) else p for p in layouts]
+    distinct: dict[tuple[Any, ...], NodeMigConfig] = {}
+    for start in range(0, len(layouts), gpus_per_node):
+        chunk = layouts[start:start + gpus_per_node]
+        chunk += [dict(fullest) for _ in range(gpus_per_node - len(chunk))]
+        key = tuple(tuple(p.items()) for p in chunk)
+        found = distinct.get(key)
+        if found is None:
+            distinct[key] = NodeMigConfig("", 1, chunk)
+        else:
+            found.nodes += 1
+    single = len(distinct) == 1
+    configs: dict[str, Any] = {}
+    out: list[NodeMigConfig] = []
+    for i, cfg in enumerate(distinct.values()):
+        cfg.name = MIG_PARTED_CONFIG_NAME if single else f"{MIG_PARTED_CONFIG_NAME}-{i + 1}"
+        groups: dict[tuple[tuple[str, int], ...], list[int]] = {}
+        for index, profiles in enumerate(cfg.gpus):
+            groups.setdefault(tuple(profiles.items()), []).append(index)
+        entries: list[dict[str, Any]] = []
+        for profiles, devices in groups.items():
+            entries.append({
+                "devices": "all" if len(groups) == 1 else devices,
+                "mig-enabled": True,
+                "mig-devices": dict(profiles),
+            })
+        configs[cfg.name] = entries
+        out.append(cfg)
+    return {"version": "v1", "mig-configs": configs}, out
+
+
+def configured_slices(configs: list[NodeMigConfig]) -> dict[str, int]:
+    """MIG instances the per-node configs create in total (profile -> count)."""
+    total: dict[str, int] = {}
+    for cfg in configs:
+        for profiles in cfg.gpus:
+            for name, n in profiles.items():
+                total[name] = total.get(name, 0) + n * cfg.nodes
+    return total

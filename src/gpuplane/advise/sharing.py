@@ -136,6 +136,8 @@ class WorkloadAdvice:
     alternatives: list[str] = field(default_factory=list)
     replicas: int = 1
     profile: str | None = None
+    # smaller MIG slices the utilisation threshold ruled out: {profile, per_gpu, gpus}
+    mig_alternatives: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -149,6 +151,8 @@ class WorkloadAdvice:
             doc["replicas_per_gpu"] = self.replicas
         if self.profile:
             doc["mig_profile"] = self.profile
+        if self.mig_alternatives:
+            doc["mig_alternatives"] = [dict(a) for a in self.mig_alternatives]
         return doc
 
 
@@ -169,6 +173,39 @@ def smallest_mig_profile(model: GpuModel, mem_gb: float, util_pct: float) -> Mig
         if p.memory_gb >= mem_gb and p.compute_slices / model.total_compute_slices * 100 >= util_pct:
             return p
     return None
+
+
+def util_excluded_profiles(model: GpuModel, w: Workload, chosen: MigPlacementProfile) -> list[dict[str, Any]]:
+    """Plain profiles with enough memory but fewer SM slices than ``chosen``: what the
+    utilisation threshold ruled out. Utilisation is a typical figure, so a smaller slice may
+    do; shown as an alternative with its slices per GPU and the GPUs the workload would take
+    (one profile per GPU: ``max_instances`` of it fit, reference/nvidia-gpu-stack.md §4)."""
+    out = []
+    for p in _plain_profiles(model):
+        if p.compute_slices >= chosen.compute_slices or p.memory_gb < w.mem_gb:
+            continue
+        out.append({
+            "profile": p.name,
+            "per_gpu": p.max_instances,
+            "gpus": math.ceil(w.count / p.max_instances),
+            "sm_pct": round(p.compute_slices / model.total_compute_slices * 100, 1),
+        })
+    return out
+
+
+def _with_mig_alternatives(a: WorkloadAdvice, model: GpuModel, profile: MigPlacementProfile) -> WorkloadAdvice:
+    """Note the smaller slices the utilisation threshold excluded (reason + JSON field)."""
+    alts = util_excluded_profiles(model, a.workload, profile)
+    if alts:
+        a.mig_alternatives = alts
+        slices = alts[0]["sm_pct"]
+        shown = " or ".join(f"{x['profile']} x{x['per_gpu']}/GPU ({x['gpus']} GPU{'s' if x['gpus'] != 1 else ''})"
+                            for x in alts)
+        a.reasons.append(
+            f"alternative if {slices:g}% of the SMs is enough for a typical {a.workload.util_pct:g}%: {shown}, "
+            f"instead of {profile.name} x{profile.max_instances}/GPU"
+        )
+    return a
 
 
 def _replicas(model: GpuModel, w: Workload) -> int:
@@ -196,11 +233,11 @@ def advise_workload(w: Workload, model: GpuModel, dra_ok: bool) -> WorkloadAdvic
         alternatives.append("dra")
     if w.isolation == "tenant":
         if profile is not None:
-            return WorkloadAdvice(w, "mig", 0, [
+            return _with_mig_alternatives(WorkloadAdvice(w, "mig", 0, [
                 "isolation between tenants: only MIG gives each one its own memory, SM slices and fault domain; "
                 "time-slicing shares memory and faults, MPS shares the fault domain",
                 f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
-            ], [*alternatives, "none"], profile=profile.name)
+            ], [*alternatives, "none"], profile=profile.name), model, profile)
         why = (f"{model.name} does not support MIG" if not model.mig_capable
                else f"no {model.name} MIG slice short of the whole GPU has {w.mem_gb:g} GB and {w.util_pct:g}% of the SMs")
         return WorkloadAdvice(w, "none", w.count, [
@@ -214,10 +251,10 @@ def advise_workload(w: Workload, model: GpuModel, dra_ok: bool) -> WorkloadAdvic
     if w.isolation == "team" or w.latency == "realtime":
         need = "memory and compute limits between jobs" if w.isolation == "team" else "predictable latency"
         if profile is not None:
-            return WorkloadAdvice(w, "mig", 0, [
+            return _with_mig_alternatives(WorkloadAdvice(w, "mig", 0, [
                 f"{need}: MIG slices have dedicated SMs, memory and bandwidth, so neighbours cannot interfere",
                 f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
-            ], alternatives + (["mps"] if replicas >= 2 else []), profile=profile.name)
+            ], alternatives + (["mps"] if replicas >= 2 else []), profile=profile.name), model, profile)
         return WorkloadAdvice(w, "mps", math.ceil(w.count / replicas), [
             f"{need} without MIG: MPS runs clients concurrently (no time-slice context switches) and the MPS "
             f"control daemon enforces 1/{replicas} of memory and compute per replica",
@@ -337,10 +374,25 @@ def _claim_template(a: WorkloadAdvice) -> dict[str, Any]:
 
 
 def advise_sharing(
-    workloads: list[Workload], model: GpuModel, *, k8s_version: str | None = None, dra_driver: bool = False
+    workloads: list[Workload], model: GpuModel, *, k8s_version: str | None = None, dra_driver: bool = False,
+    gpus_per_node: int | None = None,
 ) -> SharingAdvice:
-    """Per-workload modes, one pool-level recommendation and the configs to apply."""
-    from gpuplane.advise.mig_planner import FleetEntry, plan_mig
+    """Per-workload modes, one pool-level recommendation and the configs to apply.
+
+    The MIG layout is written per node (``gpus_per_node`` GPUs each, default 8): mig-parted
+    applies a config to one node's GPUs, chosen by that node's ``nvidia.com/mig.config``
+    label, so a pool-wide GPU numbering would leave GPUs unconfigured or misread."""
+    from gpuplane.advise.mig_planner import (
+        DEFAULT_GPUS_PER_NODE,
+        FleetEntry,
+        configured_slices,
+        per_node_mig_parted,
+        plan_mig,
+    )
+
+    per_node = gpus_per_node if gpus_per_node is not None else DEFAULT_GPUS_PER_NODE
+    if per_node < 1:
+        raise SharingInputError(f"--gpus-per-node {per_node}: must be a whole number >= 1")
 
     if not workloads:
         raise SharingInputError("give at least one --workload or --from FILE")
@@ -348,15 +400,26 @@ def advise_sharing(
     dra_ok = bool(dra_driver) and version_ok is not False
     advice = [advise_workload(w, model, dra_ok) for w in workloads]
     config: dict[str, Any] = {}
+    mig_layout_reason = ""
     mig_demand: dict[str, int] = {}
     for a in advice:
         if a.mode == "mig" and a.profile:
             mig_demand[a.profile] = mig_demand.get(a.profile, 0) + a.workload.count
     if mig_demand:
         plan = plan_mig([FleetEntry(model)], mig_demand)
-        parted = plan.mig_parted()
+        parted = per_node_mig_parted(plan, per_node)
         if parted is not None:  # the model's own profiles on an uncapped fleet: always feasible
-            config["mig_parted"] = parted
+            config["mig_parted"], node_configs = parted
+            config["mig_node_labels"] = [c.to_json() for c in node_configs]
+            mig_nodes = sum(c.nodes for c in node_configs)
+            made = configured_slices(node_configs)
+            spare = ", ".join(f"{made[k] - n} x {k}" for k, n in mig_demand.items() if made.get(k, 0) > n)
+            mig_layout_reason = (
+                f"MIG layout: {plan.gpus_needed} {model.name} GPU{'s' if plan.gpus_needed != 1 else ''} needed, on "
+                f"{mig_nodes} node{'s' if mig_nodes != 1 else ''} of {per_node} GPUs; mig-parted applies per node "
+                "(label each node nvidia.com/mig.config=<config>), so every GPU of a labelled node is configured"
+                + (f" ({spare} spare)" if spare else "")
+            )
         config["device_plugin_mig_strategy"] = "mixed"
         needed = plan.gpus_needed or 0
         for a in advice:
@@ -392,6 +455,8 @@ def advise_sharing(
             config["resource_claim_templates"] = [_claim_template(a) for a in advice if a.mode != "none"]
     for a in advice:
         reasons.append(f"{a.workload.name}: {a.mode}: " + "; ".join(a.reasons))
+    if mig_layout_reason:
+        reasons.append(mig_layout_reason)
     if version_ok is False:
         reasons.append(f"DRA not considered: Kubernetes {k8s_version} is older than v1.34, where DRA became GA")
     elif not dra_driver:

@@ -80,10 +80,12 @@ def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, f
               help="YAML file: a list of workloads with the same keys.")
 @click.option("--k8s-version", default=None, metavar="MAJOR.MINOR", help="Cluster version (DRA needs >= 1.34).")
 @click.option("--dra-driver", is_flag=True, help="The NVIDIA DRA driver is installed.")
+@click.option("--gpus-per-node", type=int, default=None, metavar="N",
+              help="GPUs per node of the pool, for the per-node MIG config (default: 8).")
 @format_option("text", "json")
 def sharing(
     gpu_model: str, workloads: tuple[str, ...], from_file: str | None, k8s_version: str | None,
-    dra_driver: bool, fmt: str,
+    dra_driver: bool, gpus_per_node: int | None, fmt: str,
 ) -> None:
     """Recommend how a workload mix should share GPUs: none, time-slicing, MPS, MIG or DRA.
 
@@ -109,7 +111,8 @@ def sharing(
         model = resolve_model(gpu_model)
         items = load_workloads(from_file) if from_file else []
         items += [parse_workload(text, len(items) + i) for i, text in enumerate(workloads)]
-        result = advise_sharing(items, model, k8s_version=k8s_version, dra_driver=dra_driver)
+        result = advise_sharing(items, model, k8s_version=k8s_version, dra_driver=dra_driver,
+                                gpus_per_node=gpus_per_node)
     except (PlanInputError, SharingInputError) as exc:
         fail(str(exc))
     if fmt == "json":

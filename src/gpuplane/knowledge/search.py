@@ -95,8 +95,44 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "idle": ("scale-down", "utilization"),
     "zone": ("topology", "locality"),
     "zones": ("topology", "locality"),
+    # maturity words: the sections say "GA in v1.34", "graduated", "beta"
+    "stable": ("ga", "graduated"),
+    "mature": ("ga", "graduated", "beta"),
+    "production-ready": ("ga", "graduated"),
 }
 SYNONYM_WEIGHT = 0.5
+
+# Acronyms users type for what the sections also spell out. The query keeps the acronym and
+# gains its expansion as ordinary words (full weight, and title bigrams such as "dynamic
+# resource" count), so "Is DRA stable?" reaches the Dynamic Resource Allocation section
+# rather than any page that merely says "stable".
+ACRONYMS: dict[str, str] = {
+    "dra": "dynamic resource allocation resourceclaim",
+    "mps": "multi-process service",
+    "mig": "multi-instance gpu",
+    "ca": "cluster autoscaler",
+    "hpa": "horizontal pod autoscaler",
+    "vpa": "vertical pod autoscaler",
+    "pdb": "pod disruption budget poddisruptionbudget",
+    "rwx": "readwritemany",
+    "rwo": "readwriteonce",
+    "rwop": "readwriteoncepod",
+    "rox": "readonlymany",
+    "pvc": "persistentvolumeclaim",
+    "pv": "persistentvolume",
+    "gfd": "gpu feature discovery",
+    "nfd": "node feature discovery",
+    "dcgm": "data center gpu manager",
+    "nap": "node auto-provisioning karpenter",
+}
+_ACRONYM_RE = re.compile(r"\b(" + "|".join(ACRONYMS) + r")\b", re.IGNORECASE)
+
+
+def expand_acronyms(query: str) -> str:
+    """``query`` with each known acronym followed by its expansion (the acronym is kept)."""
+    if _ACRONYM_RE.search(query) is None:
+        return query
+    return _ACRONYM_RE.sub(lambda m: f"{m.group(0)} ({ACRONYMS[m.group(0).lower()]})", query)
 # Consecutive query words found consecutively in a section's title or id ("cpu pod",
 # "gpu node"): a phrase match says more than the same words scattered through prose.
 BIGRAM_WEIGHT = 1.0
@@ -273,7 +309,7 @@ class Index:
 
         Request words (QUERY_NOISE) are dropped; terms unknown to the corpus too.
         """
-        typed = [term for term in dict.fromkeys(tokenize(query)) if term not in QUERY_NOISE]
+        typed = [term for term in dict.fromkeys(tokenize(expand_acronyms(query))) if term not in QUERY_NOISE]
         weights = {term: self.idf[term] for term in typed if term in self.idf}
         for term in typed:  # expansions never lower the weight of a word the user typed
             for synonym in SYNONYMS.get(term, ()):
@@ -287,7 +323,7 @@ class Index:
         for term, weight in self.term_weights(query).items():
             for idx, tf in self.postings[term]:
                 scores[idx] = scores.get(idx, 0.0) + weight * tf * (K1 + 1.0) / (tf + self.norms[idx])
-        words = [w for w in atom_sequence(query) if w not in QUERY_NOISE]
+        words = [w for w in atom_sequence(expand_acronyms(query)) if w not in QUERY_NOISE]
         for pair in dict.fromkeys(bigrams(words)):
             docs = self.title_bigrams.get(pair)
             if not docs:

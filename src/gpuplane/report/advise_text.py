@@ -53,6 +53,11 @@ _MIG_PARTED_HOWTO = (
 )
 _CONFIG_SECTIONS: dict[str, tuple[str, str]] = {
     "mig_parted": ("MIG layout (nvidia-mig-parted config)", _MIG_PARTED_HOWTO.format(name=MIG_PARTED_CONFIG_NAME)),
+    "mig_node_labels": (
+        "MIG config per node",
+        "Label the nodes of the pool (kubectl label node <node> nvidia.com/mig.config=<config> --overwrite), as many "
+        "nodes per config as listed; the MIG manager applies that config to every GPU of the node.",
+    ),
     "device_plugin_mig_strategy": (
         "Device plugin MIG strategy",
         "set it in the GPU Operator's ClusterPolicy (Helm: --set mig.strategy={value}) so each MIG profile is "
@@ -139,6 +144,8 @@ def render_sharing(advice: SharingAdvice, console: Console) -> None:
         console.print(f"- {escape(t)}")
     for key, doc in advice.config.items():
         heading, howto = _CONFIG_SECTIONS.get(key, (key.replace("_", " "), ""))
+        if key == "mig_parted":
+            howto = _MIG_PARTED_HOWTO.format(name="<config>") + " Configs are per node: devices are the node's GPU indices."
         console.print(f"\n[bold]{escape(heading)}[/bold]")
         if isinstance(doc, str):  # a single setting, e.g. the MIG strategy: say it in the sentence
             console.print(f"Use {escape(doc)}: " + escape(howto.format(value=doc)))
@@ -177,12 +184,23 @@ def render_capacity(plan: CapacityPlan, console: Console) -> None:
         )
     console.print(table)
     total = plan.total_monthly_usd
+    gaps = plan.cost_gaps
     if total is not None:
         console.print(f"Total: [bold]${total:,.0f}[/bold] per month")
+    elif gaps:
+        priced = plan.priced_monthly_usd
+        head = f"Total: [bold]${priced:,.0f}[/bold] per month, partial" if priced is not None else "Total: unknown"
+        console.print(f"{head} (not priced: {escape('; '.join(gaps))}); pass --prices FILE with your rate card")
     cs = plan.cold_start
     console.print(
         f"Cold start of a GPU node: ~{cs.typical_s / 60:.0f} min typical, up to {cs.worst_s / 60:.0f} min "
         f"(autoscaler + VM + GPU driver/device plugin + image pull); spare GPUs cover --growth over the worst case."
     )
+    for c in cs.components:
+        if c.get("typical_estimated"):
+            console.print(
+                f"  typical {escape(c['phase'].replace('_', ' '))}: ~{c['typical_s'] / 60:.1f} min is an estimate, the "
+                f"{escape(c['estimate'])} (no typical figure is published)"
+            )
     if any(m.choice and m.choice.price and m.choice.price.source == "unverified estimate" for m in plan.models):
         console.print("Some prices are unverified estimates: pass --prices FILE with your own rate card.")

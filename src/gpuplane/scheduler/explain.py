@@ -22,9 +22,6 @@ from gpuplane.scheduler.plugins.node_resources_fit import INSUFFICIENT
 if TYPE_CHECKING:
     from gpuplane.scheduler.scheduler import Explanation, Scheduler
 
-GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "sku", "dedicated", "nvidia.com/gpu.present")
-
-
 def _model(sched: Scheduler, node_name: str) -> str:
     from gpuplane.gpu.catalog import catalog
 
@@ -142,31 +139,124 @@ def _resource_causes(
         out.extend(_renamed_resource(sched, expl, resource, want, without))
     if not with_resource:
         return out
-    free = {i.name: i.allocatable.get(resource, 0) - i.requested.get(resource, 0) for i in with_resource}
+    reserved = _nominated_reservations(sched, expl, resource, with_resource)
+    held: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+    rest = []
+    for info in with_resource:
+        free_now = info.allocatable.get(resource, 0) - info.requested.get(resource, 0)
+        holders = reserved.get(info.index)
+        if holders and free_now >= want:
+            # Room that is free on the node but promised to nominated pods: that, not
+            # fragmentation or load, is why this node failed.
+            held.setdefault(tuple(key for key, _, _ in holders), []).append((info.name, free_now))
+        else:
+            rest.append(info)
+    for keys, nodes in held.items():
+        out.append(_reservation_cause(sched, expl, resource, want, reserved, keys, nodes))
+    if rest:
+        out.append(_shortage_cause(sched, resource, want, rest, reserved))
+    return out
+
+
+def _nominated_reservations(
+    sched: Scheduler, expl: Explanation, resource: str, infos: list
+) -> dict[int, list[tuple[str, int, int]]]:
+    """Node index -> ``[(pod key, priority, amount of resource)]`` of other pods nominated
+    there with priority >= this pod's.
+
+    kube-scheduler's ``RunFilterPluginsWithNominatedPods`` (pkg/scheduler/framework/runtime/
+    framework.go; reference/scheduling.md §3.6) filters every node as if those pods were
+    already on it, so their requests are not free room for this pod. Same set as
+    ``Scheduler._nominated_extra`` uses for the verdicts.
+    """
+    from gpuplane.k8s.requests import pod_requests
+
+    index = sched.index
+    if not index.nominated:
+        return {}
+    wanted = {info.index for info in infos}
+    me = expl.pod
+    mine = index.priority(me)
+    out: dict[int, list[tuple[str, int, int]]] = {}
+    for other, j in index.nominated:
+        if j not in wanted or other is me or (other.metadata.uid and other.metadata.uid == me.metadata.uid):
+            continue
+        prio = index.priority(other)
+        if prio < mine:
+            continue
+        try:
+            amount = pod_requests(other).get(resource, 0)
+        except (ValueError, TypeError):
+            continue
+        if amount > 0:
+            key = f"{other.metadata.namespace or 'default'}/{other.metadata.name}"
+            out.setdefault(j, []).append((key, prio, amount))
+    return out
+
+
+def _reservation_cause(
+    sched: Scheduler, expl: Explanation, resource: str, want: int,
+    reserved: dict[int, list[tuple[str, int, int]]], keys: tuple[str, ...], nodes: list[tuple[str, int]],
+) -> tuple[int, str, str | None]:
+    """Nodes whose free GPUs would fit the pod but are held for nominated pods."""
+    index = sched.index
+    holders = reserved[index.by_name[nodes[0][0]]]
+    who = ", ".join(f"{key} (priority {prio}, {amount} {resource})" for key, prio, amount in holders)
+    mine = index.priority(expl.pod)
+    names = [name for name, _ in nodes]
+    free = sum(f for _, f in nodes)
+    left = max(max(f - sum(a for _, _, a in reserved[index.by_name[name]]) for name, f in nodes), 0)
+    one = len(names) == 1
+    plural = "" if len(holders) == 1 else "s"
+    cause = (
+        f"the {free} free {resource} on {_nodes(names)} {'is' if free == 1 else 'are'} reserved for the "
+        f"nominated pod{plural} {who}, of priority >= the pod's ({mine}): kube-scheduler counts pods nominated "
+        f"to a node (status.nominatedNodeName, set by preemption) as already running there when filtering "
+        f"(RunFilterPluginsWithNominatedPods): that leaves at most {left} for this pod, which asks for {want}"
+    )
+    fix = (
+        f"wait for {keys[0]}{' and the others' if len(keys) > 1 else ''} to bind to {names[0]}"
+        f"{' and the other nodes' if not one else ''} (its next scheduling attempt), then for {want} {resource} "
+        f"to free up; or add GPU nodes (or let the autoscaler) so the pod has room of its own"
+    )
+    return (RANK_DECISIVE, cause, fix)
+
+
+def _shortage_cause(
+    sched: Scheduler, resource: str, want: int, infos: list, reserved: dict[int, list[tuple[str, int, int]]]
+) -> tuple[int, str, str | None]:
+    """Fragmentation (enough free in total, never enough on one node) or plain shortage.
+
+    Free counts subtract what nominated pods of >= priority hold, as the Filter did."""
+    free = {
+        i.name: i.allocatable.get(resource, 0) - i.requested.get(resource, 0)
+        - sum(amount for _, _, amount in reserved.get(i.index, ()))
+        for i in infos
+    }
     total_free = sum(max(v, 0) for v in free.values())
-    by_free: Counter[tuple[str, int]] = Counter((_model(sched, i.name), max(free[i.name], 0)) for i in with_resource)
+    by_free: Counter[tuple[str, int]] = Counter((_model(sched, i.name), max(free[i.name], 0)) for i in infos)
     parts = ", ".join(
         f"{c} {model + ' ' if model else ''}node(s) with {f} free"
         for (model, f), c in sorted(by_free.items(), key=lambda x: (-x[1], -x[0][1], x[0][0]))
     )
     biggest = max(max(free.values()), 0)
-    if total_free >= want:
-        out.append(
-            (RANK_FRAGMENTATION, f"the {len(with_resource)} node(s) with {resource} that pass the other checks have {parts}; "
+    held = sum(amount for i in infos for _, _, amount in reserved.get(i.index, ()))
+    held_note = f", after {held} held for nominated pods of >= priority" if held else ""
+    if total_free >= want and biggest < want:
+        return (
+            RANK_FRAGMENTATION, f"the {len(infos)} node(s) with {resource} that pass the other checks have {parts}; "
                 f"the pod asks for {want} on one node: fragmentation ({total_free} free in total, "
-                f"at most {biggest} on any node)",
-             f"pack small GPU jobs (a MostAllocated / RequestedToCapacityRatio scoring profile) or drain one node "
-             f"(kubectl cordon <node> and move its jobs) to reassemble {want} free {resource}; or split the pod into "
-             f"pods of at most {biggest}" if biggest else None)
+                f"at most {biggest} on any node{held_note})",
+            f"pack small GPU jobs (a MostAllocated / RequestedToCapacityRatio scoring profile) or drain one node "
+            f"(kubectl cordon <node> and move its jobs) to reassemble {want} free {resource}; or split the pod into "
+            f"pods of at most {biggest}" if biggest else None,
         )
-    else:
-        total = sum(i.allocatable.get(resource, 0) for i in with_resource)
-        out.append(
-            (RANK_CAPACITY, f"all {resource} are in use on the {len(with_resource)} node(s) that pass the other checks: "
-                f"{total_free} free of {total} ({parts}); the pod asks for {want}",
-             "wait for running jobs to finish, add GPU nodes (or let the autoscaler), or lower the request")
-        )
-    return out
+    total = sum(i.allocatable.get(resource, 0) for i in infos)
+    return (
+        RANK_CAPACITY, f"all {resource} are in use on the {len(infos)} node(s) that pass the other checks: "
+            f"{total_free} free of {total} ({parts}{held_note}); the pod asks for {want}",
+        "wait for running jobs to finish, add GPU nodes (or let the autoscaler), or lower the request",
+    )
 
 
 def _exposed_gpu_names(sched: Scheduler, info, resource: str) -> tuple[str, ...]:
@@ -286,31 +376,75 @@ def _nodes(names: list[str]) -> str:
 
 
 def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list[tuple[int, str, str | None]]:
+    """One cause per untolerated taint, with the toleration as the fix.
+
+    Where a taint usually comes from is said only when it is known: the key is a GPU
+    resource name (the convention for dedicated GPU nodes, reference/nvidia-gpu-stack.md §3.4;
+    GKE taints GPU node pools with ``nvidia.com/gpu``, reference/platform.md), or a Karpenter
+    NodePool in the input declares it. The GPU Operator applies no taints (its operands only
+    tolerate ``nvidia.com/gpu``), so no taint is attributed to it. A GPU-key taint on a pod
+    that asks for no GPU is doing its job: no toleration is offered then.
+    """
     pod = expl.pod
     taints: Counter[tuple[str, str, str]] = Counter()
-    gpu_nodes = 0
+    origin: dict[tuple[str, str, str], str] = {}
     for name in names:
         node = sched.cluster.node_by_name.get(name)
         if node is None:
             continue
         taint = find_untolerated_taint(node.spec.taints, pod.spec.tolerations)
-        if taint is not None:
-            taints[(taint.key, taint.value, taint.effect)] += 1
-        if any(is_gpu_resource(r) for r in node.status.allocatable):
-            gpu_nodes += 1
+        if taint is None:
+            continue
+        key = (taint.key, taint.value, taint.effect)
+        taints[key] += 1
+        if key not in origin:
+            origin[key] = _taint_origin(sched, node.metadata.labels, taint.key, taint.value, taint.effect)
     out: list[tuple[int, str, str | None]] = []
     wants_gpu = any(is_gpu_resource(r) for r in sched.context(pod).requests)
     for (key, value, effect), count in taints.most_common():
-        gpu_pool = key in GPU_TAINT_KEYS or key.startswith(("nvidia.com/", "amd.com/"))
+        gpu_key = key in GPU_TAINT_KEYS
         op = f"operator: Equal\n  value: \"{value}\"" if value else "operator: Exists"
         fix = f"tolerations:\n- key: {key}\n  {op}\n  effect: {effect}"
-        if gpu_pool and wants_gpu:
-            out.append((RANK_DECISIVE, f"{count} GPU node(s) carry the taint {key}={value}:{effect} (the GPU node pool's taint, "
-                           "as the GPU Operator / node-pool setup applies it) and the pod does not tolerate it: add this toleration", fix))
+        shown = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+        where = origin.get((key, value, effect), "")
+        note = f" ({where})" if where else ""
+        if gpu_key and not wants_gpu:
+            out.append((RANK_DECISIVE, f"{count} GPU node(s) carry the taint {shown}{note}: it keeps pods that ask for "
+                                       "no GPU off GPU nodes, as intended", None))
+        elif gpu_key:
+            # ExtendedResourceToleration adds exactly this toleration (Exists) when enabled.
+            fix += f"\n# or enable the ExtendedResourceToleration admission plugin: it adds it to pods requesting {key}"
+            out.append((RANK_DECISIVE, f"{count} GPU node(s) carry the taint {shown}{note} and the pod does not "
+                                       "tolerate it: add this toleration", fix))
         else:
-            out.append((RANK_DECISIVE,
-                        f"{count} node(s) have the untolerated taint {key}={value}:{effect}", fix if gpu_pool else None))
+            out.append((RANK_DECISIVE, f"{count} node(s) carry the taint {shown}{note} and the pod does not "
+                                       "tolerate it: add this toleration if the pod belongs there", fix))
     return out
+
+
+# Taint keys that are GPU resource names: the convention for dedicated GPU nodes
+# (reference/nvidia-gpu-stack.md §3.4), which the ExtendedResourceToleration admission
+# plugin tolerates automatically for pods requesting that resource when it is enabled.
+GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
+
+
+def _taint_origin(sched: Scheduler, labels: dict[str, str], key: str, value: str, effect: str) -> str:
+    """Where a taint comes from, when the input or a well-known convention says so; else ""."""
+    pool = labels.get("karpenter.sh/nodepool")
+    if pool:
+        for obj in sched.cluster.by_kind("NodePool", "karpenter.sh"):
+            if obj.name != pool:
+                continue
+            spec = ((obj.data.get("spec") or {}).get("template") or {}).get("spec") or {}
+            for field in ("taints", "startupTaints"):
+                for t in spec.get(field) or ():
+                    if isinstance(t, dict) and t.get("key") == key and t.get("effect") == effect:
+                        return f"set by Karpenter NodePool {pool}, spec.template.spec.{field}"
+    if key not in GPU_TAINT_KEYS:
+        return ""
+    if key == "nvidia.com/gpu" and "cloud.google.com/gke-accelerator" in labels:
+        return "GKE taints GPU node pools with nvidia.com/gpu when the cluster also has non-GPU pools"
+    return "the usual taint on dedicated GPU nodes: key = the GPU resource name"
 
 
 def _affinity_cause(expl: Explanation, count: int) -> str:

@@ -6,7 +6,9 @@ Design notes (reference/python-stack.md):
   without building a node graph for the whole file.
 - A kubectl ``kind: List`` in YAML (``items:`` followed by ``- `` items at
   column 0) is split into one document per item before loading (python-stack.md
-  footnote 2): ~4x less memory than one huge document, same result.
+  footnote 2): ~4x less memory than one huge document, same result. A List that
+  may use anchors and aliases (an alias can point into an earlier item) is
+  loaded whole instead.
 - Field line numbers are resolved lazily (:mod:`gpuplane.sources.locate`): only
   objects that get findings pay for a composed node tree.
 - JSON goes through msgspec; the items of a List stay ``msgspec.Raw`` until
@@ -44,6 +46,9 @@ _ITEM_START = re.compile(r"^-(?: |$)", re.MULTILINE)
 _TOP_LEVEL_KEY = re.compile(r"^[^\s#-]", re.MULTILINE)
 # A YAML alias (``*name``) can only follow whitespace or a flow indicator.
 _MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+# Likewise an anchor (``&name``). A false hit (``a && b`` in a command) only costs the
+# List split's speed, never correctness.
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,])&[^\s,\[\]{}]")
 
 try:
     _CLoader: type = yaml.CSafeLoader
@@ -658,7 +663,7 @@ def _load_yaml(text: str, path: str) -> LoadResult:
     result = LoadResult()
     for doc_index, (first_line, body) in enumerate(split_documents(text)):
         object_line = first_line + _leading_blank_lines(body)
-        split = split_list_items(body)
+        split = None if _may_share_anchors(body) else split_list_items(body)
         if split is not None and _load_split_list(split, body, path, first_line, doc_index, result):
             continue
         try:
@@ -677,6 +682,17 @@ def _load_yaml(text: str, path: str) -> LoadResult:
         locator = DocumentLocator(body, first_line, lines)
         _collect(data, path, object_line, doc_index, locator, result)
     return result
+
+
+def _may_share_anchors(body: str) -> bool:
+    """True when the document may define an anchor and use an alias: a List cut into
+    per-item documents would lose anchors defined in an earlier item ("found undefined
+    alias"), so such a document is loaded whole. Two substring tests first keep the common
+    case (no ``&`` or no ``*``) at memchr speed."""
+    return (
+        "&" in body and "*" in body
+        and _MAYBE_ANCHOR.search(body) is not None and _MAYBE_ALIAS.search(body) is not None
+    )
 
 
 def _load_split_list(
