@@ -42,7 +42,7 @@ def test_mig_profile_not_offered() -> None:
 def test_quota_larger_than_pool() -> None:
     data = _load("gke-inference")
     data["tenants"][0]["gpu_quota"] = {"L4": 40}
-    assert _refused(data) == ["tenants[0].gpu_quota.L4: quota 40 is larger than the pools' 32 at their largest size"]
+    assert _refused(data) == ["tenants[0].gpu_quota.L4: quota 40 is larger than the pools' 24 at their largest size"]
 
 
 def test_queue_names_missing_flavor() -> None:
@@ -58,7 +58,8 @@ def test_rwo_shared_dataset() -> None:
     data["storage"]["shared_datasets"][0]["access_mode"] = "ReadWriteOnce"
     assert _refused(data) == [
         "storage.shared_datasets[0].access_mode: a shared dataset is mounted by pods on many nodes; ReadWriteOnce "
-        "allows one node (use ReadWriteMany or ReadOnlyMany)"
+        "allows one node (use ReadWriteMany or ReadOnlyMany)",
+        "storage.model_cache.volume: models is ReadWriteOnce; model_cache are written, it must be ReadWriteMany",
     ]
 
 
@@ -77,12 +78,12 @@ def test_mig_on_model_without_mig() -> None:
 
 def test_schema_error_names_field() -> None:
     data = copy.deepcopy(_load("gke-inference"))
-    data["gpu_pools"][0]["sharing"]["replicas"] = "four"
+    data["gpu_pools"][1]["sharing"]["replicas"] = "four"
     data["tenants"][0]["typo"] = 1
     with pytest.raises(BlueprintError) as exc:
         parse_blueprint(data)
     assert exc.value.problems == [
-        "gpu_pools[0].sharing.replicas: Input should be a valid integer, unable to parse string as an integer",
+        "gpu_pools[1].sharing.replicas: Input should be a valid integer, unable to parse string as an integer",
         "tenants[0].typo: unknown field",
     ]
 

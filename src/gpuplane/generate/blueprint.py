@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 # RFC 1123 label: namespaces, pool names, queue names all end up as object names.
 DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")]
+CpuQuantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?m?$")]
 
 
 class BlueprintError(ValueError):
@@ -79,6 +80,15 @@ class GpuPool(_Model):
     workload: Literal["training", "inference", "mixed"] = "mixed"
     capacity_type: Literal["on-demand", "spot", "reserved"] = "on-demand"
     root_volume_gi: int = Field(default=200, ge=20, description="node disk for images + model artifacts")
+    cpus_per_node: int | None = Field(
+        default=None, ge=1,
+        description="host logical CPUs per node; on-prem only (cloud pools take it from the instance type). "
+                    "Default for 8 x H100-80GB: DGX H100 (224)",
+    )
+    memory_per_node_gi: int | None = Field(
+        default=None, ge=1,
+        description="host memory per node in GiB; on-prem only. Default for 8 x H100-80GB: DGX H100 (2048)",
+    )
 
     @model_validator(mode="after")
     def _sizes(self) -> GpuPool:
@@ -132,6 +142,10 @@ class Autoscaling(_Model):
     scale_down_gpu_utilization: float = Field(default=0.5, gt=0, le=1)
     ami_alias: str = Field(default="al2023@v20250715", description="Karpenter EC2NodeClass amiSelectorTerms alias")
     node_role: str | None = Field(default=None, description="Karpenter EC2NodeClass IAM role")
+    iam_role_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$",
+        description="Karpenter controller IAM role (IRSA): annotated on the chart's service account",
+    )
 
 
 class Volume(_Model):
@@ -148,13 +162,17 @@ class Volume(_Model):
 
 
 class CheckpointClaims(_Model):
+    """Checkpoints live in a ``checkpoints/`` folder of a named volume's claim (no claim of their own)."""
+
     volume: str = Field(description="name of a high_performance or shared_datasets volume")
-    size: Quantity = "1Ti"
+    size: Quantity | None = Field(default=None, description="expected footprint; must fit the volume's size")
 
 
 class ModelCache(_Model):
+    """Model weights live in a ``model-cache/`` folder of a named volume's claim."""
+
     volume: str
-    size: Quantity = "500Gi"
+    size: Quantity | None = Field(default=None, description="expected footprint; must fit the volume's size")
 
 
 class Storage(_Model):
@@ -173,8 +191,17 @@ class TrainingTemplate(_Model):
     workers: int = Field(default=2, ge=1)
     gpus_per_worker: int = Field(default=1, ge=1)
     image: str = "nvcr.io/nvidia/pytorch:25.01-py3"
-    command: list[str] = Field(default_factory=lambda: ["torchrun", "train.py"])
+    script: list[str] = Field(
+        default_factory=lambda: ["train.py"],
+        description="program and arguments each rank runs; gpuplane wraps it in the launcher the kind needs "
+                    "(torchrun with node rank and rendezvous, or mpirun)",
+    )
+    command: list[str] | None = Field(
+        default=None, description="full command override: replaces the generated launcher (you own rank wiring)",
+    )
     shm_size: Quantity = "16Gi"
+    cpu: CpuQuantity | None = Field(default=None, description="CPU per pod (default: the pod's GPU share of the node)")
+    memory: Quantity | None = Field(default=None, description="memory per pod (default: its GPU share of the node)")
 
 
 class InferenceTemplate(_Model):
@@ -189,6 +216,12 @@ class InferenceTemplate(_Model):
     scale_metric: Literal["queue", "gpu"] = "queue"
     target: str = Field(default="5", description="target average per pod (waiting requests, or GPU util %)")
     startup_budget_s: int = Field(default=900, ge=60, description="startupProbe window for weight loading")
+    model_size_gb: float | None = Field(
+        default=None, gt=0,
+        description="weights in GB (bf16: 2 x parameters in billions); known for the models gpuplane lists",
+    )
+    cpu: CpuQuantity | None = Field(default=None, description="CPU per pod (default: the pod's GPU share of the node)")
+    memory: Quantity | None = Field(default=None, description="memory per pod (default: its GPU share of the node)")
 
 
 class Workloads(_Model):

@@ -13,14 +13,21 @@ Facts checked against:
 - Access modes: Kubernetes "Persistent Volumes" (RWO = one node); a dataset read by every
   worker on many nodes needs ReadWriteMany / ReadOnlyMany (reference platform.md §4.1).
 - CSI backends per provider: reference platform.md §4.2.
+- Pod sizes against node shapes, vLLM weights against the GPU memory a replica gets:
+  :mod:`gpuplane.generate.sizing` (rules and sources there).
+- MPIJob: kubeflow/training-operator v1.9 ships an MPIJob ``kubeflow.org/v1`` CRD named
+  ``mpijobs.kubeflow.org``, the name mpi-operator's ``v2beta1`` CRD uses; one cluster holds one
+  of them (/work/shared/corpus/crds/SOURCES.md, "Kubeflow training-operator v1").
 """
 
 from __future__ import annotations
 
-from gpuplane.generate.blueprint import Blueprint, GpuPool
+from gpuplane.generate import sizing
+from gpuplane.generate.blueprint import Blueprint, GpuPool, InferenceTemplate, TrainingTemplate
 from gpuplane.generate.plan import gpus_per_node
 from gpuplane.gpu.catalog import GpuModel, catalog
 from gpuplane.gpu.mig import layout_fits
+from gpuplane.k8s.quantity import QuantityError, parse_quantity
 
 BACKEND_PROVIDERS: dict[str, tuple[str, ...]] = {
     "nfs": ("eks", "gke", "aks", "on-prem"),
@@ -85,6 +92,17 @@ def _check_pool(bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: 
         else:
             problems.append(f"{where}.gpus_per_node: required when no instance type is given")
         return
+    if bp.provider == "on-prem" or all(cat.instance(t) is not None for t in pool.instance_types):
+        shape, missing = sizing.node_shape(pool, per_node)
+        if shape is None and bp.provider == "on-prem":
+            problems.append(
+                f"{where}.{missing}: on-prem pools give host cpus_per_node and memory_per_node_gi (only 8 x "
+                f"{sizing.DGX_GPU} nodes default to the DGX H100's 224 CPUs / 2048 GiB); pods are sized from them"
+            )
+        elif shape is None:
+            problems.append(f"{where}.instance_types: {missing}; pods cannot be sized")
+    if bp.provider != "on-prem" and (pool.cpus_per_node is not None or pool.memory_per_node_gi is not None):
+        problems.append(f"{where}.cpus_per_node: cloud pools take host CPUs and memory from the instance type")
     sharing = pool.sharing
     s_where = f"{where}.sharing"
     if sharing.mode in ("time-slicing", "mps"):
@@ -215,13 +233,124 @@ def _check_storage(bp: Blueprint, problems: list[str]) -> None:
             for j, ns in enumerate(vol.namespaces):
                 if ns not in tenants:
                     problems.append(f"{where}.namespaces[{j}]: no tenant {ns!r}")
+    volumes = {v.name: v for v in (*bp.storage.shared_datasets, *bp.storage.high_performance)}
     for key in ("checkpoints", "model_cache"):
         ref = getattr(bp.storage, key)
-        if ref is not None and ref.volume not in names:
+        if ref is None:
+            continue
+        if ref.volume not in names:
             problems.append(f"storage.{key}.volume: no volume named {ref.volume!r}")
+            continue
+        vol = volumes[ref.volume]
+        if vol.access_mode != "ReadWriteMany":
+            problems.append(f"storage.{key}.volume: {vol.name} is {vol.access_mode}; {key} are written, it must be ReadWriteMany")
+        if ref.size is not None and _bytes(ref.size) > _bytes(vol.size):
+            problems.append(f"storage.{key}.size: {ref.size} is larger than volume {vol.name} ({vol.size})")
+    for i, vol in enumerate(bp.storage.shared_datasets):
+        # A dynamically provisioned claim starts empty; read-only, nothing can ever fill it.
+        if vol.access_mode == "ReadOnlyMany" and vol.backend not in STATIC_DATASET_BACKENDS:
+            problems.append(
+                f"storage.shared_datasets[{i}].access_mode: a ReadOnlyMany claim on a dynamically provisioned "
+                f"{vol.backend} volume starts empty and can never be written; use ReadWriteMany (load data with a "
+                "writer Job; training pods still mount it read-only)"
+            )
 
 
-def _check_workloads(bp: Blueprint, problems: list[str]) -> None:
+STATIC_DATASET_BACKENDS = ("efs", "nfs")  # gpuplane binds these read-only datasets to the existing share
+
+
+def _bytes(q: str) -> float:
+    try:
+        return float(parse_quantity(q))
+    except QuantityError:
+        return 0.0
+
+
+def _check_fit(bp: Blueprint, where: str, w: TrainingTemplate | InferenceTemplate, pool: GpuPool, per_node: int,
+               mig: dict[str, list[dict[str, int]]], problems: list[str]) -> None:
+    """Requests must fit the pod's share of its node; vLLM weights must fit its GPU memory."""
+    shape, _ = sizing.node_shape(pool, per_node)
+    if shape is None:
+        return  # reported on the pool
+    units = sizing.node_units(pool, per_node, mig.get(pool.name))
+    need = w.gpus_per_worker if isinstance(w, TrainingTemplate) else w.gpus
+    share = sizing.pod_share(shape, need if pool.sharing.mode == "none" else 1, units)
+    node = ", ".join(pool.instance_types) or f"{pool.name} node"
+    share_text = (f"a pod's share of a {node} ({shape.cpu_m // 1000} CPUs, {shape.memory_mi // 1024} GiB, "
+                  f"{units} GPU units) is {share.cpu} CPU / {share.memory} after the system reserve")
+    cpu_m, mem_mi = share.cpu_m, share.memory_mi
+    pods = units // (need if pool.sharing.mode == "none" else 1)
+    disk = bp.storage.model_artifacts_gi * pods
+    usable = int(pool.root_volume_gi * sizing.IMAGEFS_USABLE) - sizing.IMAGE_LAYERS_GI
+    if bp.provider != "on-prem" and disk > usable:
+        problems.append(
+            f"storage.model_artifacts_gi: {pods} pods per {pool.name} node x {bp.storage.model_artifacts_gi}Gi "
+            f"ephemeral-storage = {disk}Gi; gpu_pools root_volume_gi {pool.root_volume_gi} leaves {usable}Gi "
+            f"(85% image-GC threshold, {sizing.IMAGE_LAYERS_GI}Gi of images): raise root_volume_gi or lower it"
+        )
+    for field, value, have in (("cpu", w.cpu, share.cpu_m), ("memory", w.memory, share.memory_mi)):
+        if value is None:
+            continue
+        asked = float(parse_quantity(value)) * (1000 if field == "cpu" else 1 / (1024 * 1024))
+        if asked > have:
+            problems.append(f"{where}.{field}: {value} does not fit: {share_text}")
+        elif field == "cpu":
+            cpu_m = int(asked)
+        else:
+            mem_mi = int(asked)
+    if cpu_m < sizing.MIN_CPU_M or mem_mi < sizing.MIN_MEMORY_MI:
+        problems.append(f"{where}.pool: too small for a GPU pod (at least 1 CPU and 4Gi): {share_text}")
+        return
+    if isinstance(w, TrainingTemplate):
+        shm_mi = float(parse_quantity(w.shm_size)) / (1024 * 1024)
+        if shm_mi * 2 > mem_mi:
+            problems.append(
+                f"{where}.shm_size: {w.shm_size} of /dev/shm counts against the pod's memory limit "
+                f"({sizing.format_memory(mem_mi)}); keep it at most half of it (platform.md §4.6)"
+            )
+        return
+    _check_model(where, w, pool, mig, problems)
+
+
+def _check_model(where: str, w: InferenceTemplate, pool: GpuPool, mig: dict[str, list[dict[str, int]]], problems: list[str]) -> None:
+    model = catalog().model(pool.gpu)
+    if model is None:
+        return
+    size = sizing.model_size_gb(w.model, w.model_size_gb)
+    shared = pool.sharing.mode in ("time-slicing", "mps")
+    if size is None:
+        if shared:
+            problems.append(
+                f"{where}.model_size_gb: required to serve {w.model} on {pool.sharing.mode} GPUs "
+                "(vLLM pre-allocates its GPU memory and shared replicas get no memory isolation)"
+            )
+        return
+    replicas = pool.sharing.replicas or 1 if shared else 1
+    profile = None
+    if pool.sharing.mode == "mig":
+        layouts = mig.get(pool.name) or []
+        profiles = sorted({p for layout in layouts for p in layout}, key=lambda p: -sizing.device_memory_gb(model, p))
+        profile = profiles[0] if profiles else None
+    device_gb = sizing.device_memory_gb(model, profile)
+    util = sizing.gpu_memory_utilization(replicas)
+    ok, budget = sizing.weights_fit(size, device_gb, util, w.gpus)
+    if not ok:
+        what = f"{replicas}-way {pool.sharing.mode} share" if shared else (f"{profile} MIG device" if profile else "GPU")
+        problems.append(
+            f"{where}.model: {w.model} needs {size:g} GB of weights; a {what} of {model.name} gives vLLM "
+            f"{budget:.1f} GB (--gpu-memory-utilization {float(util):g} x {device_gb:g} GB x {w.gpus}), and weights may "
+            "take at most 80% of it (the rest is KV cache); use whole GPUs, fewer replicas or a smaller model"
+        )
+
+
+def _check_workloads(bp: Blueprint, problems: list[str], mig: dict[str, list[dict[str, int]]]) -> None:
+    kinds = {w.kind for w in bp.workloads.training}
+    if "pytorchjob" in kinds and "mpijob" in kinds:
+        problems.append(
+            "workloads.training: pytorchjob needs Kubeflow training-operator v1.9, whose install ships an MPIJob "
+            "kubeflow.org/v1 CRD with the same name (mpijobs.kubeflow.org) as mpi-operator's v2beta1 CRD that "
+            "mpijob needs; a cluster holds one of them: use one of the two kinds"
+        )
     for section in ("training", "inference"):
         for i, w in enumerate(getattr(bp.workloads, section)):
             where = f"workloads.{section}[{i}]"
@@ -241,6 +370,9 @@ def _check_workloads(bp: Blueprint, problems: list[str]) -> None:
                     problems.append(f"{where}: {pool.name} shares GPUs with failRequestsGreaterThanOne; request 1, not {need}")
             elif per_node is not None and need > per_node:
                 problems.append(f"{where}: {need} GPUs per pod; {pool.name} nodes have {per_node}")
+                continue
+            if per_node is not None:
+                _check_fit(bp, where, w, pool, per_node, mig, problems)
             if section == "training":
                 if w.kind == "volcano-job" and bp.scheduler.name != "volcano":
                     problems.append(f"{where}.kind: a Volcano Job needs scheduler volcano (scheduler is {bp.scheduler.name})")
@@ -254,6 +386,11 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
         problems.append(f"autoscaling.provisioner: Karpenter NodePools + EC2NodeClass need provider eks, not {bp.provider}")
     if a.provisioner == "karpenter" and a.node_role is None:
         problems.append("autoscaling.node_role: Karpenter's EC2NodeClass needs the node IAM role")
+    if a.provisioner == "karpenter" and bp.provider == "eks" and a.iam_role_arn is None:
+        problems.append(
+            "autoscaling.iam_role_arn: the Karpenter controller needs an IAM role (IRSA: annotated on its service "
+            "account as eks.amazonaws.com/role-arn), e.g. arn:aws:iam::111122223333:role/KarpenterController"
+        )
     if a.provisioner != "none" and bp.provider == "on-prem":
         problems.append("autoscaling.provisioner: on-prem pools are fixed; use provisioner none")
     if a.provisioner == "none":
@@ -285,5 +422,5 @@ def check_blueprint(bp: Blueprint) -> tuple[list[str], dict[str, list[dict[str, 
         _check_pool(bp, i, pool, problems, mig)
     _check_tenants(bp, problems, mig)
     _check_storage(bp, problems)
-    _check_workloads(bp, problems)
+    _check_workloads(bp, problems, mig)
     return problems, mig

@@ -15,6 +15,7 @@ from gpuplane.generate.checks import check_blueprint
 from gpuplane.generate.plan import build_plans
 from gpuplane.generate.render import (
     autoscaling,
+    controllers,
     mig,
     operator,
     scheduling,
@@ -26,7 +27,7 @@ from gpuplane.generate.render import (
 from gpuplane.generate.render.base import Bundle
 from gpuplane.generate.validate import CrdSchemas, validate_objects
 
-RENDERERS = (operator, sharing, mig, scheduling, tenancy, autoscaling, storage, workloads)
+RENDERERS = (operator, controllers, sharing, mig, scheduling, tenancy, autoscaling, storage, workloads)
 
 
 @dataclass(slots=True)
@@ -38,12 +39,12 @@ class GenerateResult:
 
 def render_blueprint(bp: Blueprint) -> Bundle:
     """Check the blueprint and render every component (raises :class:`BlueprintError`)."""
-    from gpuplane.generate.render.storage import REQUIRED_PARAMETERS
+    from gpuplane.generate.render.storage import required_parameters
 
     problems, mig_layouts = check_blueprint(bp)
     for section in ("shared_datasets", "high_performance"):
         for i, vol in enumerate(getattr(bp.storage, section)):
-            for key in REQUIRED_PARAMETERS[vol.backend]:
+            for key in required_parameters(vol):
                 if key not in vol.parameters:
                     problems.append(f"storage.{section}[{i}].parameters.{key}: required by the {vol.backend} CSI driver")
     if problems:

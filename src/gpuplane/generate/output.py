@@ -18,8 +18,25 @@ from gpuplane.generate.explain import decisions_markdown
 from gpuplane.generate.render.base import STAGES, Bundle, HelmRelease
 
 
+class _Dumper(yaml.CSafeDumper):
+    """No ``&id001`` anchors: objects that share a dict (one annotations map on several pod
+    templates) are written out in full, as people and ``kubectl`` expect."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    """Multi-line strings (embedded configs, patches) as literal blocks, readable in review."""
+    # The emitter falls back to a quoted style when a literal block cannot hold the text.
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
+
+
+_Dumper.add_representer(str, _str)
+
+
 def dump(obj: Any) -> str:
-    return yaml.dump(obj, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False, width=120)
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=120)
 
 
 def file_name(obj: dict[str, Any]) -> str:
@@ -50,6 +67,37 @@ def helm_command(rel: HelmRelease, values_path: str) -> str:
             f"--create-namespace --values <(yq '.valuesInline' {values_path})")
 
 
+def _prerequisites(bundle: Bundle) -> list[str]:
+    """What the user must provide that gpuplane never generates (Secrets, metrics adapters)."""
+    from gpuplane.generate.render.workloads import HF_TOKEN_SECRET
+    from gpuplane.generate.sizing import is_gated
+
+    bp = bundle.blueprint
+    out: list[str] = []
+    gated = sorted({(w.tenant, w.model) for w in bp.workloads.inference if is_gated(w.model)})
+    if gated:
+        out += ["", "## Secrets you create", "",
+                "gpuplane never writes Secrets. Gated Hugging Face models need an access token (accept the model's "
+                "licence on huggingface.co first); the serving pods read it as `HF_TOKEN`:", ""]
+        for ns in sorted({t for t, _ in gated}):
+            models = ", ".join(m for t, m in gated if t == ns)
+            out.append(f"- `kubectl -n {ns} create secret generic {HF_TOKEN_SECRET} --from-literal=token=hf_...` "
+                       f"({models})")
+    if any(w.scale_metric == "queue" for w in bp.workloads.inference):
+        out += ["", "## Metrics for the HPA", "",
+                "vLLM exports `vllm:num_requests_waiting`; the HPAs scale on the custom metric "
+                "`vllm_num_requests_waiting`. Custom metric names are API path segments, so the Prometheus adapter "
+                "renames the series (prometheus-adapter config, `rules[].name`):", "",
+                "```yaml",
+                "rules:",
+                "  - seriesQuery: 'vllm:num_requests_waiting{namespace!=\"\",pod!=\"\"}'",
+                "    resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}",
+                "    name: {matches: \"^vllm:(.*)$\", as: \"vllm_${1}\"}",
+                "    metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'",
+                "```"]
+    return out
+
+
 def _readme(bundle: Bundle, written: dict[str, list[str]]) -> str:
     bp = bundle.blueprint
     lines = [f"# {bp.name}: generated GPU platform configuration", "",
@@ -59,13 +107,22 @@ def _readme(bundle: Bundle, written: dict[str, list[str]]) -> str:
     step = 1
     for key, title in STAGES.items():
         stage = bundle.stages[key]
-        if key == "10-operators" and (bundle.releases or bundle.shared.get("crd_urls")):
+        manifests = bundle.shared.get("manifests", [])
+        if key == "10-operators" and (bundle.releases or bundle.shared.get("crd_urls") or manifests):
             lines.append(f"{step}. `{key}/` {title}:")
             for rel in sorted(bundle.releases, key=lambda r: (r.order, r.release)):
                 lines.append(f"   - `{helm_command(rel, f'{key}/helm-{rel.release}.yaml')}`")
                 lines.append(f"     (chart {rel.chart} {rel.version}; source: {rel.source})")
             for url in bundle.shared.get("crd_urls", []):
                 lines.append(f"   - `kubectl apply --server-side -f {url}`")
+            for m in manifests:
+                flag = "-k" if m.kustomize else "-f"
+                lines.append(f"   - `kubectl apply --server-side {flag} \"{m.ref}\"` ({m.name} {m.version}; source: {m.source})")
+            for patch in bundle.shared.get("kustomize_patches", []):
+                t = patch["target"]
+                flag = patch["patch"].rsplit("value: ", 1)[1].strip()
+                lines.append(f"     then add `{flag}` to deployment `{t['name']}` in namespace `{t['namespace']}` "
+                             f"(the kustomization patches it)")
             lines.append(f"   - or all at once: `kustomize build --enable-helm {key} | kubectl apply --server-side -f -`")
             lines.append("   - wait: `kubectl -n gpu-operator wait --for=condition=Ready pods --all --timeout=15m`")
             step += 1
@@ -77,6 +134,7 @@ def _readme(bundle: Bundle, written: dict[str, list[str]]) -> str:
             step += 1
         for note in stage.notes:
             lines.append(f"   - {note}")
+    lines += _prerequisites(bundle)
     lines += ["", "Check before applying: `gpuplane lint .` (clean at warning and above).", "",
               "## Design decisions", "", decisions_markdown(bundle.decisions), ""]
     return "\n".join(lines)
@@ -109,6 +167,12 @@ def write_bundle(bundle: Bundle, out: str | Path) -> list[str]:
         kust: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization"}
         if resources:
             kust["resources"] = resources
+        if key == "10-operators":
+            remote = [*bundle.shared.get("crd_urls", []), *(m.ref for m in bundle.shared.get("manifests", []))]
+            if remote:
+                kust["resources"] = [*kust.get("resources", []), *remote]
+            if bundle.shared.get("kustomize_patches"):
+                kust["patches"] = bundle.shared["kustomize_patches"]
         if generators:
             kust["generators"] = sorted(generators)
         files["kustomization.yaml"] = dump(kust)

@@ -81,6 +81,11 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
             (RANK_PREEMPTION, f"preemption can make room: evicting {len(outcome.victims)} lower-priority pod(s) on "
                 f"{outcome.nominated_node} ({victims}); the pod would be nominated there", None)
         )
+    elif outcome is not None and outcome.error and "expected at least one victim pod" in outcome.message:
+        # preemption.go DryRunPreemption: the dry run fit without evicting anyone.
+        ranked.append((RANK_OTHER, "preemption found a node that fits without evicting any pod, which kube-scheduler "
+                       "reports as an error (the Filter and the preemption dry run disagreed); the pod is retried "
+                       "in a later scheduling cycle", None))
     elif outcome is not None and "preemptionPolicy=Never" in outcome.message:
         ranked.append((RANK_OTHER, "the pod's PriorityClass has preemptionPolicy: Never, so it waits for capacity instead of evicting", None))
     elif expl.fit_error.postfilter_msg and "No preemption victims" in expl.fit_error.postfilter_msg:

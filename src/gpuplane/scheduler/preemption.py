@@ -12,6 +12,16 @@ Semantics (reference/scheduling.md §1.4, §3.6):
   ``Preemption is not helpful for scheduling``;
 - on a tried node every pod of *strictly lower* priority is removed; none ->
   ``No preemption victims found for incoming pod``; still no fit -> that filter's reasons;
+- every dry-run Filter pass counts the pods nominated to the node with priority >= the
+  preemptor's as already there (``RunFilterPluginsWithNominatedPods``, runtime/framework.go,
+  called from ``SelectVictimsOnNode``); nominated pods of lower priority are not counted;
+- a node where the pod fits with every lower-priority pod kept (zero victims) is not a
+  candidate: ``DryRunPreemption`` turns it into an Error status
+  ``expected at least one victim pod on node "<node>"``; when no candidate is left, ``Preempt``
+  returns those errors (``utilerrors.NewAggregate``: one error as is, several as ``[e1, e2]``),
+  ``DefaultPreemption.PostFilter`` prefixes ``preemption: `` and ``RunPostFilterPlugins``
+  returns that Error alone (earlier plugins' reasons dropped); ``FitError.Error()`` appends it
+  after ``" "`` (framework/types.go), so the condition message ends without a period;
 - if some node fits, preemption succeeds: the pod is nominated there and no clause is
   appended. Victims are then the minimal set (higher-priority victims reprieved first, PDB-
   protected ones before others) and the node is chosen by fewest PDB violations, lowest
@@ -22,18 +32,22 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.selectors import label_selector_matches
 from gpuplane.scheduler.context import PodContext
-from gpuplane.scheduler.framework import UU, Status, U, build_fit_message
+from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, U, build_fit_message
 from gpuplane.scheduler.plugins.base import FilterPlugin
 from gpuplane.scheduler.plugins.dynamic_resources import postfilter_text
-from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit
-from gpuplane.scheduler.runtime import Diagnosis, Framework, first_failure
+from gpuplane.scheduler.plugins.node_resources_fit import PODS, NodeResourcesFit
+from gpuplane.scheduler.runtime import Diagnosis, Framework
 from gpuplane.scheduler.versions import ABSENT_UNRECORDED
+
+if TYPE_CHECKING:
+    from gpuplane.scheduler.index import ClusterIndex
 
 NAME = "DefaultPreemption"
 # default_preemption.go PodEligibleToPreemptOthers
@@ -43,6 +57,8 @@ NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominat
 NO_VICTIMS = "No preemption victims found for incoming pod"
 # preemption.go nodesWherePreemptionMightHelp
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
+# preemption.go DryRunPreemption: a successful dry run that needs no victim
+NO_VICTIM_ERROR = 'expected at least one victim pod on node "{node}"'
 PREFIX = "preemption: "
 MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
@@ -58,6 +74,8 @@ class PreemptionOutcome:
     pdb_violations: int = 0
     # per node index, the dry-run Status (None = candidate) for nodes that were tried
     tried: dict[int, Status | None] = field(default_factory=dict)
+    # True when PostFilter ended with an Error status (``message`` is that error)
+    error: bool = False
 
 
 def run_postfilter(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[FilterPlugin]) -> PreemptionOutcome:
@@ -71,6 +89,10 @@ def run_postfilter(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list
     outcome = preempt(fw, ctx, diag, active)
     if outcome.nominated_node is not None:
         outcome.message = ""  # a successful PostFilter ends the loop with a Success status
+        return outcome
+    if outcome.error:
+        # RunPostFilterPlugins returns an Error status at once, without earlier reasons.
+        outcome.message = PREFIX + outcome.message
         return outcome
     parts.append(PREFIX + outcome.message)
     outcome.message = ", ".join(parts)
@@ -117,11 +139,18 @@ def preempt(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[Filter
     if len(potential) == 0:
         return PreemptionOutcome(message=build_fit_message(n, "", Counter({NOT_HELPFUL: n})))
     unrecorded = diag.absent if fw.wording.prefilter_absent == ABSENT_UNRECORDED else []
-    tried = dry_run(fw, ctx, potential, active, unrecorded)
+    extra = nominated_extra(index, ctx)
+    tried = dry_run(fw, ctx, potential, active, unrecorded, extra)
     candidates = [j for j, status in tried.items() if status is None]
     if candidates:
         candidates.sort()
-        return _pick(fw, ctx, candidates, active, tried, num_candidates(len(potential)))
+        picked = _pick(fw, ctx, candidates, active, tried, num_candidates(len(potential)), extra)
+        if picked.nominated_node is not None:
+            return picked
+        errors = [s.message for j, s in sorted(tried.items()) if s is not None and s.code == Code.ERROR]
+        # utilerrors.NewAggregate(errs).Error(): one error as is, several bracketed.
+        text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+        return PreemptionOutcome(message=text, tried=tried, error=True)
     hist: Counter[str] = Counter()
     for status in tried.values():
         assert status is not None
@@ -136,19 +165,93 @@ def preempt(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[Filter
 _NO_VICTIMS_STATUS = Status(UU, (NO_VICTIMS,), NAME)
 
 
+def nominated_extra(index: ClusterIndex, ctx: PodContext) -> np.ndarray | None:
+    """Requests (resources x nodes, plus one ``pods`` each) of the other pods nominated to a
+    node with priority >= the preemptor's: ``addGEPriorityNominatedPods`` (runtime/framework.go)
+    adds exactly those before each Filter pass of ``RunFilterPluginsWithNominatedPods``, which
+    both the Filter stage and ``SelectVictimsOnNode`` (defaultpreemption/default_preemption.go)
+    call. None when there is none."""
+    extra: np.ndarray | None = None
+    for other, j in index.nominated:
+        if other is ctx.pod or index.priority(other) < ctx.priority:
+            continue
+        requests = index.pod_requests(other)
+        if extra is None:
+            extra = np.zeros_like(index.req)
+        for name, amount in requests.items():
+            row = index.resource_index.get(name)
+            if row is not None:
+                extra[row, j] += amount
+        extra[index.resource_index[PODS], j] += 1
+    return extra
+
+
+def _filter_node(
+    ctx: PodContext, plugins: list[FilterPlugin], info: NodeInfo, removed: list[Pod], extra: np.ndarray | None
+) -> Status | None:
+    """The first failing plugin on one node with ``removed`` pods taken off and the nominated
+    pods of ``extra`` added (NodeResourcesFit is the plugin that counts their requests)."""
+    j = info.index
+    held = extra is not None and bool(extra[:, j].any())
+    ctx.removed = {j: removed}
+    try:
+        for plugin in plugins:
+            if held and isinstance(plugin, NodeResourcesFit):
+                status = _fit_with_nominated(ctx, plugin, j, removed, extra)
+            else:
+                status = plugin.filter(ctx, info)
+            if status is not None:
+                return status
+        return None
+    finally:
+        ctx.removed = {}
+
+
+def _fit_with_nominated(
+    ctx: PodContext, fit: NodeResourcesFit, j: int, removed: list[Pod], extra: np.ndarray | None
+) -> Status | None:
+    """NodeResourcesFit on node ``j`` through its vector path: the node's requests plus the
+    nominated pods' minus the removed pods' (a scratch matrix, one column touched)."""
+    index = ctx.index
+    scratch: np.ndarray | None = index.cache.get("preemption/scratch")
+    if scratch is None or scratch.shape != index.req.shape:
+        scratch = index.cache["preemption/scratch"] = np.zeros_like(index.req)
+    assert extra is not None
+    column = extra[:, j].copy()
+    pods_row = index.resource_index[PODS]
+    for pod in removed:
+        for name, amount in index.pod_requests(pod).items():
+            row = index.resource_index.get(name)
+            if row is not None:
+                column[row] -= amount
+        column[pods_row] -= 1
+    scratch[:, j] = column
+    try:
+        failed = fit.filter_vector(ctx, np.array([j], dtype=np.int64), scratch)
+    finally:
+        scratch[:, j] = 0
+    return failed[0][1] if failed else None
+
+
 def dry_run(
-    fw: Framework, ctx: PodContext, nodes: np.ndarray, active: list[FilterPlugin], unrecorded: list[int] | None = None
+    fw: Framework,
+    ctx: PodContext,
+    nodes: np.ndarray,
+    active: list[FilterPlugin],
+    unrecorded: list[int] | None = None,
+    extra: np.ndarray | None = None,
 ) -> dict[int, Status | None]:
-    """``SelectVictimsOnNode`` step one on each node: remove every lower-priority pod, re-filter.
+    """``SelectVictimsOnNode`` step one on each node: remove every lower-priority pod, re-filter
+    with the nominated pods of >= priority (``extra``, see :func:`nominated_extra`) added.
 
     ``unrecorded`` nodes (cut by a PreFilterResult, v1.28-v1.29) never ran the static filters,
     so their dry run re-runs every active plugin, as upstream's full Filter pass would.
     """
     index = fw.index
     if unrecorded:
-        out_unrecorded = _dry_run_full(fw, ctx, [j for j in unrecorded], active)
+        out_unrecorded = _dry_run_full(fw, ctx, [j for j in unrecorded], active, extra)
         rest = np.setdiff1d(nodes, np.array(unrecorded, dtype=np.int64))
-        out = dry_run(fw, ctx, rest, active) if len(rest) else {}
+        out = dry_run(fw, ctx, rest, active, None, extra) if len(rest) else {}
         out.update(out_unrecorded)
         return out
     levels, cum, counts = index.priority_levels()
@@ -165,7 +268,7 @@ def dry_run(
     if only_fit:
         fit = next(p for p in dynamic if isinstance(p, NodeResourcesFit))
         freed = cum[k]
-        failed = fit.filter_vector(ctx, has_victims, -freed)
+        failed = fit.filter_vector(ctx, has_victims, -freed if extra is None else extra - freed)
         bad: set[int] = set()
         for node_idx, status in failed:
             for j in node_idx.tolist():
@@ -178,15 +281,14 @@ def dry_run(
     infos = index.node_infos
     for j in has_victims.tolist():
         info = infos[j]
-        ctx.removed = {j: [p for p in info.pods if index.priority(p) < ctx.priority]}
-        try:
-            out[j] = first_failure(ctx, dynamic, info)
-        finally:
-            ctx.removed = {}
+        lower = [p for p in info.pods if index.priority(p) < ctx.priority]
+        out[j] = _filter_node(ctx, dynamic, info, lower, extra)
     return out
 
 
-def _dry_run_full(fw: Framework, ctx: PodContext, nodes: list[int], active: list[FilterPlugin]) -> dict[int, Status | None]:
+def _dry_run_full(
+    fw: Framework, ctx: PodContext, nodes: list[int], active: list[FilterPlugin], extra: np.ndarray | None
+) -> dict[int, Status | None]:
     index = fw.index
     out: dict[int, Status | None] = {}
     for j in nodes:
@@ -195,11 +297,7 @@ def _dry_run_full(fw: Framework, ctx: PodContext, nodes: list[int], active: list
         if not lower:
             out[j] = _NO_VICTIMS_STATUS
             continue
-        ctx.removed = {j: lower}
-        try:
-            out[j] = first_failure(ctx, active, info)
-        finally:
-            ctx.removed = {}
+        out[j] = _filter_node(ctx, active, info, lower, extra)
     return out
 
 
@@ -257,6 +355,7 @@ def _pick(
     active: list[FilterPlugin],
     tried: dict[int, Status | None],
     limit: int,
+    extra: np.ndarray | None = None,
 ) -> PreemptionOutcome:
     """Victims per candidate (``SelectVictimsOnNode`` reprieve) and ``pickOneNodeForPreemption``.
 
@@ -265,6 +364,9 @@ def _pick(
     starts at a random node offset, gpuplane at the first node, so the answer is stable.
     Candidates are walked in node order and compared with upstream's keys: fewest PDB
     violations, lowest highest-victim priority, smallest priority sum, fewest victims.
+    A candidate whose reprieve keeps every pod (zero victims) gets ``DryRunPreemption``'s Error
+    status in ``tried`` instead; when none is left the outcome has no nominated node.
+    ``extra`` holds the nominated pods of >= priority, counted in every reprieve Filter pass.
 
     Speed: the lower-priority pods of a node, sorted, split by PDB, depend only on the node
     and the preemptor's priority, and the resource-only reprieve only on those pods, the
@@ -282,17 +384,25 @@ def _pick(
     best: tuple | None = None
     best_out: PreemptionOutcome | None = None
     non_violating = violating_count = 0
+    pods_row = index.resource_index[PODS]
     for j in candidates:
         info = index.node_infos[j]
         lower, violating, safe = _lower_pods(fw, j, level, ctx.priority)
         if only_fit:
-            key = (j, level, names, want)
+            held: tuple[int, ...] = ()
+            if extra is not None and extra[:, j].any():
+                rows = [index.resource_index.get(n) for n in names]
+                held = (*(0 if r is None else int(extra[r, j]) for r in rows), int(extra[pods_row, j]))
+            key = (j, level, names, want, held)
             hit = victims_cache.get(key)
             if hit is None:
-                hit = victims_cache[key] = _reprieve_resources(ctx, info, lower, violating, safe)
+                hit = victims_cache[key] = _reprieve_resources(ctx, info, lower, violating, safe, held)
             victims, violations = hit
         else:
-            victims, violations = _reprieve_filters(ctx, dynamic, info, lower, violating, safe)
+            victims, violations = _reprieve_filters(ctx, dynamic, info, lower, violating, safe, extra)
+        if not victims:
+            tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=info.name),), NAME)
+            continue
         prios = [index.priority(p) for p in victims]
         rank = (violations, max(prios, default=-(2**31)), sum(prios), len(victims))
         if best is None or rank < best:
@@ -306,8 +416,7 @@ def _pick(
             non_violating += 1
         if non_violating > 0 and non_violating + violating_count >= limit:
             break
-    assert best_out is not None
-    return best_out
+    return best_out if best_out is not None else PreemptionOutcome(tried=tried)
 
 
 def _lower_pods(fw: Framework, j: int, level: int, priority: int) -> tuple[list[Pod], list[Pod], list[Pod]]:
@@ -327,12 +436,21 @@ def _lower_pods(fw: Framework, j: int, level: int, priority: int) -> tuple[list[
     return hit
 
 
-def _reprieve_resources(ctx: PodContext, info, lower: list[Pod], violating: list[Pod], safe: list[Pod]) -> tuple[list[Pod], int]:
-    """Reprieve on resources only: add each pod back while the preemptor still fits."""
+def _reprieve_resources(
+    ctx: PodContext, info, lower: list[Pod], violating: list[Pod], safe: list[Pod], held: tuple[int, ...] = ()
+) -> tuple[list[Pod], int]:
+    """Reprieve on resources only: add each pod back while the preemptor still fits.
+
+    ``held``: what nominated pods of >= priority hold on the node, per requested resource in
+    sorted-name order, then their pod count (empty: none)."""
     index = ctx.index
     names = [n for n, v in ctx.requests.items() if v > 0]
     free = {n: info.allocatable.get(n, 0) - info.requested.get(n, 0) for n in names}
     free_pods = info.allocatable.get("pods", 0) - info.requested.get("pods", 0) + len(lower)
+    if held:
+        for n, amount in zip(sorted(names), held, strict=False):
+            free[n] -= amount
+        free_pods -= held[-1]
     for pod in lower:
         req = index.pod_requests(pod)
         for n in names:
@@ -353,18 +471,21 @@ def _reprieve_resources(ctx: PodContext, info, lower: list[Pod], violating: list
 
 
 def _reprieve_filters(
-    ctx: PodContext, dynamic: list[FilterPlugin], info, lower: list[Pod], violating: list[Pod], safe: list[Pod]
+    ctx: PodContext,
+    dynamic: list[FilterPlugin],
+    info,
+    lower: list[Pod],
+    violating: list[Pod],
+    safe: list[Pod],
+    extra: np.ndarray | None = None,
 ) -> tuple[list[Pod], int]:
-    j = info.index
     removed = list(lower)
     victims: list[Pod] = []
     violations = 0
     for group, is_violating in ((violating, True), (safe, False)):
         for pod in group:
             trial = [p for p in removed if p is not pod]
-            ctx.removed = {j: trial}
-            fits = first_failure(ctx, dynamic, info) is None
-            ctx.removed = {}
+            fits = _filter_node(ctx, dynamic, info, trial, extra) is None
             if fits:
                 removed = trial
             else:

@@ -19,7 +19,12 @@ CA_CHART_VERSION = "9.38.0"
 NODECLASS = "gpu"
 
 
-def _nodepool(bundle: Bundle, plan: PoolPlan) -> dict[str, Any]:
+def nodeclass_name(disk_gi: int, sizes: set[int]) -> str:
+    """One EC2NodeClass per distinct root volume size: ``gpu`` when all pools agree, else ``gpu-<size>gi``."""
+    return NODECLASS if len(sizes) == 1 else f"{NODECLASS}-{disk_gi}gi"
+
+
+def _nodepool(bundle: Bundle, plan: PoolPlan, nodeclass: str) -> dict[str, Any]:
     a = bundle.blueprint.autoscaling
     pool = plan.pool
     reqs: list[dict[str, Any]] = [
@@ -41,7 +46,7 @@ def _nodepool(bundle: Bundle, plan: PoolPlan) -> dict[str, Any]:
             "template": {
                 "metadata": {"labels": plan.node_labels()},
                 "spec": {
-                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": NODECLASS},
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": nodeclass},
                     "requirements": reqs,
                     "taints": [{k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v is not None}
                                for t in pool.taints],
@@ -61,23 +66,30 @@ def _karpenter(bundle: Bundle) -> None:
     bundle.releases.append(HelmRelease(
         release="karpenter", chart="karpenter", repo="oci://public.ecr.aws/karpenter",
         version=KARPENTER_VERSION, namespace="kube-system", order=5,
-        values={"settings": {"clusterName": bp.cluster_name, "interruptionQueue": bp.cluster_name}},
+        # IRSA: the chart's service account carries the controller role (charts/karpenter values.yaml
+        # serviceAccount.annotations; Karpenter getting-started "eks.amazonaws.com/role-arn").
+        values={"settings": {"clusterName": bp.cluster_name, "interruptionQueue": bp.cluster_name},
+                "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": a.iam_role_arn}}},
         source="aws/karpenter-provider-aws tag v1.14.1 (charts/karpenter)",
     ))
-    disk = max(p.pool.root_volume_gi for p in bundle.plans)
-    bundle.add("50-autoscaling", {
-        "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": meta(NODECLASS),
-        "spec": {
-            "amiSelectorTerms": [{"alias": a.ami_alias}],
-            "role": a.node_role,
-            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
-            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
-            "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {
-                "volumeSize": f"{disk}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}],
-        },
-    })
+    bundle.note("10-operators", "Karpenter's controller authenticates with IRSA (the role ARN annotated on its service "
+                "account). With EKS Pod Identity instead, drop the annotation and create a pod identity association "
+                "for the `karpenter` service account in `kube-system`")
+    sizes = {p.pool.root_volume_gi for p in bundle.plans}
+    for disk in sorted(sizes):
+        bundle.add("50-autoscaling", {
+            "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": meta(nodeclass_name(disk, sizes)),
+            "spec": {
+                "amiSelectorTerms": [{"alias": a.ami_alias}],
+                "role": a.node_role,
+                "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
+                "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
+                "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {
+                    "volumeSize": f"{disk}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}],
+            },
+        })
     for plan in bundle.plans:
-        bundle.add("50-autoscaling", _nodepool(bundle, plan))
+        bundle.add("50-autoscaling", _nodepool(bundle, plan, nodeclass_name(plan.pool.root_volume_gi, sizes)))
         if plan.pool.min_nodes:
             bundle.note("50-autoscaling", f"pool `{plan.name}` asks for min {plan.pool.min_nodes} nodes: Karpenter "
                         "has no minimum; keep warm capacity with low-priority placeholder pods")
@@ -88,7 +100,8 @@ def _karpenter(bundle: Bundle) -> None:
                   "training and mixed pools use WhenEmpty: consolidating an underutilized node evicts running ranks "
                   "and loses the whole job's progress; inference pools may consolidate when underutilized",
                   "platform.md §3.1, §3.3")
-    bundle.decide("autoscaling", "EC2NodeClass", f"alias {a.ami_alias}, {disk}Gi gp3 root",
+    bundle.decide("autoscaling", "EC2NodeClass",
+                  f"alias {a.ami_alias}; gp3 root {', '.join(f'{d}Gi' for d in sorted(sizes))} (one class per size)",
                   "the alias picks the NVIDIA AMI variant for GPU instances; a pinned version avoids drifting every "
                   "node on each AMI release; 20Gi default disks are too small for 10-20 GB CUDA/vLLM images",
                   "platform.md §3.2, §4.5")

@@ -37,6 +37,16 @@ def _tolerations(bundle: Bundle) -> list[dict[str, str]]:
     return [dict(sorted(t.items())) for _, t in sorted(seen.items())]
 
 
+def toolkit_preinstalled(bundle: Bundle) -> bool:
+    """EKS GPU nodes with a preinstalled driver run the EKS-optimized NVIDIA AMI (AL2023 or
+    Bottlerocket ``aws-k8s-nvidia``), which also ships and configures the NVIDIA Container
+    Toolkit (AWS EKS user guide, "Use EKS-optimized accelerated AMIs for GPU instances").
+    A second toolkit from the operator would rewrite containerd's config: ``toolkit.enabled=false``
+    (reference nvidia-gpu-stack.md §3.5, "Host toolkit already configured")."""
+    bp = bundle.blueprint
+    return bp.provider == "eks" and bp.driver.managed_by == "preinstalled"
+
+
 def operator_values(bundle: Bundle) -> dict[str, Any]:
     bp = bundle.blueprint
     strategy = mig_strategy(bundle)
@@ -53,7 +63,7 @@ def operator_values(bundle: Bundle) -> dict[str, Any]:
         "gfd": {"enabled": True},
         "mig": {"strategy": strategy},
         "migManager": {"enabled": has_mig},
-        "toolkit": {"enabled": True},
+        "toolkit": {"enabled": not toolkit_preinstalled(bundle)},
     }
     if has_mig:
         values["migManager"]["config"] = {"create": False, "default": "all-disabled", "name": MIG_PARTED_CM}
@@ -78,7 +88,7 @@ def _clusterpolicy(values: dict[str, Any]) -> dict[str, Any]:
         "migManager": {"enabled": values["migManager"]["enabled"]},
         "nodeStatusExporter": {"enabled": False},
         "operator": {"runtimeClass": "nvidia"},
-        "toolkit": {"enabled": True},
+        "toolkit": {"enabled": values["toolkit"]["enabled"]},
     }
     if "version" in values["driver"]:
         spec["driver"]["version"] = values["driver"]["version"]
@@ -118,6 +128,10 @@ def render(bundle: Bundle) -> None:
         bundle.decide("gpu-operator", "driver.managed_by", "driver.enabled=false",
                       "the node image already carries the NVIDIA driver; a driver container would conflict with it "
                       "(CrashLoopBackOff, gpu-operator #327)", "nvidia-gpu-stack.md §3.5")
+    if toolkit_preinstalled(bundle):
+        bundle.decide("gpu-operator", "toolkit.enabled", "false",
+                      "the EKS-optimized NVIDIA AMIs (AL2023, Bottlerocket) ship the driver and the NVIDIA Container "
+                      "Toolkit already configured for containerd", "nvidia-gpu-stack.md §3.5; AWS EKS accelerated AMIs")
     bundle.decide("gpu-operator", "mig.strategy", values["mig"]["strategy"],
                   "mixed advertises one nvidia.com/mig-<profile> resource per profile and keeps full GPUs as "
                   "nvidia.com/gpu, so MIG and non-MIG pools coexist" if values["mig"]["strategy"] == "mixed"

@@ -1,8 +1,10 @@
 """Scheduler and queue configuration: Volcano, scheduler-plugins coscheduling, or Kueue.
 
 - Volcano Queue (``scheduling.volcano.sh/v1beta1``): weight, capability, reclaimable; the
-  scheduler config is the chart's default action/tier list (``installer/helm/chart/volcano/
-  config/volcano-scheduler.conf``; reference scheduling.md §4.2).
+  scheduler config (the chart's default action/tier list, ``installer/helm/chart/volcano/
+  config/volcano-scheduler.conf``; reference scheduling.md §4.2) goes in through the chart's
+  ``custom.scheduler_config_override`` value (``installer/helm/chart/volcano/values.yaml``):
+  a separate ConfigMap of the chart's name would be overwritten on every ``helm upgrade``.
 - Coscheduling: a second scheduler profile with ``Coscheduling`` in ``multiPoint`` and as the
   only ``queueSort`` plugin, ``CoschedulingArgs.permitWaitingTimeSeconds`` (scheduler-plugins
   ``apis/config/v1``; scheduling.md §4.3).
@@ -17,7 +19,8 @@ from typing import Any
 
 import yaml
 
-from gpuplane.generate.plan import NVIDIA_GPU, POOL_LABEL
+from gpuplane.generate import sizing
+from gpuplane.generate.plan import NVIDIA_GPU, POOL_LABEL, PoolPlan
 from gpuplane.generate.render.base import Bundle, HelmRelease, meta
 
 VOLCANO_VERSION = "1.15.1"
@@ -58,10 +61,12 @@ VOLCANO_CONF = {
 
 
 def _volcano(bundle: Bundle) -> None:
+    text = yaml.dump(VOLCANO_CONF, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False)
     bundle.releases.append(HelmRelease(
         release="volcano", chart="volcano", repo="https://volcano-sh.github.io/helm-charts",
-        version=VOLCANO_VERSION, namespace="volcano-system", values={}, order=20,
-        source="volcano-sh/volcano tag v1.15.1 (installer/helm/chart/volcano)",
+        version=VOLCANO_VERSION, namespace="volcano-system", order=20,
+        values={"custom": {"scheduler_config_override": text}},
+        source="volcano-sh/volcano tag v1.15.1 (installer/helm/chart/volcano, values.yaml custom.scheduler_config_override)",
     ))
     for i, t in enumerate(bundle.blueprint.tenants):
         spec: dict[str, Any] = {"weight": t.queue_share, "reclaimable": t.tier != "production"}
@@ -71,16 +76,14 @@ def _volcano(bundle: Bundle) -> None:
         bundle.add("30-scheduling", {
             "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": meta(t.name), "spec": spec,
         })
-    text = yaml.dump(VOLCANO_CONF, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False)
-    bundle.add("30-scheduling", {
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": meta("volcano-scheduler-configmap", "volcano-system"),
-        "data": {"volcano-scheduler.conf": text},
-    })
     bundle.decide("scheduling", "scheduler.name", "volcano",
                   "gang scheduling (PodGroup minMember) stops two distributed jobs from each holding half the "
                   "GPUs they need; one Queue per tenant with weight = queue_share and capability = GPU quota",
                   "scheduling.md §4.1-4.2")
+    bundle.decide("scheduling", "volcano scheduler config", "chart value custom.scheduler_config_override",
+                  "gang, priority, DRF, proportion and binpack in the scheduler's tiers; set through the chart so "
+                  "helm upgrade keeps it (a hand-made volcano-scheduler-configmap is overwritten by the chart)",
+                  "volcano installer/helm/chart/volcano/values.yaml")
     bundle.decide("scheduling", "tenants[*].tier", "production queues reclaimable=false",
                   "other queues may not reclaim GPUs lent by production; research and batch queues can be reclaimed",
                   "Volcano Queue spec.reclaimable")
@@ -168,6 +171,15 @@ def _coscheduling(bundle: Bundle) -> None:
 
 # --- Kueue ---------------------------------------------------------------------------------------
 
+def _host_quota(plan: PoolPlan, units: int) -> tuple[str, str]:
+    """CPU and memory that ``units`` GPU units of a pool bring: the same share pods are sized with,
+    so a quota admits exactly the pods its GPUs can run (sizing.py)."""
+    shape, _ = sizing.node_shape(plan.pool, plan.gpus_per_node)
+    assert shape is not None  # guaranteed by check_blueprint
+    share = sizing.pod_share(shape, units, sizing.node_units(plan.pool, plan.gpus_per_node, plan.mig_layouts))
+    return share.cpu, share.memory
+
+
 def _kueue(bundle: Bundle) -> None:
     bp = bundle.blueprint
     bundle.releases.append(HelmRelease(
@@ -204,8 +216,9 @@ def _kueue(bundle: Bundle) -> None:
                 gpus[r] -= take
                 resources.append({"name": r, "nominalQuota": take})
             total = sum(x["nominalQuota"] for x in resources) or 1
-            cpu = t.cpu or str(16 * total)
-            mem = t.memory or f"{128 * total}Gi"
+            host_cpu, host_mem = _host_quota(plan, total)
+            cpu = t.cpu or host_cpu
+            mem = t.memory or host_mem
             resources = [{"name": "cpu", "nominalQuota": cpu}, {"name": "memory", "nominalQuota": mem}, *resources]
             key = tuple(x["name"] for x in resources)
             groups.setdefault(key, []).append({"name": plan.name, "resources": resources})
@@ -228,8 +241,8 @@ def _kueue(bundle: Bundle) -> None:
                   "half its GPUs; pods are then placed by kube-scheduler", "scheduling.md §4.1, §4.4")
     bundle.decide("scheduling", "tenants[*]", "ClusterQueue per tenant + LocalQueue in its namespace",
                   "the tenant's GPU quota becomes nominalQuota per flavor; cpu/memory are covered too because Kueue "
-                  "only admits workloads whose every requested resource is covered (16 CPU and 128Gi per GPU unless "
-                  "the tenant sets cpu/memory)", "Kueue ClusterQueue resourceGroups")
+                  "only admits workloads whose every requested resource is covered (the host CPU/memory those GPUs "
+                  "bring, as pods are sized, unless the tenant sets cpu/memory)", "Kueue ClusterQueue resourceGroups")
     if cohorts:
         bundle.decide("scheduling", "tenants[*].cohort", ", ".join(cohorts),
                       "queues in one cohort borrow each other's idle quota; production reclaims with Any, others "

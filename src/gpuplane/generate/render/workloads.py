@@ -2,13 +2,37 @@
 Job, JobSet) and inference (vLLM Deployment + Service + HPA + PDB).
 
 Shapes and hooks from reference scheduling.md §5 (job controllers) and §4 (gang/queue
-labels), platform.md §4.6 (/dev/shm), §5 (startup probe, scaling metric, PDB).
+labels), platform.md §4.6 (/dev/shm), §5 (startup probe, scaling metric, PDB). CPU and memory
+requests are the pod's GPU share of its node (:mod:`gpuplane.generate.sizing`).
+
+Launchers, one per controller, each wired to the rank and rendezvous that controller provides:
+
+- PyTorchJob (kubeflow/training-operator v1.9 ``pkg/controller.v1/pytorch/envvar.go``): the
+  operator sets ``MASTER_ADDR``/``MASTER_PORT`` (the master replica's Service) and
+  ``PET_NODE_RANK``; ``spec.nprocPerNode`` becomes ``PET_NPROC_PER_NODE``.
+- Indexed Job: pod hostname ``<job>-<index>``, with ``subdomain`` = a headless Service of the
+  job's name it resolves as ``<job>-<index>.<job>``; the index is ``JOB_COMPLETION_INDEX``
+  (Kubernetes "Job with Pod-to-Pod Communication", "Indexed completion mode").
+- JobSet (kubernetes-sigs/jobset ``network.enableDNSHostnames``): hostname
+  ``<jobset>-<replicatedJob>-<jobIndex>-<podIndex>``, subdomain defaults to the JobSet name;
+  each child Job is Indexed, so the pod index is ``JOB_COMPLETION_INDEX``.
+- Volcano Job with the ``pytorch`` plugin (volcano ``pkg/controllers/job/plugins/
+  distributed-framework/pytorch/pytorch.go``): ``MASTER_ADDR`` = ``<job>-master-0.<job>`` (the
+  ``svc`` plugin's headless Service), ``MASTER_PORT``, ``WORLD_SIZE`` = pods, ``RANK`` = 0 for
+  the master and task index + 1 for workers.
+- MPIJob v2beta1 (kubeflow/mpi-operator ``examples/v2beta1``): the launcher runs ``mpirun``
+  over the hostfile the operator writes; workers run ``sshd -De`` and receive the launcher's
+  SSH key at ``sshAuthMountPath``. The image needs Open MPI and openssh-server.
+
+``$(VAR)`` in a command is expanded by the kubelet from the container's environment, which
+includes the variables the controllers add when they create the pod.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gpuplane.generate import sizing
 from gpuplane.generate.blueprint import InferenceTemplate, TrainingTemplate
 from gpuplane.generate.plan import POOL_LABEL, PoolPlan
 from gpuplane.generate.render.base import Bundle, meta
@@ -17,6 +41,8 @@ from gpuplane.generate.render.storage import claim_names
 from gpuplane.generate.render.tenancy import priority_class
 
 TRAINING_TIER_PRIORITY = {"production": "production", "research": "research", "batch": "batch"}
+RENDEZVOUS_PORT = 29500
+HF_TOKEN_SECRET = "hf-token"
 
 
 def _gpu_resource(plan: PoolPlan) -> str:
@@ -35,17 +61,29 @@ def _pod_spec(bundle: Bundle, plan: PoolPlan, tenant: str, container: dict[str, 
         w_shm = container.pop("_shm")
         volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": w_shm}})
         mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
-    for role, claim in sorted(claims.items()):
+    # One pod volume per claim; datasets mount read-only, checkpoints / model cache are folders
+    # (subPath) of their volume's claim. The volume is read-only only if every mount is.
+    writable: dict[str, bool] = {}
+    for role, (claim, sub_path) in sorted(claims.items()):
         if role.startswith("dataset:"):
-            name = role.split(":", 1)[1]
-            volumes.append({"name": name, "persistentVolumeClaim": {"claimName": claim, "readOnly": True}})
-            mounts.append({"name": name, "mountPath": f"/data/{name}", "readOnly": True})
+            mount = {"name": claim, "mountPath": f"/data/{claim}", "readOnly": True}
         elif role == "checkpoints" and training:
-            volumes.append({"name": "checkpoints", "persistentVolumeClaim": {"claimName": claim}})
-            mounts.append({"name": "checkpoints", "mountPath": "/checkpoints"})
+            mount = {"name": claim, "mountPath": "/checkpoints", "subPath": sub_path}
         elif role == "model-cache" and not training:
-            volumes.append({"name": "model-cache", "persistentVolumeClaim": {"claimName": claim}})
-            mounts.append({"name": "model-cache", "mountPath": "/models"})
+            mount = {"name": claim, "mountPath": "/models", "subPath": sub_path}
+        else:
+            continue
+        mounts.append({k: v for k, v in mount.items() if v is not None})
+        writable[claim] = writable.get(claim, False) or not mount.get("readOnly", False)
+    for claim, rw in sorted(writable.items()):
+        source: dict[str, Any] = {"claimName": claim}
+        if not rw:
+            source["readOnly"] = True
+        volumes.append({"name": claim, "persistentVolumeClaim": source})
+    if not training and "model-cache" not in claims:
+        # No shared cache: keep downloads off the container's writable layer (imagefs), bounded.
+        volumes.append({"name": "model-cache", "emptyDir": {"sizeLimit": f"{bp.storage.model_artifacts_gi}Gi"}})
+        mounts.append({"name": "model-cache", "mountPath": "/models"})
     if mounts:
         container["volumeMounts"] = mounts
     spec: dict[str, Any] = {
@@ -77,12 +115,22 @@ def _colocate(bundle: Bundle, pod: dict[str, Any], name: str) -> None:
         pod["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
-def _container(bundle: Bundle, plan: PoolPlan, name: str, image: str, gpus: int, *, gpu: bool = True) -> dict[str, Any]:
+def pod_resources(plan: PoolPlan, gpus: int, cpu: str | None, memory: str | None) -> tuple[str, str]:
+    """CPU and memory of one pod: the blueprint's figures, else its GPU share of the node."""
+    shape, _ = sizing.node_shape(plan.pool, plan.gpus_per_node)
+    assert shape is not None  # guaranteed by check_blueprint
+    units = sizing.node_units(plan.pool, plan.gpus_per_node, plan.mig_layouts)
+    share = sizing.pod_share(shape, gpus if plan.pool.sharing.mode == "none" else 1, units)
+    return cpu or share.cpu, memory or share.memory
+
+
+def _container(bundle: Bundle, plan: PoolPlan, name: str, image: str, gpus: int, cpu: str | None = None,
+               memory: str | None = None) -> dict[str, Any]:
     eph = f"{bundle.blueprint.storage.model_artifacts_gi}Gi"
-    limits: dict[str, Any] = {"cpu": "8", "memory": "64Gi", "ephemeral-storage": eph}
-    requests: dict[str, Any] = {"cpu": "8", "memory": "64Gi", "ephemeral-storage": eph}
-    if gpu:
-        limits[_gpu_resource(plan)] = gpus
+    cpu, memory = pod_resources(plan, gpus, cpu, memory)
+    limits: dict[str, Any] = {"cpu": cpu, "memory": memory, "ephemeral-storage": eph}
+    requests: dict[str, Any] = {"cpu": cpu, "memory": memory, "ephemeral-storage": eph}
+    limits[_gpu_resource(plan)] = gpus
     return {"name": name, "image": image, "imagePullPolicy": "IfNotPresent",
             "resources": {"limits": limits, "requests": requests}}
 
@@ -118,20 +166,44 @@ def _template(pod: dict[str, Any], labels: dict[str, str], annotations: dict[str
     return {"metadata": m, "spec": pod}
 
 
+def _torchrun(w: TrainingTemplate, rank: str, addr: str, port: str) -> list[str]:
+    return ["torchrun", f"--nnodes={w.workers}", f"--nproc-per-node={w.gpus_per_worker}", f"--node-rank={rank}",
+            f"--master-addr={addr}", f"--master-port={port}", *w.script]
+
+
+def launch_command(w: TrainingTemplate, role: str = "worker") -> list[str]:
+    """The command of one rank (or of the MPI launcher / workers) for the template's controller."""
+    if w.command is not None:
+        return list(w.command)
+    if w.kind == "pytorchjob":
+        return _torchrun(w, "$(PET_NODE_RANK)", "$(MASTER_ADDR)", "$(MASTER_PORT)")
+    if w.kind == "indexed-job":
+        return _torchrun(w, "$(JOB_COMPLETION_INDEX)", f"{w.name}-0.{w.name}", str(RENDEZVOUS_PORT))
+    if w.kind == "jobset":
+        return _torchrun(w, "$(JOB_COMPLETION_INDEX)", f"{w.name}-workers-0-0.{w.name}", str(RENDEZVOUS_PORT))
+    if w.kind == "volcano-job":
+        return _torchrun(w, "$(RANK)", "$(MASTER_ADDR)", "$(MASTER_PORT)")
+    if role == "worker":
+        return ["/usr/sbin/sshd", "-De"]
+    program = ["python", *w.script] if w.script[0].endswith(".py") else list(w.script)
+    return ["mpirun", "-np", str(w.workers * w.gpus_per_worker), "--allow-run-as-root", "-bind-to", "none",
+            "-map-by", "slot", "-x", "NCCL_DEBUG=INFO", "-x", "LD_LIBRARY_PATH", "-x", "PATH",
+            "-mca", "pml", "ob1", "-mca", "btl", "^openib", *program]
+
+
 def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
     plan = bundle.plan(w.pool)
     labels = {"app.kubernetes.io/name": w.name}
     ann = {"karpenter.sh/do-not-disrupt": "true"} if bundle.blueprint.autoscaling.provisioner == "karpenter" else None
     out: list[dict[str, Any]] = []
 
-    def pod(gpu: bool = True, restart: str = "OnFailure", name: str = "trainer") -> dict[str, Any]:
-        c = _container(bundle, plan, name, w.image, w.gpus_per_worker, gpu=gpu)
-        c["command"] = list(w.command)
+    def pod(restart: str = "OnFailure", name: str = "trainer", role: str = "worker") -> dict[str, Any]:
+        c = _container(bundle, plan, name, w.image, w.gpus_per_worker, w.cpu, w.memory)
+        c["command"] = launch_command(w, role)
         c["_shm"] = w.shm_size
         p = _pod_spec(bundle, plan, w.tenant, c, training=True)
         p["restartPolicy"] = restart
-        if gpu:
-            _colocate(bundle, p, w.name)
+        _colocate(bundle, p, w.name)
         return p
 
     pod_labels = dict(labels)
@@ -151,7 +223,8 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
             pl = dict(pod_labels)
             _gang(bundle, w, p, pl)
             specs[rtype] = {"replicas": n, "restartPolicy": "OnFailure", "template": _template(p, pl, ann)}
-        spec: dict[str, Any] = {"pytorchReplicaSpecs": specs, "runPolicy": {"backoffLimit": 3, "cleanPodPolicy": "None"}}
+        spec: dict[str, Any] = {"pytorchReplicaSpecs": specs, "nprocPerNode": str(w.gpus_per_worker),
+                                "runPolicy": {"backoffLimit": 3, "cleanPodPolicy": "None"}}
         if bundle.blueprint.scheduler.name == "volcano":
             spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": w.workers, "queue": w.tenant}
         out.append({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta(w.name, w.tenant, job_labels), "spec": spec})
@@ -163,7 +236,7 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
             p["subdomain"] = w.name
             out.append({"apiVersion": "v1", "kind": "Service", "metadata": meta(w.name, w.tenant),
                         "spec": {"clusterIP": "None", "selector": labels, "publishNotReadyAddresses": True,
-                                 "ports": [{"name": "rendezvous", "port": 29500}]}})
+                                 "ports": [{"name": "rendezvous", "port": RENDEZVOUS_PORT}]}})
         job_spec = {
             "completionMode": "Indexed", "completions": w.workers, "parallelism": w.workers, "backoffLimit": 0,
             "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
@@ -176,22 +249,22 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
                         "spec": {"failurePolicy": {"maxRestarts": 3}, "network": {"enableDNSHostnames": True},
                                  "replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": job_spec}}]}})
     elif w.kind == "mpijob":
-        launcher = pod(gpu=False, name="launcher")
-        launcher["containers"][0]["resources"] = {"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "1", "memory": "2Gi"}}
-        launcher["containers"][0].pop("volumeMounts", None)
+        launcher = pod(name="launcher", role="launcher")
+        lc = launcher["containers"][0]
+        lc["resources"] = {"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "1", "memory": "2Gi"}}
+        lc.pop("volumeMounts", None)
         # No GPU requested: hide the node's GPUs from the CUDA image (nvidia-gpu-stack.md §6).
-        launcher["containers"][0]["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
-        launcher.pop("volumes", None)
-        launcher.pop("nodeSelector", None)
-        launcher.pop("tolerations", None)
+        lc["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
+        for key in ("volumes", "nodeSelector", "tolerations", "affinity"):
+            launcher.pop(key, None)
         worker = pod(name="worker")
-        worker["containers"][0]["command"] = ["/usr/sbin/sshd", "-De"]
         ll, wl = dict(pod_labels), dict(pod_labels)
         _gang(bundle, w, launcher, ll)
         _gang(bundle, w, worker, wl)
-        spec = {"slotsPerWorker": w.gpus_per_worker, "runPolicy": {"cleanPodPolicy": "Running"},
+        spec = {"slotsPerWorker": w.gpus_per_worker, "mpiImplementation": "OpenMPI", "sshAuthMountPath": "/root/.ssh",
+                "launcherCreationPolicy": "WaitForWorkersReady", "runPolicy": {"cleanPodPolicy": "Running"},
                 "mpiReplicaSpecs": {
-                    "Launcher": {"replicas": 1, "template": _template(launcher, ll)},
+                    "Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": _template(launcher, ll)},
                     "Worker": {"replicas": w.workers, "template": _template(worker, wl, ann)}}}
         if bundle.blueprint.scheduler.name == "volcano":
             spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": w.workers + 1, "queue": w.tenant}
@@ -211,9 +284,18 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
 def _inference(bundle: Bundle, w: InferenceTemplate) -> list[dict[str, Any]]:
     plan = bundle.plan(w.pool)
     labels = {"app.kubernetes.io/name": w.name}
-    c = _container(bundle, plan, "vllm", w.image, w.gpus)
-    c["args"] = ["--model", w.model, "--port", "8000", "--download-dir", "/models"]
+    c = _container(bundle, plan, "vllm", w.image, w.gpus, w.cpu, w.memory)
+    util = sizing.gpu_memory_utilization(plan.replicas)
+    c["args"] = ["--model", w.model, "--port", "8000", "--download-dir", "/models",
+                 "--gpu-memory-utilization", f"{float(util):g}"]
+    if w.gpus > 1:
+        c["args"] += ["--tensor-parallel-size", str(w.gpus)]
     c["env"] = [{"name": "HF_HOME", "value": "/models"}]
+    if sizing.is_gated(w.model):
+        # Gated model: the token comes from a Secret the user creates (gpuplane never writes Secrets);
+        # optional, so the pod still starts when the weights are already in the cache.
+        c["env"].append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
+            "name": HF_TOKEN_SECRET, "key": "token", "optional": True}}})
     c["ports"] = [{"name": "http", "containerPort": 8000}]
     period = 10
     c["startupProbe"] = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": period,
@@ -267,6 +349,24 @@ def render(bundle: Bundle) -> None:
         bundle.decide("workloads", "workloads.training", "/dev/shm memory emptyDir, 120s grace, checkpoints RWX",
                       "the 64 MiB default /dev/shm breaks DataLoader workers and NCCL; a grace period lets ranks write "
                       "a checkpoint on SIGTERM", "platform.md §4.6, §1.6")
+    for w in bp.workloads.training:
+        plan = bundle.plan(w.pool)
+        cpu, mem = pod_resources(plan, w.gpus_per_worker, w.cpu, w.memory)
+        bundle.decide("workloads", f"workloads.training.{w.name}",
+                      f"{cpu} CPU / {mem} per pod, launcher: {launch_command(w, 'launcher')[0]}",
+                      "requests are the pod's GPU share of a node after the system reserve, so every rank fits and "
+                      "/dev/shm (charged to the memory limit) has room; ranks get node rank and rendezvous from "
+                      f"the {w.kind} controller", "generate/sizing.py; platform.md §4.6")
+    for w in bp.workloads.inference:
+        plan = bundle.plan(w.pool)
+        cpu, mem = pod_resources(plan, w.gpus, w.cpu, w.memory)
+        util = sizing.gpu_memory_utilization(plan.replicas)
+        bundle.decide("workloads", f"workloads.inference.{w.name}",
+                      f"{cpu} CPU / {mem}, --gpu-memory-utilization {float(util):g}",
+                      "vLLM pre-allocates this fraction of the GPU; shared GPUs (no memory isolation) split 0.9 "
+                      "between their replicas" if plan.replicas > 1 else
+                      "vLLM's default fraction of a whole GPU; CPU/memory are the pod's GPU share of the node",
+                      "vLLM engine args (gpu_memory_utilization); nvidia-gpu-stack.md §1.4")
     if bp.workloads.inference:
         bundle.decide("workloads", "workloads.inference", "startupProbe + HPA on queue depth + PDB maxUnavailable 1",
                       "weight loading takes minutes, so a startupProbe holds liveness off; vLLM queue depth tracks "

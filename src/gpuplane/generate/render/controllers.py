@@ -1,0 +1,91 @@
+"""Job controllers the chosen training templates need: their CRDs and operators, pinned.
+
+A PyTorchJob, JobSet or MPIJob applied to a cluster without its controller is either refused
+(no CRD) or accepted and never run (CRD without operator). Versions match the CRDs the
+generated objects are validated against (/work/shared/corpus/crds/SOURCES.md):
+
+- PyTorchJob ``kubeflow.org/v1``: Kubeflow training-operator v1.9.4 (repository renamed
+  kubeflow/trainer; v1 lives on ``release-1.9``), standalone kustomize overlay
+  ``manifests/overlays/standalone`` (Kubeflow docs "Training Operator installation"). Its
+  deployment ``training-operator`` (namespace ``kubeflow``) takes ``--gang-scheduler-name=volcano``
+  to create Volcano PodGroups from ``runPolicy.schedulingPolicy``.
+- JobSet ``jobset.x-k8s.io/v1alpha2``: kubernetes-sigs/jobset v0.12.0 release manifests
+  (``releases/download/v0.12.0/manifests.yaml``, JobSet README "Installation").
+- MPIJob ``kubeflow.org/v2beta1``: kubeflow/mpi-operator v0.8.0 ``deploy/v2beta1/mpi-operator.yaml``
+  (mpi-operator README). Deployment ``mpi-operator`` (namespace ``mpi-operator``); gang
+  scheduling through ``--gang-scheduling=volcano`` (mpi-operator ``cmd/mpi-operator`` options).
+
+All are applied server-side: their CRDs exceed the client-side apply annotation limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpuplane.generate.render.base import Bundle
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteManifest:
+    """An upstream install applied as is (``kubectl apply --server-side -f/-k``)."""
+
+    name: str
+    ref: str
+    kustomize: bool
+    version: str
+    source: str
+    kinds: tuple[str, ...]
+
+
+TRAINING_OPERATOR = RemoteManifest(
+    name="training-operator", ref="github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4",
+    kustomize=True, version="v1.9.4", kinds=("pytorchjob",),
+    source="kubeflow/trainer tag v1.9.4 (training-operator v1), manifests/overlays/standalone",
+)
+JOBSET = RemoteManifest(
+    name="jobset", ref="https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
+    kustomize=False, version="v0.12.0", kinds=("jobset",),
+    source="kubernetes-sigs/jobset release v0.12.0 (manifests.yaml)",
+)
+MPI_OPERATOR = RemoteManifest(
+    name="mpi-operator", ref="https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml",
+    kustomize=False, version="v0.8.0", kinds=("mpijob",),
+    source="kubeflow/mpi-operator tag v0.8.0 (deploy/v2beta1/mpi-operator.yaml)",
+)
+CONTROLLERS = (TRAINING_OPERATOR, JOBSET, MPI_OPERATOR)
+
+
+def _gang_patch(deployment: str, namespace: str, path: str, flag: str) -> dict[str, Any]:
+    """A kustomize JSON6902 patch appending one flag to the controller's container."""
+    return {
+        "target": {"kind": "Deployment", "name": deployment, "namespace": namespace},
+        "patch": f"- op: add\n  path: /spec/template/spec/containers/0/{path}/-\n  value: {flag}\n",
+    }
+
+
+def render(bundle: Bundle) -> None:
+    bp = bundle.blueprint
+    kinds = {w.kind for w in bp.workloads.training}
+    manifests: list[RemoteManifest] = bundle.shared.setdefault("manifests", [])
+    patches: list[dict[str, Any]] = bundle.shared.setdefault("kustomize_patches", [])
+    volcano = bp.scheduler.name == "volcano"
+    for ctl in CONTROLLERS:
+        used = sorted(k for k in ctl.kinds if k in kinds)
+        if not used:
+            continue
+        manifests.append(ctl)
+        bundle.decide("controllers", f"workloads.training kind {', '.join(used)}", f"{ctl.name} {ctl.version}",
+                      "the template's custom resource needs its CRD and a running controller; the version matches "
+                      "the CRD schema the output is validated against", ctl.source)
+        if volcano and ctl is TRAINING_OPERATOR:
+            patches.append(_gang_patch("training-operator", "kubeflow", "command", "--gang-scheduler-name=volcano"))
+        if volcano and ctl is MPI_OPERATOR:
+            patches.append(_gang_patch("mpi-operator", "mpi-operator", "args", "--gang-scheduling=volcano"))
+        if volcano and ctl in (TRAINING_OPERATOR, MPI_OPERATOR):
+            bundle.decide("controllers", f"{ctl.name} gang scheduling", "volcano",
+                          "with the flag the operator creates a Volcano PodGroup from runPolicy.schedulingPolicy, so "
+                          "the launcher and every rank are admitted together", ctl.source)
+    if "mpijob" in kinds:
+        bundle.note("70-workloads", "MPIJob images must contain Open MPI and openssh-server: workers run `sshd -De` and "
+                    "the launcher reaches them over SSH with the key mpi-operator mounts at /root/.ssh")
