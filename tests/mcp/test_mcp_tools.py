@@ -136,3 +136,19 @@ def test_lint_finds_the_config_beside_the_manifests(tmp_path: Path) -> None:
     (tmp_path / ".gpuplane.yaml").write_text("disable: [gpu-request-without-limit]\n", encoding="utf-8")
     after = {f["rule"] for f in tools.lint(paths=[str(tmp_path / "train.yaml")]).data["findings"]}
     assert after == before - {"gpu-request-without-limit"}
+
+
+def test_advise_capacity_summary_uses_the_priced_cost_and_flags_partial() -> None:
+    # Regression: the summary used total_monthly_usd, which is None as soon as one model has no
+    # priced choice, so a partly priced plan showed no cost at all.
+    from gpuplane.mcp.tools import advise_capacity
+
+    out = advise_capacity({"H100-80GB": 16, "L4": 8}, provider="aws")
+    assert out.data["cost_partial"] is True and out.data["total_monthly_usd"] is None
+    assert out.summary == f"24 GPUs on aws, about ${out.data['priced_monthly_usd']:,.0f}/month (partial: 1 model not priced)"
+    full = advise_capacity({"H100-80GB": 16}, provider="aws")
+    assert full.data["cost_partial"] is False
+    assert full.summary == f"16 GPUs on aws, about ${full.data['priced_monthly_usd']:,.0f}/month"
+    none = advise_capacity({"T4": 4}, provider="aws")
+    assert none.data["priced_monthly_usd"] is None
+    assert none.summary == "4 GPUs on aws, cost unknown (no priced choice)"

@@ -8,7 +8,7 @@ computed once per PodSet here and cached, and kind indexes are built once.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.k8s.validation import ResourceError, container_resource_errors
@@ -112,6 +112,7 @@ class LintContext:
         self._gpu_podsets: list[PodSet] | None = None
         self._gpu_claim_templates: set[str] | None = None
         self._containers: dict[tuple[int, tuple[str, ...]], list[ContainerRef]] = {}
+        self._overrides: dict[int, list[tuple[FieldPath, Manifest, FieldPath]]] | None = None
 
     # -- objects -------------------------------------------------------------------------------
 
@@ -222,7 +223,64 @@ class LintContext:
         meta = self.rule
         if meta is None:
             raise RuntimeError("LintContext.report() called outside a rule run")
-        return Finding(meta.id, severity or meta.severity, obj, tuple(path), message, fix, tuple(patch))
+        path = tuple(path)
+        patch = tuple(patch)
+        if self._override_index().get(id(obj)):
+            obj, path, patch = self._owner(obj, path, message, patch)
+        return Finding(meta.id, severity or meta.severity, obj, path, message, fix, patch)
+
+    # -- overridden template fields ------------------------------------------------------------
+
+    @staticmethod
+    def writable(ps: PodSet, path: FieldPath) -> bool:
+        """Whether a patch at ``path`` (in :meth:`holder`'s data) edits a field the user wrote:
+        any field of a real template, or of a synthetic one only where another object's field
+        overrides it (a TrainJob's ``resourcesPerNode``), since :meth:`report` moves the patch there."""
+        if not ps.synthetic:
+            return True
+        base = len(ps.template_path)
+        if tuple(path[:base]) != tuple(ps.template_path):
+            return False
+        rel = tuple(path[base:])
+        return any(rel[: len(prefix)] == prefix for prefix, _, _ in ps.overrides)
+
+    def _override_index(self) -> dict[int, list[tuple[FieldPath, Manifest, FieldPath]]]:
+        """Template holder (by id) -> ``(absolute prefix, owner, owner path)`` of the fields
+        another object overrides (``PodSet.overrides``: a TrainJob's trainer fields replacing
+        its runtime's container fields). Built once; empty for inputs without such PodSets."""
+        if self._overrides is None:
+            index: dict[int, list[tuple[FieldPath, Manifest, FieldPath]]] = {}
+            for ps in self.podsets:
+                if ps.overrides:
+                    holder = self.holder(ps)
+                    for prefix, owner, owner_path in ps.overrides:
+                        index.setdefault(id(holder), []).append(((*ps.template_path, *prefix), owner, owner_path))
+            self._overrides = index
+        return self._overrides
+
+    def _owner(
+        self, obj: Manifest, path: FieldPath, message: str, patch: tuple[PatchOp, ...]
+    ) -> tuple[Manifest, FieldPath, tuple[PatchOp, ...]]:
+        """Move a finding on an overridden template field (and its patches) to the object
+        and field that wrote it. Rules report on ``holder(ps)``; when several TrainJobs share
+        one runtime, the owner is the one the message names (every rule's message starts with
+        ``where(ps, ...)``, the workload's ``Kind namespace/name``)."""
+        owners: list[tuple[int, Manifest, FieldPath]] = []
+        for prefix, owner, owner_path in self._overrides.get(id(obj), ()) if self._overrides else ():
+            if path[: len(prefix)] == prefix:
+                owners.append((len(prefix), owner, owner_path))
+        if len({id(o) for _, o, _ in owners}) > 1:
+            owners = [entry for entry in owners if object_label(entry[1]) in message]
+        if len({id(o) for _, o, _ in owners}) != 1:
+            return obj, path, patch
+        cut, owner, owner_path = owners[0]
+        prefix = path[:cut]
+
+        def moved(p: FieldPath) -> FieldPath:
+            return (*owner_path, *p[cut:]) if p[:cut] == prefix else p
+
+        new_patch = tuple(replace(op, path=moved(op.path)) for op in patch)
+        return owner, moved(path), new_patch
 
 
 def object_label(obj: Manifest) -> str:

@@ -552,8 +552,15 @@ def advise_capacity(
     except CapacityInputError as exc:
         raise ToolInputError(str(exc)) from None
     document = plan.to_json()
-    total = plan.total_monthly_usd
-    cost = f", about ${total:,.0f}/month" if total is not None else ""
+    # The priced part of the plan, flagged partial when some model has no priced choice
+    # (document["cost_partial"]; the reasons are in document["cost_gaps"]).
+    priced, gaps = plan.priced_monthly_usd, plan.cost_gaps
+    if priced is None:
+        cost = ", cost unknown (no priced choice)" if gaps else ""
+    elif gaps:
+        cost = f", about ${priced:,.0f}/month (partial: {_plural(len(gaps), 'model')} not priced)"
+    else:
+        cost = f", about ${priced:,.0f}/month"
     return ToolOutput(document, f"{_plural(sum(m.gpus_total for m in plan.models), 'GPU')} on {provider}{cost}")
 
 

@@ -33,7 +33,7 @@ from gpuplane.k8s.workloads.model import (
     nonneg,
     role_from_name,
 )
-from gpuplane.sources.manifest import Manifest
+from gpuplane.sources.manifest import FieldPath, Manifest
 
 # kind -> the field holding its replica specs (training-operator v1, mpi-operator v2beta1)
 REPLICA_FIELDS: dict[str, str] = {
@@ -128,7 +128,7 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         num_nodes = nonneg(as_int(trainer.get("numNodes"), 1))
         template = {"spec": {"containers": [_trainer_container({"name": "node"}, trainer)]}}
         ps = PodSet(obj, "node", "trainer", 0 if suspended else num_nodes, template, ("spec", "trainer"),
-                    synthetic=True, distributed=num_nodes > 1)
+                    synthetic=True, distributed=num_nodes > 1, overrides=_overrides(obj, trainer, [0]))
         return finish(obj, [ps], ctx.related)
 
     rspec = as_dict(runtime.data.get("spec"))
@@ -154,9 +154,14 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         targets = ("node", "launcher") if launcher_as_node else ("node",)
         patched = _patch_template(template, trainer, targets)
         path = ("spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template")
+        overrides: tuple[tuple[FieldPath, Manifest, FieldPath], ...] = ()
+        if patched is not template:
+            hit = [i for i, c in enumerate(as_list(dig(template, "spec", "containers")))
+                   if isinstance(c, dict) and c.get("name") in targets]
+            overrides = _overrides(obj, trainer, hit)
         podsets.append(
             PodSet(obj, name, role, 0 if suspended else count, patched, path,
-                   template_source=runtime, synthetic=patched is not template)
+                   template_source=runtime, synthetic=patched is not template, overrides=overrides)
         )
     if not podsets:
         return []
@@ -183,6 +188,21 @@ def _trainer_gang(obj: Manifest, runtime_spec: dict, total: int) -> Gang | None:
     if "volcano" in policy:
         return Gang("volcano", obj.name, total, volcano_queue(obj.metadata))
     return None
+
+
+def _overrides(obj: Manifest, trainer: dict, indexes: list[int]) -> tuple[tuple[FieldPath, Manifest, FieldPath], ...]:
+    """Which container fields of the trainer's containers (``indexes``) the TrainJob writes:
+    ``image``, ``command``, ``args`` and ``resources`` (from ``resourcesPerNode``), as applied
+    by :func:`_trainer_container`. ``env`` is merged item by item, so it keeps the runtime's path."""
+    fields: list[tuple[str, FieldPath]] = [
+        (key, ("spec", "trainer", key)) for key in ("image", "command", "args") if trainer.get(key) is not None
+    ]
+    resources = trainer.get("resourcesPerNode")
+    if isinstance(resources, dict) and (resources.get("limits") is not None or resources.get("requests") is not None):
+        fields.append(("resources", ("spec", "trainer", "resourcesPerNode")))
+    return tuple(
+        (("spec", "containers", i, key), obj, owner_path) for i in indexes for key, owner_path in fields
+    )
 
 
 def _trainer_container(container: dict, trainer: dict) -> dict:

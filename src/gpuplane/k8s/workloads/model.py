@@ -55,6 +55,11 @@ class PodSet:
     - ``template_source``: the object whose data holds ``template`` when it is not ``source``
       (a TrainJob's pods come from its TrainingRuntime); None means ``source``.
     - ``synthetic``: the template was built or patched from controller fields (not the dict at ``template_path``).
+    - ``overrides``: for a synthetic template, which of its fields another object writes:
+      ``(prefix, owner, owner_path)`` with ``prefix`` relative to the template (e.g.
+      ``("spec", "containers", 0, "resources")`` replaced by a TrainJob's
+      ``("spec", "trainer", "resourcesPerNode")``), so findings on those fields point at the
+      field the user wrote, not at the runtime field it replaced.
     - ``injected``: ``{"metadata": {...}, "spec": {...}}`` the controller adds to every pod it creates
       (DaemonSet tolerations, Volcano Job ``schedulerName``); applied to :meth:`pod` only, never
       to ``template``, so field paths stay true. Lists are appended, maps merged, scalars set when unset.
@@ -76,6 +81,7 @@ class PodSet:
     template_source: Manifest | None = None
     synthetic: bool = False
     injected: dict | None = None
+    overrides: tuple[tuple[FieldPath, Manifest, FieldPath], ...] = ()
     pod_error: str | None = None
     _pod: Pod | None = field(default=None, repr=False, compare=False)
 
@@ -105,7 +111,11 @@ class PodSet:
         return self._pod
 
     def field_line(self, path: FieldPath) -> int:
-        """Line of ``path`` (relative to the pod template) in the file that holds the template."""
+        """Line of ``path`` (relative to the pod template) in the file that holds the template
+        (or in the object that overrides that field, see ``overrides``)."""
+        for prefix, owner, owner_path in self.overrides:
+            if path[: len(prefix)] == prefix:
+                return owner.field_line((*owner_path, *path[len(prefix) :]))
         holder = self.template_source or self.source
         return holder.field_line((*self.template_path, *path))
 

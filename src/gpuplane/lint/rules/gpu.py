@@ -92,7 +92,8 @@ resources:
 def gpu_request_without_limit(ctx: LintContext) -> Iterator[Finding]:
     for ps, holder, c, err in _api_errors(ctx, validation.LIMIT_REQUIRED):
         name, value = err.name, c.resources("requests")[err.name]
-        patch = () if ps.synthetic else (SetValue((*c.path, "resources", "limits", name), value),)
+        target = (*c.path, "resources", "limits", name)
+        patch = (SetValue(target, value),) if ctx.writable(ps, target) else ()
         yield ctx.report(
             holder, (*c.path, "resources", "requests", name),
             f"{where(ps, c)} requests {name}: {value} without a limit; the API server rejects it "

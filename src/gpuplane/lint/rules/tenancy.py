@@ -366,3 +366,118 @@ def batch_priority_preempts_serving(ctx: LintContext) -> Iterator[Finding]:
                        "serving can never preempt batch pods to get GPUs back")
         yield ctx.report(pc, ("value",), message,
                          f"set value below {serving_value} and preemptionPolicy: Never on {name}")
+
+
+PRIORITY_SET_DIRECTLY_DOCS = """
+## What it catches
+A pod, or the pod template of a controller (Deployment, Job, JobSet, PyTorchJob ...), that writes
+`spec.priority` itself with a value other than the one its PriorityClass gives.
+
+This rule is a gpuplane addition beyond the rule catalog of spec/rules.md (the catalog allows
+additions): it catches a rejection the other priority rules do not.
+
+## Why it hurts
+Pod priority is not a user field. The `Priority` admission plugin (enabled by default) computes it at
+creation from `priorityClassName`, or from the `globalDefault` PriorityClass, or 0 when there is none,
+and rejects a pod whose own `spec.priority` differs (kubernetes `plugin/pkg/admission/priority/admission.go`):
+
+```
+pods "gpu-placeholders-7d9c-x2x8p" is forbidden: the integer value of priority (-1000) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name
+```
+
+For a controller the template is accepted, but every pod it creates is refused: the ReplicaSet or Job
+shows `FailedCreate` events and no pod ever appears. Low-priority GPU placeholder ("overprovisioning")
+Deployments hit this often: they try to get a negative priority without creating a PriorityClass, so the
+placeholders never exist and nodes are never pre-provisioned.
+
+gpuplane resolves the class from the input and the cluster snapshot (system classes included); when the
+named class is unknown it cannot tell the computed value and stays silent.
+
+## How to fix
+Remove `spec.priority` and set `priorityClassName` to a PriorityClass with the value you want (create
+one, e.g. `value: -10` with `preemptionPolicy: Never` for placeholders). `gpuplane lint --fix` deletes
+the `spec.priority` field.
+
+## Bad
+```yaml
+kind: Deployment
+spec:
+  template:
+    spec:
+      priority: -1000
+      containers:
+        - name: pause
+          image: registry.k8s.io/pause:3.9
+```
+
+## Good
+```yaml
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: gpu-placeholder
+value: -10
+preemptionPolicy: Never
+---
+kind: Deployment
+spec:
+  template:
+    spec:
+      priorityClassName: gpu-placeholder
+      containers:
+        - name: pause
+          image: registry.k8s.io/pause:3.9
+```
+
+## References
+- kubernetes/kubernetes `plugin/pkg/admission/priority/admission.go` (`admitPod`)
+- kubernetes/kubernetes `pkg/apis/scheduling/types.go` (`DefaultPriorityWhenNoDefaultClassExists`, system classes)
+- https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/
+"""
+
+# pkg/apis/scheduling/types.go: SystemCriticalPriority + 1000 / SystemCriticalPriority.
+SYSTEM_CLASS_VALUES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+# pkg/apis/scheduling/types.go DefaultPriorityWhenNoDefaultClassExists
+DEFAULT_PRIORITY_NO_DEFAULT_CLASS = 0
+# plugin/pkg/admission/priority/admission.go (admitPod); annotation of kubelet mirror pods.
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+def _computed_priority(ctx: LintContext, class_name: Any) -> int | None:
+    """The priority the admission plugin computes (None when the named class is unknown)."""
+    classes = ctx.by_kind("PriorityClass", include_cluster=True)
+    if isinstance(class_name, str) and class_name:
+        for pc in classes:
+            if pc.name == class_name:
+                return _pc_value(pc)
+        return SYSTEM_CLASS_VALUES.get(class_name)
+    for pc in classes:
+        if pc.data.get("globalDefault") is True:
+            return _pc_value(pc)
+    return DEFAULT_PRIORITY_NO_DEFAULT_CLASS
+
+
+@rule(id="pod-priority-set-directly", severity="error", category="tenancy",
+      summary="spec.priority written in a pod or pod template: the Priority admission plugin rejects the pod",
+      docs=PRIORITY_SET_DIRECTLY_DOCS, fixable=True)
+def pod_priority_set_directly(ctx: LintContext) -> Iterator[Finding]:
+    for ps in ctx.podsets:
+        spec = pod_spec(ps)
+        value = spec.get("priority")
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        annotations = (ps.template.get("metadata") or {}).get("annotations") if isinstance(ps.template, dict) else None
+        if isinstance(annotations, dict) and MIRROR_POD_ANNOTATION in annotations:
+            continue  # admitPod skips mirror pods
+        computed = _computed_priority(ctx, spec.get("priorityClassName"))
+        if computed is None or computed == value:
+            continue
+        path = (*ps.spec_path, "priority")
+        yield ctx.report(
+            ctx.holder(ps), path,
+            f"{where(ps)} sets spec.priority itself; the Priority admission plugin rejects its pods: "
+            f"\"the integer value of priority ({value}) must not be provided in pod spec; priority admission "
+            f"controller computed {computed} from the given PriorityClass name\"",
+            "remove spec.priority and set priorityClassName to a PriorityClass with the value you want",
+            patch=(DeleteKey(path),) if ctx.writable(ps, path) else (),
+        )
