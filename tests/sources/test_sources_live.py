@@ -257,3 +257,22 @@ def test_snapshot_from_dumps_redacts(tmp_path: Path) -> None:
     assert cluster.errors == []
     assert [p.key for p in cluster.pods] == ["team-a/train-0", "team-a/train-1", "serving/infer-0", "serving/infer-1"]
     assert [n.name for n in cluster.nodes] == ["gpu-node-1"]
+
+
+def test_snapshot_from_dumps_leaves_secrets_out(tmp_path: Path) -> None:
+    """`kubectl get all,secrets -o yaml` fed to --from: the Secret never reaches the snapshot."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: v1\n  kind: Secret\n  metadata: {name: s1, namespace: ml}\n"
+        "  data: {k: U0VDUkVUU0VDUkVU}\n  stringData: {p: PLAINSECRET}\n"
+        "- apiVersion: v1\n  kind: Namespace\n  metadata: {name: ml}\n"
+    )
+    for suffix in ("yaml", "json"):
+        out = tmp_path / f"snap.{suffix}"
+        result = CliRunner().invoke(cli, ["snapshot", "--from", str(dump), "-o", str(out), "-q"])
+        assert result.exit_code == 0, result.output
+        assert result.output == "gpuplane: left out 1 Secret(s): snapshots never carry Secrets\n"
+        text = out.read_text()
+        assert "PLAINSECRET" not in text and "U0VDUkVUU0VDUkVU" not in text and "Secret" not in text
+        assert [o.kind for o in read_cluster(str(out)).objects] == ["Namespace"]

@@ -50,6 +50,8 @@ def snapshot(kube_context: str | None, kubeconfig: str | None, from_paths: tuple
         snap = snapshot_live(kube_context, kubeconfig, progress=not quiet)
     for error in snap.errors:
         click.echo(f"gpuplane: {error}", err=True)
+    if snap.secrets_dropped:
+        click.echo(f"gpuplane: left out {snap.secrets_dropped} Secret(s): snapshots never carry Secrets", err=True)
     if not snap.objects and snap.errors:
         fail(f"nothing to write to {output}")
     try:

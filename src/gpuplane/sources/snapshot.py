@@ -46,6 +46,7 @@ class Snapshot:
     server_version: str | None = None
     errors: list[LoadError] = field(default_factory=list)
     taken_at: str = ""
+    secrets_dropped: int = 0  # Secret objects found in --from input and left out
 
     def document(self) -> dict[str, Any]:
         """The ``kind: List`` to write."""
@@ -69,6 +70,11 @@ class Snapshot:
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def is_secret(obj: dict[str, Any]) -> bool:
+    """A core ``v1`` Secret (a ``kubectl get secrets`` dump item, or one inside any List)."""
+    return obj.get("kind") == "Secret" and str(obj.get("apiVersion") or "v1") == "v1"
 
 
 def redact_all(objects: list[dict[str, Any]], gpu_namespaces: Iterable[str]) -> None:
@@ -114,6 +120,10 @@ def snapshot_files(paths: Iterable[str]) -> Snapshot:
             snap.server_version = version
     namespaces = set(GPU_NAMESPACES)
     for manifest in loaded.objects:
+        if is_secret(manifest.data):
+            # A dump of `kubectl get all,secrets -o yaml` must not leak through a snapshot.
+            snap.secrets_dropped += 1
+            continue
         snap.objects.append(manifest.data)
         if manifest.kind == "DaemonSet" and manifest.namespace:
             containers = manifest.get("spec", "template", "spec", "containers", default=[])
