@@ -41,7 +41,10 @@ def summary_line(result: DiagnoseResult) -> str:
     s = result.summary()
     if not s["findings"]:
         return "No findings: the GPU stack, capacity and workloads look healthy."
-    return (f"{s['findings']} findings ({s['error']} error, {s['warning']} warning, {s['info']} info): "
+    from gpuplane.report.lint_text import plural
+
+    counts = ", ".join(plural(s[level], level) for level in ("error", "warning", "info"))
+    return (f"{plural(s['findings'], 'finding')} ({counts}): "
             f"{s['clusterFindings']} on the cluster, {s['workloadFindings']} on {s['objects']} workload objects")
 
 

@@ -20,7 +20,8 @@ from gpuplane.lint.finding import Finding
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """``1 warning``, ``2 warnings``, ``3 info`` (the summary wording shared by lint and diagnose)."""
     if word == "info":
         return f"{n} info"
     return f"{n} {word}" + ("" if n == 1 else "s")
@@ -29,11 +30,11 @@ def _plural(n: int, word: str) -> str:
 def summary_line(summary: dict[str, int]) -> str:
     n = summary["findings"]
     if not n:
-        return f"No findings in {_plural(summary['objects'], 'object')}."
+        return f"No findings in {plural(summary['objects'], 'object')}."
     return (
-        f"{_plural(n, 'finding')} ({_plural(summary['error'], 'error')}, "
-        f"{_plural(summary['warning'], 'warning')}, {summary['info']} info) "
-        f"in {_plural(summary['objects'], 'object')}"
+        f"{plural(n, 'finding')} ({plural(summary['error'], 'error')}, "
+        f"{plural(summary['warning'], 'warning')}, {summary['info']} info) "
+        f"in {plural(summary['objects'], 'object')}"
     )
 
 
