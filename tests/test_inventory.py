@@ -213,3 +213,17 @@ def test_cli_exits_0_on_demo_in_a_real_process() -> None:
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "GPU inventory" in proc.stdout
+
+
+def test_mig_single_without_instance_type_counts_boards_from_the_profile() -> None:
+    """Under MIG single, gpu.count and nvidia.com/gpu count MIG devices: 56 x 1g.5gb = 8 A100s
+    (7 instances of 1g.5gb per GPU)."""
+    fixture = Path(__file__).resolve().parent / "fixtures" / "cluster" / "mig-single-list.json"
+    code, out, err = run("inventory", "--cluster", str(fixture), "-f", "json")
+    assert (code, err) == (0, "")
+    doc = json.loads(out)
+    single = node(doc, "mig-single")
+    assert (single["gpus"], single["model"], single["allocatable"]) == (8, "A100-40GB", 56)
+    assert single["mig"] == {"strategy": "single", "config": "all-1g.5gb", "configState": "success",
+                             "devices": {"1g.5gb": 56}}
+    assert [(m["model"], m["gpus"]) for m in doc["models"]] == [("A100-40GB", 8), ("H100-80GB", 2), ("MI300X", 8)]

@@ -347,3 +347,26 @@ def test_expand_all_is_cheap(count: int) -> None:
     elapsed = time.perf_counter() - start
     assert len(podsets) == count // 4 * 4
     assert elapsed < 1.0, f"expand_all took {elapsed:.3f}s"
+
+
+def test_suspended_workloads_keep_their_resume_size() -> None:
+    """Suspended controllers create no pods (count 0, as lint sees them) but keep the size they
+    resume with, which the simulator submits to Kueue."""
+    job = Manifest({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ml"},
+                    "spec": {"suspend": True, "parallelism": 3, "completions": 6,
+                             "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+    (ps,) = expand(job)
+    assert (ps.count, ps.suspended, ps.resume_count) == (0, True, 3)
+    ptj = Manifest({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p"},
+                    "spec": {"runPolicy": {"suspend": True}, "pytorchReplicaSpecs": {
+                        "Master": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}},
+                        "Worker": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}}}}})
+    assert [(p.name, p.count, p.suspended, p.resume_count, p.distributed) for p in expand(ptj)] == [
+        ("master", 0, True, 1, False), ("worker", 0, True, 3, False)]
+    jobset = Manifest({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
+                       "spec": {"suspend": True, "replicatedJobs": [{"name": "w", "replicas": 2, "template": {
+                           "spec": {"parallelism": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}}}]}})
+    assert [(p.count, p.resume_count) for p in expand(jobset)] == [(0, 4)]
+    running = Manifest({**job.data, "spec": {**job.data["spec"], "suspend": False}})
+    (ps,) = expand(running)
+    assert (ps.count, ps.suspended, ps.resume_count) == (3, False, 0)

@@ -60,6 +60,8 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "lint_examples": ("lint", {"paths": [MANIFESTS]}),
     "lint_inline": ("lint", {"manifests": INLINE_POD}),
     "lint_bad_yaml": ("lint", {"manifests": "kind: Pod\nmetadata: [unclosed\n"}),
+    "lint_partly_bad": ("lint", {"manifests": INLINE_POD, "paths": ["tests/fixtures/simulate/bad.yaml"]}),
+    "simulate_bad_yaml": ("simulate", {"cluster": "tests/fixtures/simulate/nodes2x4.yaml", "manifests": "kind: [\n"}),
     "lint_nothing": ("lint", {}),
     "lint_unknown_rule": ("lint", {"paths": [MANIFESTS], "disable": ["no-such-rule"]}),
     "lint_stdin": ("lint", {"paths": ["-"]}),
@@ -210,10 +212,26 @@ def test_lint_inline_text_points_at_input_lines(served: dict[str, Any]) -> None:
     )
 
 
-def test_lint_bad_yaml_is_reported_not_raised(served: dict[str, Any]) -> None:
-    data = ok(served, "lint_bad_yaml")
-    assert data["findings"] == []
-    assert len(data["errors"]) == 1 and data["errors"][0].startswith("<input>:")
+def test_lint_bad_yaml_is_a_tool_error(served: dict[str, Any]) -> None:
+    # Nothing usable was read: a tool error with the load error, not "No findings in 0 objects"
+    # (the earlier assertion expected an empty successful result, which hid the problem).
+    assert error(served, "lint_bad_yaml") == (
+        "Error executing tool lint: nothing usable in the manifests: <input>:3: invalid YAML: "
+        "did not find expected ',' or ']'"
+    )
+
+
+def test_lint_bad_yaml_next_to_good_objects_keeps_results(served: dict[str, Any]) -> None:
+    data = ok(served, "lint_partly_bad")
+    assert data["summary"]["objects"] == 1
+    assert data["errors"] == ["tests/fixtures/simulate/bad.yaml:2: invalid YAML: did not find expected node content"]
+
+
+def test_simulate_bad_yaml_is_a_tool_error(served: dict[str, Any]) -> None:
+    assert error(served, "simulate_bad_yaml") == (
+        "Error executing tool simulate: nothing usable in the manifests: <input>:2: invalid YAML: "
+        "did not find expected node content"
+    )
 
 
 def test_lint_argument_errors(served: dict[str, Any]) -> None:

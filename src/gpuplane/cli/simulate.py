@@ -54,8 +54,15 @@ def simulate(
     except (OSError, ValueError) as exc:
         fail(f"--cluster {cluster}: {exc}")
     messages = [str(e) for e in errors]
+    if errors and not state.nodes and not state.pods and not state.objects:
+        _echo(messages)
+        fail(f"nothing usable in cluster source {cluster!r}")
     loaded = load_paths(paths)
     messages.extend(str(e) for e in loaded.errors)
+    if loaded.errors and not loaded.objects:
+        # nothing to submit: no empty simulation on stdout (some objects read: simulate them, exit 2)
+        _echo(messages)
+        fail(f"nothing usable in {', '.join(paths)}")
     try:
         run = run_simulation(
             state,
@@ -68,8 +75,7 @@ def simulate(
     except SimulateInputError as exc:
         fail(str(exc))
     messages.extend(run.problems)
-    for message in messages:
-        click.echo(f"gpuplane: {message}", err=True)
+    _echo(messages)
     for note in run.notes:
         click.echo(f"gpuplane: note: {note}", err=True)
     if fmt == "json":
@@ -80,3 +86,8 @@ def simulate(
         render_text(run.document)
     if messages:
         raise SystemExit(2)
+
+
+def _echo(messages: list[str]) -> None:
+    for message in messages:
+        click.echo(f"gpuplane: {message}", err=True)

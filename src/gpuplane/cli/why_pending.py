@@ -52,6 +52,9 @@ def why_pending(
         fail(f"--cluster {cluster}: {exc}")
     for error in errors:
         click.echo(f"gpuplane: {error}", err=True)
+    if errors and not state.nodes and not state.pods and not state.objects:
+        # like inventory / diagnose: no report about an empty cluster that was never read
+        fail(f"nothing usable in cluster source {cluster!r}")
     scheduler = Scheduler(state, version=kubernetes_version)
     if pod is not None and not any(p.key == pod for p in state.pending_pods):
         known = any(p.key == pod for p in state.pods)

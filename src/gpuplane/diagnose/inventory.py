@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuplane.gpu.catalog import catalog
+from gpuplane.gpu.catalog import GpuModel, catalog
 from gpuplane.gpu.resources import classify, is_gpu_resource
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node
@@ -328,7 +328,7 @@ def node_inventory(state: ClusterState, node: Node) -> NodeInventory:
     resources = _gpu_resources(state, name)
     mig = _mig_layout(labels, resources)
     sharing = _sharing(labels, resources)
-    gpus = _physical_gpus(labels, instance_type, resources, mig, sharing)
+    gpus = _physical_gpus(labels, instance_type, resources, mig, sharing, model)
     ready = state.node_ready(name)
     cordoned = node.spec.unschedulable
     gpu_pods = 0
@@ -451,8 +451,15 @@ def _sharing(labels: dict[str, str], resources: dict[str, ResourceUse]) -> Shari
 
 
 def _physical_gpus(labels: dict[str, str], instance_type: str | None, resources: dict[str, ResourceUse],
-                   mig: MigLayout | None, sharing: Sharing | None) -> int:
-    """Physical boards: GFD count, else the instance type's, else advertised devices / replicas."""
+                   mig: MigLayout | None, sharing: Sharing | None, model: GpuModel | None = None) -> int:
+    """Physical boards: GFD count, else the instance type's, else advertised devices / replicas.
+
+    Under MIG ``single``, ``nvidia.com/gpu.count`` and ``nvidia.com/gpu`` count MIG devices, not
+    boards (reference/nvidia-gpu-stack.md §2: ``56`` = 8 GPUs x 7 MIG). The instance type's
+    count wins; else the boards are the devices divided by the profile's maximum instances per
+    GPU (catalog), which is exact for the ``all-<profile>`` mig-parted configs and a lower bound
+    for a custom config that leaves part of each GPU unused.
+    """
     single_mig = mig is not None and mig.strategy == "single"
     count = None if single_mig else _int_label(labels, GFD_COUNT)
     if count is not None:
@@ -460,6 +467,11 @@ def _physical_gpus(labels: dict[str, str], instance_type: str | None, resources:
     instance = catalog().instance(instance_type) if instance_type else None
     if instance is not None:
         return instance.gpu_count
+    if single_mig and mig is not None and model is not None and len(mig.devices) == 1:
+        (profile_name, devices), = mig.devices.items()
+        profile = model.profile(profile_name)
+        if profile is not None and profile.max_instances > 0:
+            return -(-devices // profile.max_instances)
     whole = 0
     replicas = sharing.replicas if sharing else 1
     for name, use in resources.items():

@@ -123,6 +123,16 @@ def load_manifests(manifests: str | None, paths: list[str] | None) -> LoadResult
     return result
 
 
+def require_usable(loaded: LoadResult) -> None:
+    """A tool error when the manifests gave nothing to work on but problems (bad YAML text, an
+    unreadable file): an empty result would read as "no findings". When some objects loaded,
+    the tool runs on them and returns the problems in ``errors``."""
+    if loaded.errors and not loaded.objects:
+        errors = [str(e) for e in loaded.errors]
+        more = f" (and {_plural(len(errors) - 1, 'more error')})" if len(errors) > 1 else ""
+        raise ToolInputError(f"nothing usable in the manifests: {errors[0]}{more}")
+
+
 class ClusterCache:
     """The last few snapshot states, reused while their files are unchanged.
 
@@ -259,6 +269,7 @@ def lint(
         cfg.enable = set(enable)
 
     loaded = load_manifests(manifests, paths)
+    require_usable(loaded)
     errors = [str(e) for e in loaded.errors]
     state = None
     if cluster:
@@ -388,6 +399,7 @@ def simulate(
     from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
 
     loaded = load_manifests(manifests, paths)
+    require_usable(loaded)
     state, errors = load_cluster(cluster, context, kubeconfig)
     errors = errors + [str(e) for e in loaded.errors]
     try:

@@ -3,7 +3,8 @@ DaemonSet, Job, CronJob.
 
 Defaults follow the API (staging/src/k8s.io/api/apps/v1/types.go, batch/v1/types.go):
 ``replicas`` defaults to 1; a Job's pod count is ``min(parallelism, completions)`` and
-``suspend: true`` means no pods yet (Kueue holds jobs that way until admission).
+``suspend: true`` means no pods yet (Kueue holds jobs that way until admission): ``count`` 0,
+the size once resumed in ``resume_count``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gpuplane.k8s.workloads.model import (
     dig,
     job_pod_count,
     nonneg,
+    suspend,
 )
 from gpuplane.sources.manifest import Manifest
 
@@ -81,10 +83,12 @@ def _job_podset(obj: Manifest, job_spec: dict, path: tuple[str, ...], suspended:
     template = job_spec.get("template")
     if not isinstance(template, dict):
         return None
-    count = 0 if suspended else job_pod_count(job_spec)
     indexed = job_spec.get("completionMode") == "Indexed"
     parallelism = nonneg(as_int(job_spec.get("parallelism"), 1))
-    return PodSet(obj, obj.name, "pod", count, template, (*path, "template"), distributed=indexed and parallelism > 1)
+    ps = PodSet(obj, obj.name, "pod", job_pod_count(job_spec), template, (*path, "template"),
+                distributed=indexed and parallelism > 1)
+    suspend([ps], suspended)
+    return ps
 
 
 def expand_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:

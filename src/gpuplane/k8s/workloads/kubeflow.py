@@ -32,6 +32,7 @@ from gpuplane.k8s.workloads.model import (
     mark_distributed,
     nonneg,
     role_from_name,
+    suspend,
 )
 from gpuplane.sources.manifest import FieldPath, Manifest
 
@@ -66,11 +67,12 @@ def expand_replica_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         replicas = nonneg(as_int(as_dict(rspec).get("replicas"), 1))
         name = rtype.lower()
         podsets.append(
-            PodSet(obj, name, role_from_name(name, "worker"), 0 if suspended else replicas, template,
+            PodSet(obj, name, role_from_name(name, "worker"), replicas, template,
                    ("spec", field_name, rtype, "template"))
         )
     if not podsets:
         return []
+    suspend(podsets, suspended)
     if obj.kind == "PyTorchJob":
         _elastic(spec, podsets)
     mark_distributed(podsets)
@@ -127,9 +129,10 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     if runtime is None:
         num_nodes = nonneg(as_int(trainer.get("numNodes"), 1))
         template = {"spec": {"containers": [_trainer_container({"name": "node"}, trainer)]}}
-        ps = PodSet(obj, "node", "trainer", 0 if suspended else num_nodes, template, ("spec", "trainer"),
-                    synthetic=True, distributed=num_nodes > 1, overrides=_overrides(obj, trainer, [0]))
-        return finish(obj, [ps], ctx.related)
+        ps = PodSet(obj, "node", "trainer", num_nodes, template, ("spec", "trainer"),
+                    synthetic=True, distributed=num_nodes > 1 and not suspended,
+                    overrides=_overrides(obj, trainer, [0]))
+        return finish(obj, suspend([ps], suspended), ctx.related)
 
     rspec = as_dict(runtime.data.get("spec"))
     ml_policy = as_dict(rspec.get("mlPolicy"))
@@ -160,11 +163,12 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
                    if isinstance(c, dict) and c.get("name") in targets]
             overrides = _overrides(obj, trainer, hit)
         podsets.append(
-            PodSet(obj, name, role, 0 if suspended else count, patched, path,
+            PodSet(obj, name, role, count, patched, path,
                    template_source=runtime, synthetic=patched is not template, overrides=overrides)
         )
     if not podsets:
         return []
+    suspend(podsets, suspended)
     total = mark_distributed(podsets)
     native = _trainer_gang(obj, rspec, total)
     return finish(obj, podsets, ctx.related, native=native)

@@ -51,6 +51,11 @@ class PodSet:
     - ``volume_claim_templates``: StatefulSet / LeaderWorkerSet PVC templates (each pod gets its own claims).
     - ``count_known``: False when ``count`` is a placeholder (a DaemonSet expanded without nodes).
     - ``max_count``: upper bound for elastic / autoscaled sets (PyTorch elastic, Ray, KServe), else None.
+    - ``suspended`` / ``resume_count``: the controller is suspended (``spec.suspend``,
+      ``runPolicy.suspend``): it creates no pods now, so ``count`` is 0 for every engine that
+      looks at the present (lint, diagnose); ``resume_count`` is the ``count`` the set will have
+      once the suspension is lifted (Kueue lifts it on admission, reference/scheduling.md §4.4),
+      which is what the simulator submits to Kueue.
     - ``priority_class``: priority class the gang/PodGroup carries (``runPolicy.schedulingPolicy.priorityClass``).
     - ``template_source``: the object whose data holds ``template`` when it is not ``source``
       (a TrainJob's pods come from its TrainingRuntime); None means ``source``.
@@ -83,6 +88,8 @@ class PodSet:
     injected: dict | None = None
     overrides: tuple[tuple[FieldPath, Manifest, FieldPath], ...] = ()
     pod_error: str | None = None
+    suspended: bool = False
+    resume_count: int = 0
     _pod: Pod | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -311,6 +318,21 @@ def job_pod_count(job_spec: dict) -> int:
     if completions is not None:
         return min(parallelism, nonneg(completions))
     return parallelism
+
+
+def suspend(podsets: list[PodSet], suspended: bool) -> list[PodSet]:
+    """Mark ``podsets`` suspended when ``suspended``: ``count`` becomes 0 (no pods exist while the
+    controller is suspended), the size to resume with is kept in ``resume_count``.
+
+    Called by the expanders before gangs and ``distributed`` are derived, so every engine reading
+    ``count`` sees exactly what exists now; the simulator resumes from ``resume_count``.
+    """
+    if suspended:
+        for ps in podsets:
+            ps.resume_count = ps.count
+            ps.count = 0
+            ps.suspended = True
+    return podsets
 
 
 def mark_distributed(podsets: list[PodSet]) -> int:

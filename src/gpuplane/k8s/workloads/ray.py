@@ -26,6 +26,7 @@ from gpuplane.k8s.workloads.model import (
     as_str,
     dig,
     nonneg,
+    suspend,
 )
 from gpuplane.sources.manifest import Manifest
 
@@ -50,18 +51,19 @@ def _cluster_podsets(obj: Manifest, cluster: dict, base: tuple[str, ...], suspen
     podsets: list[PodSet] = []
     head = dig(cluster, "headGroupSpec", "template")
     if isinstance(head, dict):
-        podsets.append(PodSet(obj, "head", "head", 0 if suspended else 1, head, (*base, "headGroupSpec", "template")))
+        podsets.append(PodSet(obj, "head", "head", 1, head, (*base, "headGroupSpec", "template")))
     for index, group in enumerate(as_list(cluster.get("workerGroupSpecs"))):
         template = dig(group, "template")
         if not isinstance(template, dict):
             continue
         name = as_str(dig(group, "groupName")) or f"worker-group-{index}"
         hosts = nonneg(as_int(group.get("numOfHosts"), 1))
-        count = 0 if suspended else _desired_replicas(group) * hosts
+        count = _desired_replicas(group) * hosts
         max_replicas = as_int(group.get("maxReplicas"), None)
         ps = PodSet(obj, name, "worker", count, template, (*base, "workerGroupSpecs", index, "template"))
         ps.max_count = max_replicas * hosts if max_replicas is not None else None
         podsets.append(ps)
+    suspend(podsets, suspended)
     workers = any(ps.role == "worker" and ps.count > 0 for ps in podsets)
     for ps in podsets:
         ps.distributed = workers
@@ -97,10 +99,11 @@ def expand_rayjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     if mode == "K8sJobMode":
         submitter = spec.get("submitterPodTemplate")
         if isinstance(submitter, dict):
-            ps = PodSet(obj, "submitter", "submitter", 0 if suspended else 1, submitter, ("spec", "submitterPodTemplate"))
+            ps = PodSet(obj, "submitter", "submitter", 1, submitter, ("spec", "submitterPodTemplate"))
         else:
-            ps = PodSet(obj, "submitter", "submitter", 0 if suspended else 1, _default_submitter(cluster),
+            ps = PodSet(obj, "submitter", "submitter", 1, _default_submitter(cluster),
                         ("spec", "entrypoint"), synthetic=True)
+        suspend([ps], suspended)
         ps.distributed = any(p.distributed for p in podsets)
         podsets.append(ps)
     if not podsets:

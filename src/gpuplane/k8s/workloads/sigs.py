@@ -26,6 +26,7 @@ from gpuplane.k8s.workloads.model import (
     mark_distributed,
     nonneg,
     role_from_name,
+    suspend,
 )
 from gpuplane.sources.manifest import Manifest
 
@@ -41,9 +42,10 @@ def expand_jobset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
             continue
         name = as_str(dig(rjob, "name")) or f"job-{index}"
         replicas = nonneg(as_int(as_dict(rjob).get("replicas"), 1))
-        count = 0 if suspended else replicas * job_pod_count(job_spec)
+        count = replicas * job_pod_count(job_spec)
         path = ("spec", "replicatedJobs", index, "template", "spec", "template")
         podsets.append(PodSet(obj, name, role_from_name(name, "worker"), count, template, path))
+    suspend(podsets, suspended)
     mark_distributed(podsets)
     return finish(obj, podsets, ctx.related)
 

@@ -5,15 +5,28 @@ Time model (the issue's): a workload arrives at ``arrival_s``; its pods are crea
 gangs in ``gang.py``, Kueue in ``kueue.py``) and placed by the kube-scheduler model
 (:class:`SimCluster`, one cycle per pod in queue order: priority, then arrival — upstream
 ``PrioritySort``). A pod runs from its placement (plus an image pull on a node the autoscaler
-just created) for ``duration_s``. A distributed job makes progress only while *all* its pods
-run, so its clock starts when the last member starts: a partly placed job holds its GPUs and
-never progresses. When no event is left that could change the state and such jobs remain,
+just created) for ``duration_s``. A distributed job makes progress only while its gang runs:
+its clock starts when ``min_member`` pods run (every pod unless a gang says fewer), so a partly
+placed job holds its GPUs and never progresses. When the gang is smaller than the job (Volcano
+``minAvailable < replicas``: the job controller sets the Job ``Running`` once
+``running + succeeded + failed >= minAvailable``, volcano-sh/volcano
+``pkg/controllers/job/state/pending.go``), the first ``min_member`` pods work for
+``duration_s`` from that moment, each later pod works ``duration_s`` from its own start, and the
+job completes when every pod has (``running.go``: Completed when ``succeeded + failed`` equals
+the replicas); evicting one of its pods loses that pod's work only. When no event is left that could change the state and such jobs remain,
 the run ends in a **deadlock**, reported with the jobs, the pods placed and the GPUs held idle.
 
 After every instant with events the engine runs scheduling passes until nothing more can be
 placed (kube-scheduler retries unschedulable pods when the cluster changes:
 ``MoveAllToActiveOrBackoffQueue`` on pod deletion / node add), then records a timeline step
 with GPU allocation (allocated / total GPUs) and the GPUs held idle by waiting gang members.
+Every state change is an event, so a pod that starts running after its image pull opens a step
+too (``running``): the GPUs it held while pulling count as idle only until then.
+
+Work thrown away by evictions (preemption, Kueue eviction) is summed in ``preempted_gpu_s``:
+GPU-seconds a pod (or the whole gang of a distributed job, whose clock restarts) had worked.
+A bare Pod refused by ResourceQuota stays refused (the API returns 403 to whoever created it;
+only controllers retry, with ``FailedCreate`` events: reference/platform.md §1.2).
 """
 
 from __future__ import annotations
@@ -85,7 +98,11 @@ class Engine:
         )
         index = self.sim.sched.index
         self.all_objects: list[Manifest] = [*self.inputs.cluster_objects, *self.inputs.workloads]
-        self.jobs: list[SimJob] = build_jobs(self.inputs.workloads, self.options.scenario, index.priority)
+        self.notes: list[str] = []
+        self.jobs: list[SimJob] = build_jobs(
+            self.inputs.workloads, self.options.scenario, index.priority,
+            kueue=self.options.scheduler == "kueue", notes=self.notes,
+        )
         self.by_pod: dict[int, SimPod] = {id(p.pod): p for j in self.jobs for p in j.pods}
         self.quota = QuotaBook(self.sim.state)
         self.now = 0.0
@@ -98,7 +115,7 @@ class Engine:
         self.epoch: dict[int, int] = {}  # id(job or pod) -> generation, invalidates stale finish events
         self.stopped_at_horizon = False
         self.nodes_added: list[dict[str, Any]] = []
-        self.notes: list[str] = []
+        self.preempted_gpu_s = 0.0  # work thrown away by evictions
         if self.quota.skipped_scoped:
             self.notes.append("scoped ResourceQuotas are not modelled: " + ", ".join(self.quota.skipped_scoped))
         self.layer = self._make_layer()
@@ -186,6 +203,7 @@ class Engine:
         elif kind == "running":
             pod, gen = payload
             if self.epoch.get(id(pod), 0) == gen and pod.node is not None:
+                self.log("running", pod=pod.key, node=pod.node)
                 self._pod_running(pod)
         elif kind == "node-ready":
             self.options.autoscaler.node_ready(self, payload)
@@ -224,9 +242,28 @@ class Engine:
             for pod in job.pods:
                 if pod.node is None:
                     continue
-                if pod.waiting_permit or (job.distributed and job.started_s is None) or pod.running_s is None:
+                if self.useful_since(pod) is None:
                     held += pod.gpus
         return held
+
+    def useful_since(self, pod: SimPod) -> float | None:
+        """Since when a placed pod's GPUs do work: its container start, or for a distributed job
+        the later of that and the job's start; None while it only holds them (Permit, image
+        pull, gang not complete)."""
+        if pod.waiting_permit or pod.running_s is None:
+            return None
+        job = pod.job
+        if not job.distributed:
+            return pod.running_s
+        if job.started_s is None:
+            return None
+        return max(pod.running_s, job.started_s)
+
+    def _lose_work(self, pods: list[SimPod]) -> None:
+        for pod in pods:
+            since = self.useful_since(pod)
+            if since is not None and pod.node is not None and pod.finished_s is None:
+                self.preempted_gpu_s += pod.gpus * (self.now - since)
 
     # -- pod lifecycle ---------------------------------------------------------------------
 
@@ -255,8 +292,12 @@ class Engine:
                 if pod.message != refusal:
                     pod.message = refusal
                     self.log("create-refused", pod=pod.key, message=refusal)
+                if job.kind == "Pod" and job.group == "":
+                    # a bare Pod: the 403 goes back to its creator, nobody retries
+                    pod.refusal = refusal
                 continue
             pod.created = True
+            job.remember(pod.message)
             pod.message = ""
             progress = True
         return progress
@@ -296,6 +337,7 @@ class Engine:
         assert pod.node is not None
         pod.waiting_permit = False
         pod.bound_s = self.now
+        pod.job.remember(pod.message)
         pod.message = ""
         self.placements.append({"pod": pod.key, "node": pod.node, "time_s": self.now})
         self.log("bound", pod=pod.key, node=pod.node)
@@ -312,25 +354,45 @@ class Engine:
         if job.duration_s is None:
             return
         if not job.distributed:
-            self.push(self.now + job.duration_s, "pod-finish", (pod, self.epoch.get(id(pod), 0)))
+            if job.started_s is None:
+                job.started_s = self.now
+            self._push_pod_finish(pod)
             return
-        if job.started_s is None and all(p.running_s is not None for p in job.pods):
-            job.started_s = self.now
-            self.log("job-started", job=job.key, ends_s=self.now + job.duration_s)
+        if job.started_s is not None:
+            if not job.gang_of_all:  # a pod after the gang: its own share of the work
+                self._push_pod_finish(pod)
+            return
+        running = [p for p in job.pods if p.running_s is not None and p.node is not None]
+        if len(running) < job.min_member:
+            return
+        job.started_s = self.now
+        self.log("job-started", job=job.key, ends_s=self.now + job.duration_s)
+        if job.gang_of_all:
             self.push(self.now + job.duration_s, "job-finish", (job, self.epoch.get(id(job), 0)))
+        else:
+            for member in running:
+                self._push_pod_finish(member)
+
+    def _push_pod_finish(self, pod: SimPod) -> None:
+        assert pod.job.duration_s is not None
+        self.push(self.now + pod.job.duration_s, "pod-finish", (pod, self.epoch.get(id(pod), 0)))
 
     def unplace(self, pod: SimPod) -> None:
         """Take a placed pod off its node (rollback, eviction), back to Pending."""
         if pod.node is None:
             return
+        job = pod.job
+        if job.distributed and job.started_s is not None and job.gang_of_all:
+            self._lose_work(job.pods)  # the gang's clock restarts: all of its work is lost
+        else:
+            self._lose_work([pod])
         self.sim.forget(pod.pod, pod.node)
         pod.node = None
         pod.bound_s = None
         pod.running_s = None
         pod.waiting_permit = False
         self.epoch[id(pod)] = self.epoch.get(id(pod), 0) + 1
-        job = pod.job
-        if job.distributed and job.started_s is not None:
+        if job.distributed and job.started_s is not None and job.gang_of_all:
             job.started_s = None
             self.epoch[id(job)] = self.epoch.get(id(job), 0) + 1
 
@@ -360,7 +422,8 @@ class Engine:
         if not quiet:
             self.log("completed", pod=pod.key, node=node)
         job = pod.job
-        if not job.distributed and job.finished_s is None and all(p.finished_s is not None for p in job.pods):
+        per_pod = not job.distributed or not job.gang_of_all
+        if per_pod and job.finished_s is None and all(p.finished_s is not None for p in job.pods):
             job.finished_s = self.now
             self.log("job-completed", job=job.key)
             self.layer.on_job_finished(job)

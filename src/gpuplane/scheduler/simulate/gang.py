@@ -199,6 +199,7 @@ class VolcanoLayer:
                 engine.confirm(pod)
             for pod, fit in failed:
                 pod.message = volcano_message(fit) or fit.filter_message()
+            job.remember(job.message)
             job.message = ""
             return bool(placed)
         # not enough for the gang: discard the session's placements

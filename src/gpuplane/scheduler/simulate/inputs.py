@@ -81,7 +81,8 @@ def apply_inputs(cluster: ClusterState, objects: list[Manifest]) -> Inputs:
         kept.append(obj)
     unique = [obj for obj in kept if obj is not None]
 
-    with_pods = {id(ps.source) for ps in expand_all(unique) if ps.count > 0}
+    # a suspended workload is still a workload (Kueue resumes it; scenario.py decides)
+    with_pods = {id(ps.source) for ps in expand_all(unique) if ps.count > 0 or ps.suspended}
     applied: dict[Identity, Manifest] = {}
     extra: list[Manifest] = []
     for obj in unique:

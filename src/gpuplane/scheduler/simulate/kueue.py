@@ -54,6 +54,17 @@ BACKOFF_MAX_S = 3600.0
 Usage = dict[str, Counter]  # cluster queue -> Counter[(flavor, resource)]
 
 
+def podset_name(job: SimJob, ps_name: str) -> str:
+    """The name Kueue gives a pod set in the workload's ``podSets``: ``main`` for a batch Job and
+    a plain Pod (``kueue.DefaultPodSetName``; kubernetes-sigs/kueue
+    ``pkg/controller/jobs/job/job_controller.go`` and ``.../jobs/pod/pod_controller.go``
+    ``PodSets``), else the replica type lower-cased / replicatedJob / worker group name the
+    expansion already uses (reference/scheduling.md §4.4 PodSet mapping)."""
+    if (job.group, job.kind) in (("batch", "Job"), ("batch", "CronJob"), ("", "Pod")):
+        return "main"
+    return ps_name
+
+
 def _taint_text(taint: dict[str, Any]) -> str:
     """``v1.Taint.ToString()``: ``key=value:Effect`` (``key:Effect`` without a value)."""
     key = taint.get("key", "")
@@ -200,6 +211,7 @@ class KueueLayer(DefaultLayer):
         self.admitted[id(job)] = (cq_name, charge)
         job.flavor = assignment
         job.admitted_s = engine.now
+        job.remember(job.message)
         job.message = ""
         self._inject(job, assignment)
         engine.log("admitted", job=job.key, cluster_queue=cq_name, flavors=dict(assignment))
@@ -330,7 +342,9 @@ class KueueLayer(DefaultLayer):
                         chosen[r] = flavor
                     break
             if reasons and len(chosen) < len(request):
-                failures.append(f"couldn't assign flavors to pod set {ps_name}: {', '.join(sorted(set(reasons)))}")
+                failures.append(
+                    f"couldn't assign flavors to pod set {podset_name(job, ps_name)}: {', '.join(sorted(set(reasons)))}"
+                )
                 continue
             for r, flavor in chosen.items():
                 considered[(flavor, r)] += request[r]

@@ -52,6 +52,7 @@ class SimJob:
     kueue_queue: str | None
     priority: int
     order: int  # submission order (creation timestamp tie-break)
+    group: str = ""  # API group of the workload object (Kueue pod set names depend on it)
     pods: list[SimPod] = field(default_factory=list)
     podsets: list[tuple[str, int, Pod]] = field(default_factory=list)  # (name, count, template pod)
     started_s: float | None = None  # duration clock start
@@ -59,11 +60,23 @@ class SimJob:
     admitted_s: float | None = None  # Kueue: quota reserved
     flavor: dict[str, str] = field(default_factory=dict)  # Kueue: resource -> flavor
     message: str = ""
+    waited: str = ""  # the last blocking message the job or one of its pods had (kept after it ran)
     notes: list[str] = field(default_factory=list)
     evictions: int = 0
     # pod set name -> (kind, group, object name or None for each pod's own name, field errors):
     # pod templates the API server rejects (k8s/validation.py)
     invalid: dict[str, tuple[str, str, str | None, list[str]]] = field(default_factory=dict)
+
+    def remember(self, message: str) -> None:
+        """Keep ``message`` as why the job waited (called where a blocking message is cleared)."""
+        if message:
+            self.waited = message
+
+    @property
+    def gang_of_all(self) -> bool:
+        """A distributed job whose every pod must run for it to progress (``min_member`` is all
+        its pods); False for a gang smaller than the job (Volcano ``minAvailable < replicas``)."""
+        return self.min_member >= len(self.pods)
 
     @property
     def placed(self) -> list[SimPod]:

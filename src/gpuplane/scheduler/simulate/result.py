@@ -8,6 +8,11 @@ available over [0, makespan], ``gpu_allocation`` = GPU-seconds allocated / avail
 taken from the final state when no time elapses —, ``makespan_s``), plus ``deadlock``,
 ``jobs`` and ``cold_start``. GPUs held by a partly placed gang are allocated but do no work:
 they count in ``gpu_allocation`` and not in ``gpu_utilization``, which is what a deadlock costs.
+``gpu_seconds_preempted`` is work thrown away by evictions (a preempted pod, or every pod of a
+gang whose clock restarts, had worked that long): it was allocated and busy, but the job must
+redo it, so it is excluded from ``gpu_utilization`` too. ``jobs[].started_s`` is when the job's
+work began (first pod running; a distributed job: its gang running); ``jobs[].message`` is the
+job's current blocking message, else a pending pod's, else the last one it had while it waited.
 """
 
 from __future__ import annotations
@@ -16,10 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpuplane.scheduler.simulate.engine import Engine
+    from gpuplane.scheduler.simulate.model import SimJob
 
 
 def _ratio(a: float, b: float) -> float:
     return round(a / b, 4) if b else 0.0
+
+
+def _pending_message(job: SimJob) -> str:
+    return next((p.message for p in job.pods if p.node is None and p.finished_s is None and p.message), "")
 
 
 def to_document(engine: Engine) -> dict[str, Any]:
@@ -52,6 +62,7 @@ def to_document(engine: Engine) -> dict[str, Any]:
         used, avail, idle_now = float(last.gpus_allocated), float(last.gpus_total), float(last.gpus_idle_held)
     else:
         idle_now = None
+    preempted = round(engine.preempted_gpu_s, 3)
     timeline = [
         {
             "time_s": s.time_s,
@@ -73,7 +84,7 @@ def to_document(engine: Engine) -> dict[str, Any]:
             "finished_s": j.finished_s,
             "pods": len(j.pods),
             "min_member": j.min_member,
-            "message": j.message,
+            "message": j.message or _pending_message(j) or j.waited,
             "evictions": j.evictions,
         }
         for j in engine.jobs
@@ -85,10 +96,11 @@ def to_document(engine: Engine) -> dict[str, Any]:
         "summary": {
             "scheduled": len({p["pod"] for p in engine.placements}),
             "pending": len(pending),
-            "gpu_utilization": _ratio(used - (idle if idle_now is None else idle_now), avail),
+            "gpu_utilization": _ratio(max(0.0, used - (idle if idle_now is None else idle_now) - preempted), avail),
             "gpu_allocation": _ratio(used, avail),
             "makespan_s": makespan,
             "gpu_seconds_idle_held": idle,
+            "gpu_seconds_preempted": preempted,
             "scheduler": engine.options.scheduler,
             "autoscaler": engine.autoscaler_name(),
         },

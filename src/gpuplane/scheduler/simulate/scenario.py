@@ -16,6 +16,12 @@ Times come from annotations on the workload object (``gpuplane.io/arrival-s``,
     coscheduling: {permitWaitingTimeSeconds: 60, podGroupRejectPercentage: 10}
 
 A workload without a duration runs until the end of the simulation (a server).
+
+Suspended workloads (``spec.suspend`` / ``runPolicy.suspend: true``) create no pods. One
+labelled ``kueue.x-k8s.io/queue-name`` is how Kueue users submit: Kueue unsuspends it on
+admission (reference/scheduling.md §4.4), so under ``--scheduler kueue`` it is submitted with
+the size it resumes with (``PodSet.resume_count``) and waits for admission like any Kueue
+workload. Any other suspended workload is left out with a note: nothing resumes it.
 Pods are named as their controllers name them where that is fixed (training operators,
 Volcano: ``<job>-<replica type>-<index>``), else ``<object>-<podset>-<index>``.
 """
@@ -31,8 +37,8 @@ from gpuplane.gpu.resources import is_gpu_resource
 from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.k8s.validation import extended_resource_errors, invalid_message
-from gpuplane.k8s.workloads import PodSet, expand_all
-from gpuplane.k8s.workloads.gangs import kueue_queue
+from gpuplane.k8s.workloads import PodSet, Related, expand, expand_all
+from gpuplane.k8s.workloads.gangs import KUEUE_QUEUE, kueue_queue
 from gpuplane.scheduler.simulate.model import SimJob, SimPod
 from gpuplane.sources.manifest import Manifest
 
@@ -207,9 +213,61 @@ def make_pods(job: SimJob) -> None:
             job.pods.append(sim_pod)
 
 
-def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: Any) -> list[SimJob]:
-    """One SimJob per workload object, in submission order; ``priority_of(pod) -> int``."""
+def suspend_field(obj: Manifest) -> str:
+    """The field that holds ``obj`` suspended (for notes)."""
+    if obj.get("spec", "runPolicy", "suspend") is True:
+        return "spec.runPolicy.suspend"
+    if obj.kind == "CronJob" and obj.get("spec", "suspend") is not True:
+        return "spec.jobTemplate.spec.suspend"
+    return "spec.suspend"
+
+
+def resumed(obj: Manifest) -> Manifest:
+    """A copy of ``obj`` with its suspension lifted (what the object is once Kueue admits it);
+    the pod templates are shared, not copied."""
+    data = dict(obj.data)
+    spec = dict(data.get("spec") or {})
+    data["spec"] = spec
+    if spec.get("suspend") is True and obj.kind != "CronJob":
+        spec["suspend"] = False
+    policy = spec.get("runPolicy")
+    if isinstance(policy, dict) and policy.get("suspend") is True:
+        spec["runPolicy"] = {**policy, "suspend": False}
+    template = spec.get("jobTemplate")
+    if obj.kind == "CronJob" and isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        spec["jobTemplate"] = {**template, "spec": {**template["spec"], "suspend": False}}
+    return Manifest(data, obj.path, obj.line, obj.doc)
+
+
+def _resume_sets(obj: Manifest, kueue: bool, related: Related, notes: list[str]) -> list[PodSet]:
+    """The pod sets to simulate for a suspended workload (see module docstring); ``[]`` + a note
+    when nothing will resume it in this run."""
+    where = f"{obj.kind} {obj.namespace or 'default'}/{obj.name}"
+    field = suspend_field(obj)
+    queue = kueue_queue(obj)
+    if queue is not None and kueue and not (obj.kind == "CronJob" and obj.get("spec", "suspend") is True):
+        return [ps for ps in expand(resumed(obj), related=related) if ps.count > 0]
+    text = f"{where} is suspended: creates no pods until {field} is false"
+    if queue is not None and not kueue:
+        text += f" (labelled {KUEUE_QUEUE}={queue}: Kueue resumes it on admission; simulate with --scheduler kueue)"
+    notes.append(text)
+    return []
+
+
+def build_jobs(
+    objects: list[Manifest],
+    scenario: Scenario | None,
+    priority_of: Any,
+    *,
+    kueue: bool = False,
+    notes: list[str] | None = None,
+) -> list[SimJob]:
+    """One SimJob per workload object, in submission order; ``priority_of(pod) -> int``.
+    ``kueue``: Kueue admits workloads (suspended Kueue workloads are submitted resumed);
+    ``notes`` receives one line per suspended workload left out."""
     podsets = expand_all(objects)
+    related = Related.from_objects(objects) if any(ps.suspended for ps in podsets) else Related()
+    notes = notes if notes is not None else []
     by_source: dict[int, list[PodSet]] = {}
     order: list[Manifest] = []
     for ps in podsets:
@@ -221,6 +279,8 @@ def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: 
     jobs: list[SimJob] = []
     for n, obj in enumerate(order):
         sets = [ps for ps in by_source[id(obj)] if ps.count > 0]
+        if not sets and any(ps.suspended for ps in by_source[id(obj)]):
+            sets = _resume_sets(obj, kueue, related, notes)
         if not sets:
             continue
         t = timing(obj, scenario)
@@ -252,6 +312,7 @@ def build_jobs(objects: list[Manifest], scenario: Scenario | None, priority_of: 
             kueue_queue=kueue_queue(obj),
             priority=priority_of(templates[0][2]),
             order=n,
+            group=obj.group,
             podsets=templates,
             invalid=invalid,
         )
