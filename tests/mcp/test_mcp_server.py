@@ -60,6 +60,7 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "lint_examples": ("lint", {"paths": [MANIFESTS]}),
     "lint_inline": ("lint", {"manifests": INLINE_POD}),
     "lint_bad_yaml": ("lint", {"manifests": "kind: Pod\nmetadata: [unclosed\n"}),
+    "simulate_bad_scheduler": ("simulate", {"cluster": "tests/fixtures/simulate/nodes2x4.yaml", "scheduler": "slurm"}),
     "lint_partly_bad": ("lint", {"manifests": INLINE_POD, "paths": ["tests/fixtures/simulate/bad.yaml"]}),
     "simulate_bad_yaml": ("simulate", {"cluster": "tests/fixtures/simulate/nodes2x4.yaml", "manifests": "kind: [\n"}),
     "lint_nothing": ("lint", {}),
@@ -378,3 +379,10 @@ def test_generate_refuses_a_bad_blueprint(served: dict[str, Any]) -> None:
 
 def test_blueprint_schema_equals_cli(served: dict[str, Any]) -> None:
     assert ok(served, "blueprint_schema")["schema"] == cli_json("generate", "--schema")
+
+
+def test_argument_validation_errors_are_one_line(served: dict[str, Any]) -> None:
+    """The SDK's pydantic validation text becomes ``field: problem`` (no URLs, one line)."""
+    message = error(served, "simulate_bad_scheduler")
+    assert message.startswith("invalid arguments for simulate: scheduler: Input should be ")
+    assert "\n" not in message and "pydantic.dev" not in message

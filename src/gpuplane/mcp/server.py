@@ -91,9 +91,39 @@ def wrap(spec: ToolSpec) -> Callable[..., CallToolResult]:
     return call
 
 
+class GpuplaneServer(MCPServer):
+    """MCPServer whose argument-validation errors read as one line per bad argument.
+
+    The SDK validates arguments with pydantic before any gpuplane code runs and raises a
+    ToolError carrying pydantic's multi-line text (with errors.pydantic.dev links); the
+    ValidationError is its ``__cause__``. Rebuild the message from it: ``field: problem``.
+    """
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            problems = _validation_problems(exc.__cause__)
+            if problems is None:
+                raise
+            raise ToolError(f"invalid arguments for {name}: {problems}") from None
+
+
+def _validation_problems(cause: BaseException | None) -> str | None:
+    """``loc: msg; loc: msg`` for a pydantic ValidationError, else None."""
+    errors = getattr(cause, "errors", None)
+    if cause is None or type(cause).__name__ != "ValidationError" or not callable(errors):
+        return None
+    parts = []
+    for err in errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "arguments") or "arguments"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
 def build_server(tools: tuple[ToolSpec, ...] = TOOLS) -> MCPServer:
     """An MCPServer with every gpuplane tool registered."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = GpuplaneServer(
         name=SERVER_NAME,
         title="gpuplane",
         version=__version__,
