@@ -45,7 +45,7 @@ def _browser(binary: str, *args: str) -> subprocess.CompletedProcess[str]:
 def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     state, errors = load_cluster_state(str(DEMO))
     assert errors == []
-    result = run_diagnose(state)
+    result = run_diagnose(state, report_data=True)
     path = tmp_path_factory.mktemp("html") / "report.html"
     path.write_text(render_html(result), encoding="utf-8")
     return path, len(result.findings)

@@ -87,7 +87,7 @@ def test_rules_json_lists_every_rule() -> None:
     assert [r["id"] for r in listed] == [m.id for m in all_rules()]
     assert set(listed[0]) == {"id", "severity", "category", "summary"}
     mine = {"gpu", "placement", "tenancy"}
-    assert len([r for r in listed if r["category"] in mine]) == 21  # + pod-priority-set-directly
+    assert len([r for r in listed if r["category"] in mine]) == 22  # + pod-priority-set-directly, pod-template-invalid
 
 
 def test_explain_and_did_you_mean() -> None:

@@ -244,10 +244,10 @@ def _greedy_partial(
         for i, pat in enumerate(patterns):
             if room[pat.group] == 0:
                 continue
-            placed = [min(c, r) for c, r in zip(pat.counts, left)]
+            placed = [min(c, r) for c, r in zip(pat.counts, left, strict=True)]
             gain = (
-                sum(n * w[0] for n, w in zip(placed, weights)),
-                sum(n * w[1] for n, w in zip(placed, weights)),
+                sum(n * w[0] for n, w in zip(placed, weights, strict=True)),
+                sum(n * w[1] for n, w in zip(placed, weights, strict=True)),
             )
             if gain > best_gain:
                 best, best_gain = i, gain
@@ -255,7 +255,7 @@ def _greedy_partial(
             break
         x[best] += 1
         pat = patterns[best]
-        left = [max(0, r - c) for r, c in zip(left, pat.counts)]
+        left = [max(0, r - c) for r, c in zip(left, pat.counts, strict=True)]
         if room[pat.group] is not None:
             room[pat.group] -= 1
     return x
@@ -272,10 +272,10 @@ def _layout(
     order = sorted(range(len(patterns)), key=lambda i: (patterns[i].group, -sum(patterns[i].counts), patterns[i].counts))
     for i in order:
         for _ in range(x[i]):
-            take = tuple(min(c, r) for c, r in zip(patterns[i].counts, left))
+            take = tuple(min(c, r) for c, r in zip(patterns[i].counts, left, strict=True))
             if not any(take):
                 continue
-            left = [r - t for r, t in zip(left, take)]
+            left = [r - t for r, t in zip(left, take, strict=True)]
             mixes.append((patterns[i].group, take))
     mixes.sort(key=lambda m: (m[0], -sum(m[1]), tuple(-c for c in m[1])))
     layout: list[GpuLayout] = []

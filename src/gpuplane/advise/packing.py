@@ -145,7 +145,7 @@ class _Solver:
             if lhs > worst:
                 worst = lhs
         costq = [Fraction(int(v)) for v in cost]
-        value = sum((cq * v for cq, v in zip(costq, zq) if v), Fraction(0)) / worst
+        value = sum((cq * v for cq, v in zip(costq, zq, strict=True) if v), Fraction(0)) / worst
         return max(0, math.ceil(value)), np.maximum(x, 0.0)
 
     # -- upper bounds -----------------------------------------------------------------------
@@ -159,7 +159,7 @@ class _Solver:
         used = [0] * len(caps)
         for p, n in enumerate(x):
             used[self.patterns[p].group] += n
-        return all(cap is None or u <= cap for u, cap in zip(used, caps))
+        return all(cap is None or u <= cap for u, cap in zip(used, caps, strict=True))
 
     def _greedy(self, demand: tuple[int, ...], caps: tuple[int | None, ...], x: list[int]) -> list[int] | None:
         """Complete ``x`` to cover ``demand``: each new bin takes the pattern covering most."""
@@ -167,7 +167,7 @@ class _Solver:
         for p, n in enumerate(x):
             if n:
                 counts = self.patterns[p].counts
-                left = [max(0, r - n * c) for r, c in zip(left, counts)]
+                left = [max(0, r - n * c) for r, c in zip(left, counts, strict=True)]
         room = list(caps)
         for p, n in enumerate(x):
             g = self.patterns[p].group
@@ -180,14 +180,14 @@ class _Solver:
             for p, pat in enumerate(self.patterns):
                 if room[pat.group] == 0:
                     continue
-                gain = sum(min(c, r) for c, r in zip(pat.counts, left))
+                gain = sum(min(c, r) for c, r in zip(pat.counts, left, strict=True))
                 if gain > best_gain:
                     best_p, best_gain = p, gain
             if best_p < 0:
                 return None
             x[best_p] += 1
             counts = self.patterns[best_p].counts
-            left = [max(0, r - c) for r, c in zip(left, counts)]
+            left = [max(0, r - c) for r, c in zip(left, counts, strict=True)]
             g = self.patterns[best_p].group
             if room[g] is not None:
                 room[g] -= 1
@@ -199,7 +199,7 @@ class _Solver:
         total = sum(node.used) + sum(x)
         if total < self.best_total:
             self.best_total = total
-            self.best = tuple(u + v for u, v in zip(node.used, x))
+            self.best = tuple(u + v for u, v in zip(node.used, x, strict=True))
 
     # -- dynamic programming ----------------------------------------------------------------
     def _dp_size(self, node: _Node) -> int:
@@ -227,7 +227,7 @@ class _Solver:
             cap = caps[pat.group]
             if cap == 0:
                 continue
-            nxt = tuple(max(0, r - c) for r, c in zip(demand, pat.counts))
+            nxt = tuple(max(0, r - c) for r, c in zip(demand, pat.counts, strict=True))
             if nxt == demand:
                 continue
             ncaps = caps if cap is None else (*caps[:pat.group], cap - 1, *caps[pat.group + 1:])
@@ -249,7 +249,7 @@ class _Solver:
             _, p = self.memo[(demand, caps)]
             x[p] += 1
             pat = self.patterns[p]
-            demand = tuple(max(0, r - c) for r, c in zip(demand, pat.counts))
+            demand = tuple(max(0, r - c) for r, c in zip(demand, pat.counts, strict=True))
             cap = caps[pat.group]
             if cap is not None:
                 caps = (*caps[:pat.group], cap - 1, *caps[pat.group + 1:])
@@ -294,7 +294,7 @@ class _Solver:
                 cap = node.caps[pat.group]
                 if cap is None or cap >= commit:
                     ncaps = node.caps if cap is None else (*node.caps[:pat.group], cap - commit, *node.caps[pat.group + 1:])
-                    nd = tuple(max(0, r - commit * c) for r, c in zip(node.demand, pat.counts))
+                    nd = tuple(max(0, r - commit * c) for r, c in zip(node.demand, pat.counts, strict=True))
                     upper = {q: u - commit if q == p else u for q, u in node.upper.items()}
                     used = tuple(u + commit if q == p else u for q, u in enumerate(node.used))
                     stack.append(_Node(nd, ncaps, upper, used))
@@ -316,7 +316,7 @@ def min_bins(
     d = tuple(int(v) for v in demand)
     groups = 1 + max((p.group for p in patterns), default=-1)
     cap_t: tuple[int | None, ...] = tuple(caps) if caps is not None else (None,) * groups
-    useful = [p for p in patterns if any(c and n for c, n in zip(p.counts, d))]
+    useful = [p for p in patterns if any(c and n for c, n in zip(p.counts, d, strict=True))]
     if not any(d):
         return (0,) * len(patterns)
     for i, need in enumerate(d):
@@ -328,6 +328,6 @@ def min_bins(
         return None
     out = [0] * len(patterns)
     index = {id(p): i for i, p in enumerate(patterns)}
-    for p, n in zip(useful, x):
+    for p, n in zip(useful, x, strict=True):
         out[index[id(p)]] += n
     return tuple(out)

@@ -56,21 +56,23 @@ def diagnose(
     from gpuplane.diagnose.engine import run_diagnose
     from gpuplane.k8s.cluster import load_cluster_state
 
-    try:
-        state, errors = load_cluster_state(
-            cluster, context=kube_context, kubeconfig=kubeconfig, progress=sys.stderr.isatty()
-        )
-    except Exception as exc:  # unusable cluster source (bad kubeconfig, unreachable API): one line, exit 2
-        fail(f"--cluster {cluster}: {exc}")
+    state, errors = load_cluster_state(
+        cluster, context=kube_context, kubeconfig=kubeconfig, progress=sys.stderr.isatty()
+    )
     for error in errors:
         click.echo(f"gpuplane: {error}", err=True)
-    if errors and not state.nodes and not state.pods and not state.objects:
+    if errors and state.empty:
         fail(f"nothing usable in cluster source {cluster!r}")
+    for warning in state.version_warnings():
+        click.echo(f"gpuplane: warning: {warning}", err=True)
 
-    result = run_diagnose(state)
+    result = run_diagnose(state, report_data=fmt == "html")
     for failure in result.failures:
         click.echo(f"gpuplane: rule {failure.rule} failed on this cluster ({failure.message}); "
                    "other rules ran normally", err=True)
+    if result.model_error:
+        click.echo(f"gpuplane: the kube-scheduler model failed on this cluster ({result.model_error}); "
+                   "Pending pods are explained from their PodScheduled condition only", err=True)
 
     if fmt == "html":
         from gpuplane.report.html import render_html

@@ -34,8 +34,10 @@ def inventory(cluster: str, kube_context: str | None, kubeconfig: str | None, fm
     )
     for error in errors:
         click.echo(f"gpuplane: {error}", err=True)
-    if errors and not state.nodes and not state.pods and not state.objects:
+    if errors and state.empty:
         fail(f"nothing usable in cluster source {cluster!r}")
+    for warning in state.version_warnings():
+        click.echo(f"gpuplane: warning: {warning}", err=True)
     result = build_inventory(state)
     if fmt == "json":
         emit_json(result.to_json())

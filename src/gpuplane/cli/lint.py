@@ -99,12 +99,13 @@ def lint(
     if cluster:
         from gpuplane.k8s.cluster import load_cluster_state
 
-        try:
-            state, cluster_errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
-        except Exception as exc:  # unusable cluster source: one line, exit 2
-            fail(f"--cluster {cluster}: {exc}")
+        state, cluster_errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
         for error in cluster_errors:
             click.echo(f"gpuplane: {error}", err=True)
+        if cluster_errors and state.empty:
+            fail(f"nothing usable in cluster source {cluster!r}")
+        for warning in state.version_warnings():
+            click.echo(f"gpuplane: warning: {warning}", err=True)
         bad_input = bad_input or bool(cluster_errors)
 
     from gpuplane.lint.engine import run_lint

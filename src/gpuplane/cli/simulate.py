@@ -49,12 +49,9 @@ def simulate(
     from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
     from gpuplane.sources import load_paths
 
-    try:
-        state, errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
-    except (OSError, ValueError) as exc:
-        fail(f"--cluster {cluster}: {exc}")
+    state, errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
     messages = [str(e) for e in errors]
-    if errors and not state.nodes and not state.pods and not state.objects:
+    if errors and state.empty:
         _echo(messages)
         fail(f"nothing usable in cluster source {cluster!r}")
     loaded = load_paths(paths)
@@ -76,6 +73,8 @@ def simulate(
         fail(str(exc))
     messages.extend(run.problems)
     _echo(messages)
+    for warning in state.version_warnings():
+        click.echo(f"gpuplane: warning: {warning}", err=True)
     for note in run.notes:
         click.echo(f"gpuplane: note: {note}", err=True)
     if fmt == "json":

@@ -46,15 +46,15 @@ def why_pending(
         fail(f"--kubernetes-version {kubernetes_version!r} is not a Kubernetes version like 1.31")
     if pod is not None and pod.count("/") != 1:
         fail(f"--pod {pod!r}: expected NAMESPACE/NAME")
-    try:
-        state, errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
-    except (OSError, ValueError) as exc:
-        fail(f"--cluster {cluster}: {exc}")
+    state, errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
     for error in errors:
         click.echo(f"gpuplane: {error}", err=True)
-    if errors and not state.nodes and not state.pods and not state.objects:
+    if errors and state.empty:
         # like inventory / diagnose: no report about an empty cluster that was never read
         fail(f"nothing usable in cluster source {cluster!r}")
+    if kubernetes_version is None:  # an explicit --kubernetes-version makes the cluster's moot
+        for warning in state.version_warnings():
+            click.echo(f"gpuplane: warning: {warning}", err=True)
     scheduler = Scheduler(state, version=kubernetes_version)
     if pod is not None and not any(p.key == pod for p in state.pending_pods):
         known = any(p.key == pod for p in state.pods)

@@ -26,6 +26,7 @@ from gpuplane.sources.manifest import Manifest
 
 if TYPE_CHECKING:
     from gpuplane.diagnose.inventory import Inventory
+    from gpuplane.diagnose.report_data import ReportData
     from gpuplane.k8s.cluster import ClusterState
     from gpuplane.k8s.objects import Pod
     from gpuplane.lint.config import LintConfig
@@ -42,6 +43,12 @@ class DiagnoseResult:
     workload_findings: list[Finding]
     workload_objects: int
     failures: list[RuleFailure] = field(default_factory=list)
+    # Why the kube-scheduler model could not be built for this cluster (None: it was, or it
+    # was not needed). Pending pods are then explained from their own PodScheduled condition
+    # only: the CLI says so instead of reporting a healthy cluster in silence.
+    model_error: str | None = None
+    # The HTML report's aggregations (None unless run_diagnose was asked for them).
+    report_data: ReportData | None = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -129,8 +136,8 @@ def workload_objects(state: ClusterState) -> list[Manifest]:
 
     facts = facts_for(state)  # shares the pods' Manifests (and their file positions) with the cluster rules
     objects = list(state.objects)
-    present = {(obj.kind, obj.namespace or "default", obj.name) for obj in objects}
-    seen_owners: set[tuple[str, str, str]] = set()
+    present = {(obj.group, obj.kind, obj.namespace or "default", obj.name) for obj in objects}
+    seen_owners: set[Owner] = set()
     for pod in state.pods:
         if pod.status.phase in ("Succeeded", "Failed"):
             continue
@@ -145,32 +152,41 @@ def workload_objects(state: ClusterState) -> list[Manifest]:
     return objects
 
 
-def _controller(pod: Pod) -> tuple[str, str, str] | None:
+# (API group, kind, namespace, name): the group tells a Volcano ``batch.volcano.sh`` Job
+# from a ``batch`` Job of the same name.
+Owner = tuple[str, str, str, str]
+
+
+def _controller(pod: Pod) -> Owner | None:
     namespace = pod.metadata.namespace or "default"
-    for ref in pod.metadata.owner_references:
-        if ref.controller:
-            return (ref.kind, namespace, ref.name)
-    if pod.metadata.owner_references:
-        ref = pod.metadata.owner_references[0]
-        return (ref.kind, namespace, ref.name)
-    return None
+    refs = pod.metadata.owner_references
+    if not refs:
+        return None
+    ref = next((r for r in refs if r.controller), refs[0])
+    api_version = ref.api_version
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    return (group, ref.kind, namespace, ref.name)
 
 
-def _owner_captured(owner: tuple[str, str, str], present: set[tuple[str, str, str]]) -> bool:
+def _owner_captured(owner: Owner, present: set[Owner]) -> bool:
     """The pod's controller (or the Deployment / CronJob above it) is among the snapshot's objects."""
-    kind, namespace, name = owner
-    if (kind, namespace, name) in present:
+    group, kind, namespace, name = owner
+    if owner in present:
         return True
-    if kind == "ReplicaSet" and "-" in name:
-        return ("Deployment", namespace, name.rsplit("-", 1)[0]) in present
-    if kind == "Job" and "-" in name:
-        return ("CronJob", namespace, name.rsplit("-", 1)[0]) in present
+    if (group, kind) == ("apps", "ReplicaSet") and "-" in name:
+        return ("apps", "Deployment", namespace, name.rsplit("-", 1)[0]) in present
+    if (group, kind) == ("batch", "Job") and "-" in name:
+        return ("batch", "CronJob", namespace, name.rsplit("-", 1)[0]) in present
     return False
 
 
-def run_diagnose(state: ClusterState, *, config: LintConfig | None = None) -> DiagnoseResult:
-    """Diagnose ``state``: cluster rules, lint on its workloads, inventory."""
+def run_diagnose(
+    state: ClusterState, *, config: LintConfig | None = None, report_data: bool = False
+) -> DiagnoseResult:
+    """Diagnose ``state``: cluster rules, lint on its workloads, inventory; with
+    ``report_data``, also the aggregations the HTML report charts (:mod:`.report_data`)."""
     from gpuplane.diagnose.facts import facts_for
+    from gpuplane.diagnose.report_data import build_report_data
     from gpuplane.lint.engine import run_lint
 
     gc_was_enabled = gc.isenabled()
@@ -179,9 +195,11 @@ def run_diagnose(state: ClusterState, *, config: LintConfig | None = None) -> Di
         cluster_findings, failures = run_cluster_rules(state, config=config)
         objects = workload_objects(state)
         lint = run_lint(objects, cluster=state, config=config)
-        inventory = facts_for(state).inventory
+        facts = facts_for(state)
+        inventory = facts.inventory
+        data = build_report_data(facts, inventory) if report_data else None
     finally:
         if gc_was_enabled:
             gc.enable()
     return DiagnoseResult(state, inventory, cluster_findings, lint.findings, len(objects),
-                          [*failures, *lint.failures])
+                          [*failures, *lint.failures], facts.scheduler_error, data)

@@ -153,6 +153,11 @@ class ClusterFacts:
             found = self._explanations[key] = _explain_pending(self, pod)
         return found
 
+    @property
+    def scheduler_error(self) -> str | None:
+        """Why :meth:`scheduler` could not build the model (None when it did or was not asked)."""
+        return self._scheduler_error
+
     def scheduler(self) -> Any:
         """The kube-scheduler model over this state, or None when it cannot be built."""
         if self._scheduler is None and self._scheduler_error is None:
@@ -196,7 +201,7 @@ def _explain_pending(facts: ClusterFacts, pod: Pod) -> dict[str, Any]:
             "kubernetesVersion": scheduler.wording.label,
             "source": "scheduler-model",
         }
-    return _observed_only(observed, facts._scheduler_error or "")
+    return _observed_only(observed, facts.scheduler_error or "")
 
 
 def _observed_only(observed: str, note: str) -> dict[str, Any]:

@@ -630,7 +630,7 @@ def mig_config_failed(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
     known: set[str] | None = None
     cm_name = ""
     configmap_checked = False
-    for node_inv, node, flags in _flagged_nodes(facts, {inv.FLAG_MIG_FAILED, inv.FLAG_MIG_PENDING,
+    for _node_inv, node, flags in _flagged_nodes(facts, {inv.FLAG_MIG_FAILED, inv.FLAG_MIG_PENDING,
                                                         inv.FLAG_MIG_INVALID}):
         if not configmap_checked:
             from gpuplane.diagnose.mig import known_configs, mig_parted_configmap
@@ -640,10 +640,10 @@ def mig_config_failed(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
                 known = known_configs(cm)
                 cm_name = f"{cm.namespace}/{cm.name}" if cm.namespace else cm.name
             configmap_checked = True
-        yield from _mig_findings(ctx, facts, node, node_inv, flags, known, cm_name)
+        yield from _mig_findings(ctx, facts, node, flags, known, cm_name)
 
 
-def _mig_findings(ctx: LintContext, facts: ClusterFacts, node: Node, node_inv: inv.NodeInventory, flags: set[str],
+def _mig_findings(ctx: LintContext, facts: ClusterFacts, node: Node, flags: set[str],
                   known: set[str] | None, cm_name: str) -> Iterator[ClusterFinding]:
     name = node.metadata.name
     labels = node.metadata.labels

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from gpuplane.k8s.objects import Node, Pod, node_from_dict, pod_from_dict
+from gpuplane.k8s.objects import Node, Pod
 from gpuplane.sources.loader import LoadError
 from gpuplane.sources.manifest import Manifest
 
@@ -59,15 +59,17 @@ GPU_NODE_LABELS = (
 # Labels whose value "false" explicitly denies a GPU.
 _FALSE_VALUES = frozenset({"false", "False", "0", ""})
 
-_KUBELET_VERSION = re.compile(r"^v?(\d+)\.(\d+)")
+# Kubernetes 1.x only: no other major exists, so "v2.99.1" is no version gpuplane can word.
+_KUBELET_VERSION = re.compile(r"^v?1\.(\d+)(?:$|[.+-])")
 
 _PODS = "pods"
 
 
 def _minor_version(version: str) -> tuple[int, int] | None:
-    """``(1, 31)`` from ``v1.31.4``, ``v1.31.4-eks-1234``, ``1.31`` ...; None if unparsable."""
+    """``(1, 31)`` from ``v1.31.4``, ``v1.31.4-eks-1234``, ``1.31`` ...; None if unparsable
+    (``banana``, ``v2.99.1``: Kubernetes has no major version but 1)."""
     match = _KUBELET_VERSION.match(version.strip()) if version else None
-    return (int(match.group(1)), int(match.group(2))) if match else None
+    return (1, int(match.group(1))) if match else None
 
 
 def parse_resource_list(resources: dict[str, object]) -> dict[str, int]:
@@ -198,24 +200,14 @@ class ClusterState:
         wrong type is left out and recorded in ``errors`` (``path:line: kind/name:
         message``) instead of raising.
         """
-        import msgspec
+        from gpuplane.sources.cluster import file_manifest
 
         nodes: list[Node] = []
         pods: list[Pod] = []
         others: list[Manifest] = []
         errors: list[LoadError] = []
         for obj in objects:
-            kind = obj.kind
-            if obj.group == "" and kind in ("Pod", "Node"):
-                try:
-                    if kind == "Pod":
-                        pods.append(pod_from_dict(obj.data))
-                    else:
-                        nodes.append(node_from_dict(obj.data))
-                except msgspec.ValidationError as exc:
-                    errors.append(LoadError(obj.path, obj.line, f"{kind} {obj.name}: {exc}"))
-            else:
-                others.append(obj)
+            file_manifest(obj, pods, nodes, others, errors)
         return cls(nodes, pods, others, source=source, errors=errors)
 
     # -- objects -----------------------------------------------------------------------
@@ -299,7 +291,13 @@ class ClusterState:
             parsed = _minor_version(self.server_version)
             if parsed:
                 return f"{parsed[0]}.{parsed[1]}"
+        best = self._kubelet_best()[0]
+        return f"{best[0]}.{best[1]}" if best else None
+
+    def _kubelet_best(self) -> tuple[tuple[int, int] | None, list[str]]:
+        """The highest kubelet minor, and the kubelet versions that could not be read."""
         best: tuple[int, int] | None = None
+        unusable: list[str] = []
         seen: set[str] = set()
         for node in self.nodes:
             version = node.status.node_info.kubelet_version
@@ -307,9 +305,31 @@ class ClusterState:
                 continue
             seen.add(version)
             parsed = _minor_version(version)
-            if parsed and (best is None or parsed > best):
+            if parsed is None:
+                if version:
+                    unusable.append(version)
+            elif best is None or parsed > best:
                 best = parsed
-        return f"{best[0]}.{best[1]}" if best else None
+        return best, unusable
+
+    def version_warnings(self) -> list[str]:
+        """One line per version value that cannot be used (commands print them on stderr).
+
+        An unreadable version must not silently pick the newest wording: the user learns
+        which value was ignored and which version the messages follow instead.
+        """
+        warnings: list[str] = []
+        best, unusable = self._kubelet_best()
+        fallback = f"Kubernetes {best[0]}.{best[1]} from the nodes' kubelets" if best else "the newest wording gpuplane knows"
+        if self.server_version and _minor_version(self.server_version) is None:
+            warnings.append(
+                f"cluster version {self.server_version!r} is not a Kubernetes version like v1.31; "
+                f"using {fallback}"
+            )
+        if unusable:
+            shown = ", ".join(repr(v) for v in unusable[:3]) + (f" and {len(unusable) - 3} more" if len(unusable) > 3 else "")
+            warnings.append(f"kubelet version {shown} is not a Kubernetes version like v1.31; ignored")
+        return warnings
 
     def gpu_nodes(self) -> list[Node]:
         """Nodes that advertise an accelerator resource or carry GPU node labels.
@@ -330,6 +350,11 @@ class ClusterState:
             if condition.type == "Ready":
                 return condition.status == "True"
         return None
+
+    @property
+    def empty(self) -> bool:
+        """Nothing was read at all: with load errors, the source was unusable (spec/cli.md)."""
+        return not self.nodes and not self.pods and not self.objects
 
     def __repr__(self) -> str:
         return (
@@ -368,7 +393,10 @@ def load_cluster_state(
     """Read ``source`` (snapshot file/folder or ``live``) and index it.
 
     Returns the state and the load errors (bad files, bad objects): callers
-    report them and still use what loaded (exit 2 per spec/cli.md).
+    report them and still use what loaded (exit 2 per spec/cli.md). Never raises
+    (:func:`gpuplane.sources.cluster.read_cluster` turns every failure into an error), so
+    every command handles a bad source the same way: print each error, stop with
+    ``nothing usable in cluster source ...`` when :attr:`ClusterState.empty`.
     """
     from gpuplane.sources.cluster import read_cluster
 

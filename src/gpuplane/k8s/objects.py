@@ -367,3 +367,30 @@ def node_from_dict(data: dict[str, Any]) -> Node:
 def to_dict(obj: msgspec.Struct) -> dict[str, Any]:
     """Back to wire form (camelCase, defaults omitted), e.g. for JSON output."""
     return msgspec.to_builtins(obj)
+
+
+# Kinds decoded into typed structs. Both live in the core group, whose only version is v1:
+# an object of another version is no Pod/Node the API server would serve, so it stays a
+# plain manifest.
+TYPED_KINDS = ("Pod", "Node")
+
+
+def is_typed_kind(kind: str, api_version: str) -> bool:
+    """True for a core ``v1`` Pod or Node: the objects engines compute on as structs.
+
+    The one test every reader uses (files, JSON snapshots, live pages, ``ClusterState``),
+    so an object is never a Pod for one command and a plain manifest for another.
+    """
+    return api_version == "v1" and kind in TYPED_KINDS
+
+
+def typed_from_dict(kind: str, data: dict[str, Any]) -> Pod | Node:
+    """A Pod or Node manifest as its struct; raises :class:`ValueError` with a one-line reason.
+
+    ``msgspec.ValidationError`` (a field of the wrong type) is a ValueError already; an
+    object nested past Python's recursion limit becomes one too, so callers catch one type.
+    """
+    try:
+        return pod_from_dict(data) if kind == "Pod" else node_from_dict(data)
+    except RecursionError:
+        raise ValueError("nesting too deep") from None

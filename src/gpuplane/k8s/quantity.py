@@ -42,6 +42,7 @@ __all__ = [
     "milli_value",
     "nano_value",
     "parse_quantity",
+    "saturate_int64",
     "scaled_ceil",
     "value",
 ]
@@ -56,6 +57,7 @@ ERR_SUFFIX = "unable to parse quantity's suffix"
 NANO = 10**9
 _MILLI_PER_NANO = 10**6
 _MAX_INT64 = (1 << 63) - 1
+_MIN_INT64 = -(1 << 63)
 _MAX_INT32 = (1 << 31) - 1
 _MAX_BINARY_NANO = _MAX_INT64 * NANO
 # Past this decimal exponent (in nano-units) gpuplane refuses to build the integer.
@@ -234,27 +236,47 @@ def parse_quantity(value: str | int | float) -> Fraction:
     return Fraction(nano_value(value), NANO)
 
 
+def saturate_int64(amount: int) -> int:
+    """``amount`` clamped to Go's int64 range, where every ``Quantity`` accessor answers.
+
+    ``Quantity.Value``/``MilliValue``/``ScaledValue`` return an ``int64``: a quantity outside
+    that range saturates to the rail of its sign (apimachinery ``pkg/api/resource/math.go``:
+    ``positiveScaleInt64`` "saturates to the int64 rail matching base's sign", and the
+    ``MaxMilliValue`` doc: "Value saturates for a quantity outside int64"). Older releases
+    let the ``inf.Dec`` path wrap instead (``scale_int.go`` ``scaledValue``: "The final result
+    might overflow"); the saturating answer is the one a number can be trusted with, and it
+    keeps every consumer (numpy int64 matrices, sums) free of ``OverflowError``.
+    """
+    if amount > _MAX_INT64:
+        return _MAX_INT64
+    if amount < _MIN_INT64:
+        return _MIN_INT64
+    return amount
+
+
 def scaled_ceil(q: str | int | float | Fraction, scale: int) -> int:
-    """``Quantity.ScaledValue``: ``q / 10**scale`` rounded away from zero."""
+    """``Quantity.ScaledValue``: ``q / 10**scale`` rounded away from zero, int64-saturated."""
     nano = nano_value(q)
     shift = scale + 9
     if shift <= 0:
-        return nano * 10**-shift
-    return _ceil_div(nano, 10**shift)
+        return saturate_int64(nano * 10**-shift)
+    return saturate_int64(_ceil_div(nano, 10**shift))
 
 
 def value(q: str | int | float | Fraction) -> int:
-    """``Quantity.Value()``: the integer value rounded away from zero (``"1.5"`` -> 2)."""
+    """``Quantity.Value()``: the integer value rounded away from zero (``"1.5"`` -> 2),
+    saturated to int64 like upstream (:func:`saturate_int64`)."""
     if type(q) is int:
-        return q
-    return _ceil_div(nano_value(q), NANO)
+        return saturate_int64(q)
+    return saturate_int64(_ceil_div(nano_value(q), NANO))
 
 
 def milli_value(q: str | int | float | Fraction) -> int:
-    """``Quantity.MilliValue()``: value * 1000, rounded away from zero (``"0.1m"`` -> 1)."""
+    """``Quantity.MilliValue()``: value * 1000, rounded away from zero (``"0.1m"`` -> 1),
+    saturated to int64 like upstream (:func:`saturate_int64`)."""
     if type(q) is int:
-        return q * 1000
-    return _ceil_div(nano_value(q), _MILLI_PER_NANO)
+        return saturate_int64(q * 1000)
+    return saturate_int64(_ceil_div(nano_value(q), _MILLI_PER_NANO))
 
 
 def is_integer(q: str | int | float | Fraction) -> bool:

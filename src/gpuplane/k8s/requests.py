@@ -59,6 +59,7 @@ DEFAULT_MILLI_CPU_REQUEST = 100  # 0.1 core
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # 200 MiB
 
 _MILLI_DIVISOR = NANO // 1000
+_MAX_INT64 = (1 << 63) - 1
 # The scoring defaults in nano-units, applied per container where the key is missing.
 _NON_MISSING_NANOS = {CPU: DEFAULT_MILLI_CPU_REQUEST * _MILLI_DIVISOR, MEMORY: DEFAULT_MEMORY_REQUEST * NANO}
 
@@ -103,12 +104,15 @@ def _container_limit_nanos(c: Container) -> Nanos:
 def to_scheduler_units(nanos: Mapping[str, int]) -> dict[str, int]:
     """Nano-unit totals in the scheduler's units: cpu via ``MilliValue``, others via ``Value``.
 
-    Both round away from zero, as ``Quantity.ScaledValue`` does for the int64 form.
+    Both round away from zero, as ``Quantity.ScaledValue`` does for the int64 form, and
+    saturate at the int64 rails like upstream (:func:`gpuplane.k8s.quantity.saturate_int64`).
     """
     out: dict[str, int] = {}
     for name, n in nanos.items():
         div = _MILLI_DIVISOR if name == CPU else NANO
         q = -(-abs(n) // div)  # magnitude rounded up
+        if q > _MAX_INT64:
+            q = _MAX_INT64 if n >= 0 else _MAX_INT64 + 1
         out[name] = q if n >= 0 else -q
     return out
 

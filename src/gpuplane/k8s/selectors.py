@@ -128,7 +128,7 @@ def _requirement(
     return None
 
 
-def _requirement_error(key: str, op: str, values: Sequence[Any], node: bool) -> str | None:
+def _requirement_error(op: str, values: Sequence[Any], node: bool) -> str | None:
     if op in ("In", "NotIn"):
         return None if values else _ERR_IN_EMPTY
     if op in ("Exists", "DoesNotExist"):
@@ -183,8 +183,8 @@ def label_selector_errors(selector: LabelSelector | Mapping[str, Any] | None) ->
     _, expressions = _label_selector_parts(selector)
     errors = []
     for i, req in enumerate(expressions):
-        key, op, values = _parts(req)
-        err = _requirement_error(key, op, values, False)
+        _, op, values = _parts(req)
+        err = _requirement_error(op, values, False)
         if err:
             errors.append(f"matchExpressions[{i}]: {err}")
     return errors
@@ -205,13 +205,13 @@ def node_selector_requirement_errors(
     req: NodeSelectorRequirement | Mapping[str, Any], field: bool = False
 ) -> list[str]:
     """Why the scheduler cannot parse a ``matchExpressions`` (or, with ``field``, ``matchFields``) entry."""
-    key, op, values = _parts(req)
+    _, op, values = _parts(req)
     if field:
         if op not in NODE_FIELD_OPERATORS:
             allowed = ", ".join(f'"{o}"' for o in NODE_FIELD_OPERATORS)
             return [f'Unsupported value: "{op}": supported values: {allowed}']
         return [] if len(values) == 1 else [_ERR_FIELD_ONE]
-    err = _requirement_error(key, op, values, True)
+    err = _requirement_error(op, values, True)
     return [err] if err else []
 
 

@@ -62,10 +62,6 @@ class ContainerRef:
     def name(self) -> str:
         return str(self.data.get("name") or f"{self.section}[{self.index}]")
 
-    @property
-    def is_init(self) -> bool:
-        return self.section == "initContainers"
-
     def resources(self, kind: str) -> dict[str, Any]:
         """``resources.requests`` or ``resources.limits`` (empty dict when absent or mistyped; do not mutate)."""
         blocks = self._blocks

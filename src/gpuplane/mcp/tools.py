@@ -193,12 +193,9 @@ def load_cluster(
     cached = CLUSTERS.get(key) if key is not None else None
     if cached is not None:
         return cached[0], list(cached[1])
-    try:
-        state, errors = load_cluster_state(source, context=context, kubeconfig=kubeconfig)
-    except (OSError, ValueError) as exc:
-        raise ToolInputError(f"cluster {source}: {exc}") from None
+    state, errors = load_cluster_state(source, context=context, kubeconfig=kubeconfig)
     messages = [str(e) for e in errors]
-    if messages and not state.nodes and not state.pods and not state.objects:
+    if messages and state.empty:
         raise ToolInputError(f"nothing usable in cluster source {source!r}: {messages[0]}")
     if key is not None:
         CLUSTERS.put(key, (state, messages))

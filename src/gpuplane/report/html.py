@@ -24,6 +24,7 @@ from gpuplane.diagnose.evidence import ClusterFinding
 if TYPE_CHECKING:
     from gpuplane.diagnose.engine import DiagnoseResult
     from gpuplane.diagnose.inventory import NodeInventory
+    from gpuplane.diagnose.report_data import ReportData
     from gpuplane.lint.finding import Finding
 
 # (series id, legend, colour) for the GPU allocation charts.
@@ -70,6 +71,9 @@ p.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical
 
 def render_html(result: DiagnoseResult) -> str:
     """The whole page as one string."""
+    data = result.report_data
+    if data is None:
+        raise ValueError("render_html needs run_diagnose(..., report_data=True)")
     summary = result.summary()
     state = result.state
     version = result.inventory.kubernetes_version
@@ -89,9 +93,9 @@ def render_html(result: DiagnoseResult) -> str:
         '<div class="charts">',
         _allocation_chart("chart-by-model", "GPU allocation by model", _group_nodes(result, "model")),
         _allocation_chart("chart-by-pool", "GPU allocation by node pool", _group_nodes(result, "pool")),
-        _namespace_chart(result),
-        _pending_chart(result),
-        _fragmentation_chart(result),
+        _namespace_chart(data),
+        _pending_chart(data),
+        _fragmentation_chart(data),
         _severity_chart(summary),
         "</div>",
         _findings_table("cluster-findings", "Cluster findings", result.cluster_findings),
@@ -134,44 +138,6 @@ def _group_nodes(result: DiagnoseResult, key: str) -> list[tuple[str, list[int]]
         label = node.model_key if key == "model" else node.pool
         groups.setdefault(label, Counter()).update(_node_values(node))
     return [(label, [counts[s[0]] for s in ALLOCATION_SERIES]) for label, counts in sorted(groups.items())]
-
-
-def _namespace_rows(result: DiagnoseResult) -> list[tuple[str, list[int]]]:
-    from gpuplane.diagnose.facts import facts_for
-
-    facts = facts_for(result.state)
-    running: Counter[str] = Counter()
-    pending: Counter[str] = Counter()
-    for pods in result.state.pods_by_node.values():
-        for pod in pods:
-            amount = sum(facts.gpu_requests(pod).values())
-            if amount:
-                running[pod.metadata.namespace or "default"] += amount
-    for pod in result.state.pending_pods:
-        amount = sum(facts.gpu_requests(pod).values())
-        if amount:
-            pending[pod.metadata.namespace or "default"] += amount
-    names = sorted(set(running) | set(pending), key=lambda n: (-(running[n] + pending[n]), n))
-    return [(name, [running[name], pending[name]]) for name in names]
-
-
-def pending_reasons(result: DiagnoseResult) -> Counter[str]:
-    """Pending GPU pods per scheduler reason (a pod counts once for each distinct reason)."""
-    from gpuplane.diagnose.facts import facts_for
-
-    facts = facts_for(result.state)
-    counts: Counter[str] = Counter()
-    for pod in facts.pending_gpu_pods():
-        expl = facts.explanation(pod)
-        reasons: set[str] = set()
-        for row in expl.get("table", []):
-            reasons.update(row["reasons"] or [row["plugin"]])
-        if expl.get("stage") not in (None, "scheduler", "scheduler-error", "schedulable"):
-            reasons.add(f"blocked before scheduling: {expl['stage']}")
-        if not reasons:
-            reasons.add(expl.get("message") or "no reason recorded")
-        counts.update(reasons)
-    return counts
 
 
 # -- SVG charts ---------------------------------------------------------------------------------
@@ -273,13 +239,14 @@ def _allocation_chart(chart_id: str, title: str, rows: list[tuple[str, list[int]
                          "Schedulable units as advertised: whole GPUs, MIG devices, time-sliced replicas.")
 
 
-def _namespace_chart(result: DiagnoseResult) -> str:
-    return _stacked_bars("chart-by-namespace", "GPU allocation by namespace", _namespace_rows(result),
+def _namespace_chart(data: ReportData) -> str:
+    rows = [(name, [running, pending]) for name, running, pending in data.namespaces]
+    return _stacked_bars("chart-by-namespace", "GPU allocation by namespace", rows,
                          NAMESPACE_SERIES, "GPU units held by placed pods and asked for by Pending pods.")
 
 
-def _pending_chart(result: DiagnoseResult) -> str:
-    counts = pending_reasons(result)
+def _pending_chart(data: ReportData) -> str:
+    counts = data.pending_reasons
     rows = [(reason, count, "#b07cd6") for reason, count in
             sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:MAX_PENDING_REASONS]]
     return _bars("chart-pending-reasons", "Why GPU pods are Pending", rows,
@@ -287,26 +254,15 @@ def _pending_chart(result: DiagnoseResult) -> str:
                  if rows else "No Pending GPU pods.")
 
 
-def _fragmentation_chart(result: DiagnoseResult) -> str:
-    from gpuplane.diagnose.facts import facts_for
-
-    facts = facts_for(result.state)
-    counts: Counter[int] = Counter()
-    for node in result.inventory.nodes:
-        if node.cordoned or node.ready is False or not node.units().allocatable:
-            continue
-        counts[node.units().free] += 1
-    if not counts:
+def _fragmentation_chart(data: ReportData) -> str:
+    frag = data.fragmentation
+    if not frag.bins:
         return _empty_figure("chart-fragmentation", "Free GPUs per node", "No schedulable GPU node.")
-    biggest = max((max(facts.gpu_requests(p).values()) for p in facts.pending_gpu_pods()), default=0)
-    cap = max(8, biggest)  # one last "cap+" bin: a MIG node with 28 free devices must not stretch the axis
-    bins = [(str(free), counts.get(free, 0)) for free in range(0, cap)]
-    bins.append((f"{cap}+", sum(n for free, n in counts.items() if free >= cap)))
-    total = sum(free * n for free, n in counts.items())
-    note = f"{total} free units on {sum(counts.values())} schedulable GPU nodes"
-    if biggest:
-        hosts = sum(n for free, n in counts.items() if free >= biggest)
-        note += f"; the largest Pending pod asks for {biggest} on one node: {hosts} node(s) can host it"
+    bins = frag.bins
+    note = f"{frag.free_units} free units on {frag.schedulable_nodes} schedulable GPU nodes"
+    if frag.largest_pending_request:
+        note += (f"; the largest Pending pod asks for {frag.largest_pending_request} on one node: "
+                 f"{frag.nodes_hosting_largest} node(s) can host it")
     return _histogram("chart-fragmentation", "Free GPUs per node (fragmentation)", bins, note + ".")
 
 

@@ -403,7 +403,7 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
         key = (taint.key, taint.value, taint.effect)
         taints[key] += 1
         if key not in origin:
-            origin[key] = _taint_origin(sched, node.metadata.labels, taint.key, taint.value, taint.effect)
+            origin[key] = _taint_origin(sched, node.metadata.labels, taint.key, taint.effect)
     out: list[tuple[int, str, str | None]] = []
     wants_gpu = any(is_gpu_resource(r) for r in sched.context(pod).requests)
     for (key, value, effect), count in taints.most_common():
@@ -433,7 +433,7 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
 GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
 
 
-def _taint_origin(sched: Scheduler, labels: dict[str, str], key: str, value: str, effect: str) -> str:
+def _taint_origin(sched: Scheduler, labels: dict[str, str], key: str, effect: str) -> str:
     """Where a taint comes from, when the input or a well-known convention says so; else ""."""
     pool = labels.get("karpenter.sh/nodepool")
     if pool:

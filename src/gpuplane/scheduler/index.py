@@ -19,6 +19,7 @@ import numpy as np
 
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node, Pod
+from gpuplane.k8s.quantity import saturate_int64
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.scheduler.framework import NodeInfo
 from gpuplane.scheduler.plugins.node_ports import pod_host_ports
@@ -88,15 +89,14 @@ class ClusterIndex:
         alloc = np.zeros((len(names), n), dtype=np.int64)
         req = np.zeros((len(names), n), dtype=np.int64)
         for j, info in enumerate(self.node_infos):
+            # Each amount is an int64 already (Quantity.Value saturates); a node's requested
+            # sum of several saturated pods may not be, so it is clamped the same way.
             for name, amount in info.allocatable.items():
-                alloc[names[name], j] = amount
+                alloc[names[name], j] = saturate_int64(amount)
             for name, amount in info.requested.items():
-                req[names[name], j] = amount
+                req[names[name], j] = saturate_int64(amount)
         self.alloc = alloc
         self.req = req
-
-    def resource_row(self, name: str) -> int | None:
-        return self.resource_index.get(name)
 
     # -- static node classes ---------------------------------------------------------------
 

@@ -20,7 +20,6 @@ from gpuplane.k8s.requests import pod_requests
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import (
     ERR_NO_NODES_AVAILABLE,
-    Code,
     FitError,
     ScheduleResult,
     Status,
@@ -332,6 +331,3 @@ def volcano_message(fit: FitError) -> str:
         return "all nodes are unavailable"
     return build_fit_message(failing, "", hist).replace("nodes are available", "nodes are unavailable", 1)
 
-
-def is_rejection(status: Status) -> bool:
-    return status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)

@@ -12,6 +12,10 @@ only break ties between feasible nodes; simulate documents this).
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from gpuplane.k8s.requests import pod_nonzero_requests
 from gpuplane.k8s.selectors import preferred_node_affinity_score
 from gpuplane.k8s.tolerations import count_intolerable_prefer_no_schedule
@@ -19,7 +23,55 @@ from gpuplane.scheduler.context import PodContext
 
 MAX_NODE_SCORE = 100
 WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1}
-_RESOURCES = ("cpu", "memory")
+
+
+def resource_score(cpu_alloc: int, cpu_used: int, mem_alloc: int, mem_used: int) -> int:
+    """NodeResourcesFit (LeastAllocated) x its weight + NodeResourcesBalancedAllocation x its
+    weight, for one node; ``*_used`` include the incoming pod's non-zero requests.
+
+    Both upstream scorers skip a resource whose allocatable is 0 and divide by the weights
+    of the resources left (noderesources/least_allocated.go ``leastResourceScorer``: ``if
+    allocable[i] == 0 { continue }`` before ``weightSum += weight``; balanced_allocation.go
+    ``balancedResourceScorer`` likewise builds its fractions only from those). Integer
+    arithmetic as in Go: ``(alloc - used) * 100 / alloc`` truncated, ``nodeScore /
+    weightSum`` truncated, ``int64((1 - std) * 100)`` truncated. :func:`resource_scores` is
+    the vectorised twin (simulate's fast path), equal bit for bit.
+    """
+    least = weight_sum = 0
+    fractions: list[float] = []
+    for alloc, used in ((cpu_alloc, cpu_used), (mem_alloc, mem_used)):
+        if alloc <= 0:
+            continue
+        least += (alloc - used) * MAX_NODE_SCORE // alloc if used <= alloc else 0
+        weight_sum += 1
+        fractions.append(min(used / alloc, 1.0))
+    least = least // weight_sum if weight_sum else 0
+    if len(fractions) == 2:
+        balanced = int((1 - abs(fractions[0] - fractions[1]) / 2) * MAX_NODE_SCORE)
+    else:  # one fraction or none: std 0
+        balanced = MAX_NODE_SCORE
+    return least * WEIGHTS["NodeResourcesFit"] + balanced * WEIGHTS["NodeResourcesBalancedAllocation"]
+
+
+def resource_scores(cpu_alloc: Any, cpu_used: Any, mem_alloc: Any, mem_used: Any) -> Any:
+    """:func:`resource_score` over int64 arrays (one entry per node or node class)."""
+    least = np.zeros(len(cpu_alloc), dtype=np.int64)
+    weight_sum = np.zeros(len(cpu_alloc), dtype=np.int64)
+    fractions = []
+    for alloc, used in ((cpu_alloc, cpu_used), (mem_alloc, mem_used)):
+        has = alloc > 0
+        safe = np.where(has, alloc, 1)
+        least += np.where(has & (used <= alloc), (alloc - used) * MAX_NODE_SCORE // safe, 0)
+        weight_sum += has
+        fractions.append((has, np.minimum(used / safe, 1.0)))
+    least = least // np.maximum(weight_sum, 1)
+    both = fractions[0][0] & fractions[1][0]
+    balanced = np.where(
+        both,
+        ((1 - np.abs(fractions[0][1] - fractions[1][1]) / 2) * MAX_NODE_SCORE).astype(np.int64),
+        MAX_NODE_SCORE,
+    )
+    return least * WEIGHTS["NodeResourcesFit"] + balanced * WEIGHTS["NodeResourcesBalancedAllocation"]
 
 
 def _normalize(raw: dict[int, int], reverse: bool) -> dict[int, int]:
@@ -45,22 +97,14 @@ def score_nodes(ctx: PodContext, nodes: list[int]) -> dict[int, int]:
     affinity_raw: dict[int, int] = {}
     taint_raw: dict[int, int] = {}
     totals: dict[int, int] = {}
+    want_cpu, want_mem = want.get("cpu", 0), want.get("memory", 0)
     for j in nodes:
         info = index.node_infos[j]
-        least = 0
-        fractions = []
-        for name in _RESOURCES:
-            alloc = info.allocatable.get(name, 0)
-            used = info.requested.get(name, 0) + want.get(name, 0)
-            if alloc > 0:
-                least += (alloc - used) * MAX_NODE_SCORE // alloc if used <= alloc else 0
-                fractions.append(min(used / alloc, 1.0))
-        least //= len(_RESOURCES)
-        if len(fractions) == 2:
-            balanced = int((1 - abs(fractions[0] - fractions[1]) / 2) * MAX_NODE_SCORE)
-        else:
-            balanced = MAX_NODE_SCORE
-        totals[j] = least * WEIGHTS["NodeResourcesFit"] + balanced * WEIGHTS["NodeResourcesBalancedAllocation"]
+        alloc, requested = info.allocatable, info.requested
+        totals[j] = resource_score(
+            alloc.get("cpu", 0), requested.get("cpu", 0) + want_cpu,
+            alloc.get("memory", 0), requested.get("memory", 0) + want_mem,
+        )
         affinity_raw[j] = preferred_node_affinity_score(pod, info.node)
         taint_raw[j] = count_intolerable_prefer_no_schedule(info.node.spec.taints, pod.spec.tolerations)
     for j, s in _normalize(affinity_raw, False).items():

@@ -84,11 +84,6 @@ class Wording:
     def label(self) -> str:
         return f"1.{self.minor}" if self.patch is None else f"1.{self.minor}.{self.patch}"
 
-    @property
-    def absent_nodes_plugin_status(self) -> bool:
-        """Nodes cut by a PreFilterResult read ``node(s) didn't satisfy plugin(s) [...]``."""
-        return self.prefilter_absent == ABSENT_PLUGINS
-
 
 def wording_for(minor: int, patch: int | None = None) -> Wording:
     """The wording of kube-scheduler 1.<minor>[.<patch>] (clamped to the supported range)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from gpuplane.k8s.objects import Node, Pod, node_from_dict, pod_from_dict
+from gpuplane.k8s.objects import Node, Pod, is_typed_kind, typed_from_dict
 from gpuplane.sources import limits
 from gpuplane.sources.loader import (
     STDIN,
@@ -34,6 +34,7 @@ from gpuplane.sources.loader import (
     LoadError,
     RawLines,
     complete_item,
+    item_problem,
     iter_manifest_files,
     load_bytes,
     read_bytes,
@@ -103,24 +104,39 @@ def read_cluster(
 ) -> ClusterInput:
     """The state of the cluster at ``source``: a file, a folder, ``-`` (stdin) or ``live``.
 
-    Never raises on bad input: unusable files or objects, an unreachable API
-    server and missing permissions become :attr:`ClusterInput.errors`.
+    Never raises: unusable files or objects, an unreachable API server and missing
+    permissions become :attr:`ClusterInput.errors`; so does any unexpected failure
+    while reading one file (named in the error; the other files are still read).
     """
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
         if source == LIVE:
-            cluster = _read_live(context, kubeconfig, progress)
+            try:
+                cluster = _read_live(context, kubeconfig, progress)
+            except Exception as exc:  # the live reader's own errors are LoadErrors already
+                cluster = ClusterInput(source=LIVE, errors=[unexpected_error(LIVE, exc)])
         else:
             cluster = ClusterInput(source=source)
             for path in _source_files(source, cluster):
-                _read_file(path, cluster)
+                try:
+                    _read_file(path, cluster)
+                except Exception as exc:
+                    # A reader bug must cost one file, never the command: the objects read
+                    # before it stay, the file is named, the rest is still read.
+                    cluster.errors.append(unexpected_error(STDIN_NAME if path == STDIN else path, exc))
     finally:
         if gc_was_enabled:
             gc.enable()
     if len(cluster.pods) + len(cluster.objects) + len(cluster.nodes) > FREEZE_ABOVE:
         gc.freeze()
     return cluster
+
+
+def unexpected_error(path: str, exc: BaseException) -> LoadError:
+    """A :class:`LoadError` for an exception no reader anticipated (one line, names the file)."""
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    return LoadError(path, 0, f"cannot read ({type(exc).__name__}{': ' + detail if detail else ''})")
 
 
 def _source_files(source: str, cluster: ClusterInput) -> Iterable[str]:
@@ -150,7 +166,8 @@ def _read_file(path: str, cluster: ClusterInput) -> None:
         add_manifest(cluster, manifest)
     if cluster.server_version is None:
         for meta in loaded.list_metadata:
-            version = (meta.get("annotations") or {}).get(VERSION_ANNOTATION)
+            annotations = meta.get("annotations")
+            version = annotations.get(VERSION_ANNOTATION) if isinstance(annotations, dict) else None
             if isinstance(version, str) and version:
                 cluster.server_version = version
                 break
@@ -158,17 +175,34 @@ def _read_file(path: str, cluster: ClusterInput) -> None:
 
 def add_manifest(cluster: ClusterInput, manifest: Manifest) -> None:
     """File a loaded object: Pods and Nodes as typed structs, everything else as is."""
+    file_manifest(manifest, cluster.pods, cluster.nodes, cluster.objects, cluster.errors)
+
+
+def file_manifest(
+    manifest: Manifest,
+    pods: list[Pod],
+    nodes: list[Node],
+    others: list[Manifest],
+    errors: list[LoadError],
+) -> None:
+    """Put ``manifest`` in the list it belongs to; a Pod/Node with a wrong field becomes an error.
+
+    Shared with :meth:`gpuplane.k8s.cluster.ClusterState.from_objects` so every reader decides
+    "typed Pod/Node" the same way (:func:`gpuplane.k8s.objects.is_typed_kind`).
+    """
     kind = manifest.kind
-    if kind in ("Pod", "Node") and manifest.api_version == "v1":
-        try:
-            if kind == "Pod":
-                cluster.pods.append(pod_from_dict(manifest.data))
-            else:
-                cluster.nodes.append(node_from_dict(manifest.data))
-        except (msgspec.ValidationError, RecursionError) as exc:
-            cluster.errors.append(LoadError(manifest.path, manifest.line, f"{_describe(kind, manifest.namespace, manifest.name)}: {exc}"))
+    if not is_typed_kind(kind, manifest.api_version):
+        others.append(manifest)
         return
-    cluster.objects.append(manifest)
+    try:
+        typed = typed_from_dict(kind, manifest.data)
+    except ValueError as exc:
+        errors.append(LoadError(manifest.path, manifest.line, f"{_describe(kind, manifest.namespace, manifest.name)}: {exc}"))
+        return
+    if isinstance(typed, Pod):
+        pods.append(typed)
+    else:
+        nodes.append(typed)
 
 
 def _describe(kind: str, namespace: str | None, name: str) -> str:
@@ -212,19 +246,28 @@ def decode_items(
     """
     pods, nodes, objects, errors = cluster.pods, cluster.nodes, cluster.objects, cluster.errors
     for index, raw in enumerate(items):
+        kind = item_kind
         try:
             hint = _TYPED_PREFIX.match(bytes(memoryview(raw)[:96]))
             if hint is not None:
                 kind, api_version = ("Pod" if hint.group(1) == b"Pod" else "Node"), "v1"
             else:
-                peek = _KIND.decode(raw)
-                kind = peek.kind or item_kind
-                api_version = peek.apiVersion or list_version
-            if api_version == "v1" and kind == "Pod":
-                pods.append(_POD.decode(raw))
-                continue
-            if api_version == "v1" and kind == "Node":
-                nodes.append(_NODE.decode(raw))
+                try:
+                    peek = _KIND.decode(raw)
+                except msgspec.ValidationError:
+                    # kind/apiVersion of the wrong type (or not an object): the generic path
+                    # below names the problem like the loader does.
+                    peek = None
+                if peek is not None:
+                    kind = peek.kind or item_kind
+                    api_version = peek.apiVersion or list_version
+                else:
+                    api_version = ""
+            if is_typed_kind(kind, api_version):
+                if kind == "Pod":
+                    pods.append(_POD.decode(raw))
+                else:
+                    nodes.append(_NODE.decode(raw))
                 continue
             data = _ANY.decode(raw)
         except msgspec.ValidationError as exc:
@@ -244,10 +287,12 @@ def decode_items(
         if problem:
             errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {problem}"))
             continue
-        completed = complete_item(data, item_kind, list_version)
-        if completed is None:
-            errors.append(LoadError(path, line, f"items[{index}] has no kind"))
+        problem = item_problem(data, index, item_kind, list_version)
+        if problem:
+            errors.append(LoadError(path, line, problem))
             continue
+        completed = complete_item(data, item_kind, list_version)
+        assert completed is not None  # item_problem said it has a kind
         objects.append(Manifest(completed, path, line, index))
 
 

@@ -521,7 +521,11 @@ def _decode_str(raw: msgspec.Raw | None) -> str:
 
 def _collect_json_list(buf: bytes, top: dict[str, msgspec.Raw], kind: str, path: str, result: LoadResult) -> None:
     """Unpack a JSON ``List``/``*List`` item by item, each with its line and a lazy locator."""
-    items = msgspec.json.decode(top["items"], type=list[msgspec.Raw] | None) or []
+    try:
+        items = msgspec.json.decode(top["items"], type=list[msgspec.Raw] | None) or []
+    except msgspec.ValidationError:
+        result.errors.append(LoadError(path, _line_at(buf, top["items"]), ITEMS_NOT_A_LIST))
+        return
     list_version = _decode_str(top.get("apiVersion")) or "v1"
     item_kind = kind[: -len("List")] if kind != "List" else ""
     _note_list_metadata(top.get("metadata"), result)
@@ -540,12 +544,20 @@ def _collect_json_list(buf: bytes, top: dict[str, msgspec.Raw], kind: str, path:
         if problem:
             result.errors.append(LoadError(path, line, f"invalid JSON: {problem}"))
             continue
-        item = complete_item(item, item_kind, list_version)
-        if item is None:
-            result.errors.append(LoadError(path, line, f"items[{index}] has no kind"))
+        problem = item_problem(item, index, item_kind, list_version)
+        if problem:
+            result.errors.append(LoadError(path, line, problem))
             continue
+        item = complete_item(item, item_kind, list_version)
+        assert item is not None  # item_problem said it has a kind
         locator = DocumentLocator(bytes(raw).decode(), line)
         result.objects.append(Manifest(item, path, line, index, locator.scoped(())))
+
+
+def _line_at(buf: bytes, raw: msgspec.Raw) -> int:
+    """The line where ``raw`` (a value cut from ``buf``) starts; 1 when it is not found."""
+    found = buf.find(bytes(memoryview(raw)))
+    return buf.count(b"\n", 0, found) + 1 if found >= 0 else 1
 
 
 def _note_list_metadata(raw: msgspec.Raw | None, result: LoadResult) -> None:
@@ -664,7 +676,7 @@ def _load_yaml(text: str, path: str) -> LoadResult:
     for doc_index, (first_line, body) in enumerate(split_documents(text)):
         object_line = first_line + _leading_blank_lines(body)
         split = None if _may_share_anchors(body) else split_list_items(body)
-        if split is not None and _load_split_list(split, body, path, first_line, doc_index, result):
+        if split is not None and _load_split_list(split, path, first_line, doc_index, result):
             continue
         try:
             data, lines = _load_document(body)
@@ -697,7 +709,6 @@ def _may_share_anchors(body: str) -> bool:
 
 def _load_split_list(
     split: tuple[str, list[tuple[int, str]]],
-    body: str,
     path: str,
     first_line: int,
     doc_index: int,
@@ -734,13 +745,45 @@ def _load_split_list(
         if not isinstance(item, dict):
             result.errors.append(LoadError(path, line, f"items[{index}] is not an object"))
             continue
-        item = complete_item(item, item_kind, list_version)
-        if item is None:
-            result.errors.append(LoadError(path, line, f"items[{index}] has no kind"))
+        problem = item_problem(item, index, item_kind, list_version)
+        if problem:
+            result.errors.append(LoadError(path, line, problem))
             continue
+        item = complete_item(item, item_kind, list_version)
+        assert item is not None  # item_problem said it has a kind
         locator = DocumentLocator(item_text, line, lines)
         result.objects.append(Manifest(item, path, line, doc_index, locator.scoped(())))
     return True
+
+
+ITEMS_NOT_A_LIST = "items is not a list"
+
+
+def identity_problem(data: dict[str, Any]) -> str | None:
+    """Why an object's ``kind``/``apiVersion`` make it unusable, or None.
+
+    The API machinery decodes both into Go strings (apimachinery ``TypeMeta``), so
+    ``apiVersion: 5`` is refused by kubectl and the API server
+    (``cannot unmarshal number into Go struct field ... of type string``); gpuplane refuses
+    it too instead of filing the object under the version ``"5"``.
+    """
+    kind = data.get("kind")
+    if kind is not None and not isinstance(kind, str):
+        return f"kind is not a string (a {_type_name(kind)})"
+    version = data.get("apiVersion")
+    if version is not None and not isinstance(version, str):
+        return f"apiVersion is not a string (a {_type_name(version)})"
+    return None
+
+
+def item_problem(item: dict[str, Any], index: int, item_kind: str, list_version: str) -> str | None:
+    """Why item ``index`` of a List cannot be used (bad kind/apiVersion, no kind), or None."""
+    problem = identity_problem(item)
+    if problem:
+        return f"items[{index}]: {problem}"
+    if not item.get("kind") and not item_kind:
+        return f"items[{index}] has no kind"
+    return None
 
 
 def complete_item(item: dict[str, Any], item_kind: str, list_version: str) -> dict[str, Any] | None:
@@ -789,8 +832,15 @@ def _collect(
             return
         result.objects.append(Manifest(pseudo, path, line, doc, _unwrapping(locator)))
         return
+    problem = identity_problem(data)
+    if problem:
+        result.errors.append(LoadError(path, line, problem))
+        return
     items = data.get("items")
     if kind == "List" or (kind.endswith("List") and isinstance(items, list)):
+        if items is not None and not isinstance(items, list):
+            result.errors.append(LoadError(path, (locator.line_of(("items",)) if locator else None) or line, ITEMS_NOT_A_LIST))
+            return
         item_kind = kind[: -len("List")] if kind != "List" else ""
         if isinstance(data.get("metadata"), dict):
             result.list_metadata.append(data["metadata"])
@@ -800,10 +850,12 @@ def _collect(
             if not isinstance(item, dict):
                 result.errors.append(LoadError(path, item_line, f"items[{index}] is not an object"))
                 continue
-            item = complete_item(item, item_kind, data.get("apiVersion") or "v1")
-            if item is None:
-                result.errors.append(LoadError(path, item_line, f"items[{index}] has no kind"))
+            problem = item_problem(item, index, item_kind, data.get("apiVersion") or "v1")
+            if problem:
+                result.errors.append(LoadError(path, item_line, problem))
                 continue
+            item = complete_item(item, item_kind, data.get("apiVersion") or "v1")
+            assert item is not None  # item_problem said it has a kind
             sub = locator.scoped(prefix) if locator else None
             result.objects.append(Manifest(item, path, item_line, doc, sub))
         return

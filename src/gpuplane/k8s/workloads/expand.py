@@ -33,9 +33,11 @@ EXPANDERS: dict[tuple[str, str], Expander] = {
 
 WORKLOAD_KINDS: frozenset[tuple[str, str]] = frozenset(EXPANDERS)
 
-# Malformed input (a list where a map belongs, ...) must never escape as a traceback:
-# the object then simply creates no PodSets; the linter's schema checks report the shape.
-_MALFORMED = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+# Malformed input (a list where a map belongs, a size Spark refuses, an infinite number ...)
+# must never escape as a traceback: the object then simply creates no PodSets; the linter's
+# schema checks report the shape. Every caller (lint, scheduler, simulate, diagnose) relies on
+# expansion never raising, so any exception an expander hits on hostile input counts.
+_MALFORMED = Exception
 
 
 def is_workload(obj: Manifest) -> bool:

@@ -14,6 +14,7 @@ With ``batchScheduler: volcano`` the operator creates PodGroup ``spark-<app>-pg`
 
 from __future__ import annotations
 
+import math
 import re
 
 from gpuplane.k8s.workloads.gangs import finish
@@ -29,21 +30,54 @@ from gpuplane.k8s.workloads.model import (
 )
 from gpuplane.sources.manifest import Manifest
 
-_SPARK_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
-_MIB_PER_UNIT = {"": 1.0, "k": 1 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0**2, "p": 1024.0**3}
+# Spark's byte strings (apache/spark common/network-common/.../util/JavaUtils.java
+# ``byteStringAs``): lower-cased and trimmed, then ``([0-9]+)([a-z]+)?`` with a suffix from
+# ``byteSuffixes``; anything else (fractions such as ``1.5g`` included: "Fractional values are
+# not supported") is a NumberFormatException, so spark-submit never creates the pods.
+_SPARK_SIZE = re.compile(r"([0-9]+)([a-z]+)?")
+# Suffix -> the unit's size as a power of 1024 bytes (JavaUtils.byteSuffixes, ByteUnit).
+_SUFFIX_POWER = {"b": 0, "k": 1, "kb": 1, "m": 2, "mb": 2, "g": 3, "gb": 3, "t": 4, "tb": 4, "p": 5, "pb": 5}
+_MIB_POWER = 2
+_JAVA_LONG_MAX = (1 << 63) - 1
 MIN_OVERHEAD_MIB = 384
 DEFAULT_EXECUTORS = 2
 CONTAINER_NAMES = {"driver": "spark-kubernetes-driver", "executor": "spark-kubernetes-executor"}
 
 
-def spark_mib(value: object, default: float) -> float:
-    """A Spark (JVM) size such as ``512m``, ``4g``, ``2048`` (MiB) in MiB."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    match = _SPARK_SIZE.match(value) if isinstance(value, str) else None
-    if not match:
+class SparkSizeError(ValueError):
+    """A size spark-submit refuses (``byteStringAsMib`` throws): the application gets no pods."""
+
+
+def spark_mib(value: object, default: int) -> int:
+    """A Spark (JVM) size such as ``512m``, ``4g`` or ``2048`` (MiB) in whole MiB, as
+    ``JavaUtils.byteStringAsMib`` computes it; ``default`` when the field is unset.
+
+    Integer arithmetic like ``ByteUnit.convertTo``: a smaller unit is divided down and
+    truncated (``512k`` -> 0 MiB, ``1536k`` -> 1 MiB), a larger one multiplied, refusing a
+    result past Java's ``Long.MAX_VALUE``. A YAML integer is the digits without suffix (MiB).
+    Raises :class:`SparkSizeError` for what Spark refuses: fractions (``1.5g``), unknown
+    suffixes, non-numbers (``.inf``), values that overflow a Java long.
+    """
+    if value is None:
         return default
-    return float(match.group(1)) * _MIB_PER_UNIT[match.group(2).lower()]
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise SparkSizeError(f"Failed to parse byte string: {value}")
+    match = _SPARK_SIZE.fullmatch(str(value).lower().strip())
+    if match is None:
+        raise SparkSizeError(f"Failed to parse byte string: {value}")
+    number = int(match.group(1))
+    suffix = match.group(2)
+    if number > _JAVA_LONG_MAX:  # Long.parseLong
+        raise SparkSizeError(f"Failed to parse byte string: {value}")
+    if suffix is not None and suffix not in _SUFFIX_POWER:
+        raise SparkSizeError(f'Invalid suffix: "{suffix}"')
+    power = _SUFFIX_POWER[suffix] if suffix is not None else _MIB_POWER
+    if power >= _MIB_POWER:
+        ratio = 1024 ** (power - _MIB_POWER)
+        if _JAVA_LONG_MAX // ratio < number:
+            raise SparkSizeError(f"Conversion of {number} exceeds Long.MAX_VALUE in MiB")
+        return number * ratio
+    return number // 1024 ** (_MIB_POWER - power)
 
 
 def expand_sparkapplication(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
@@ -79,13 +113,15 @@ def _executors(spec: dict, executor: dict) -> int:
 
 
 def _template(spec: dict, role_spec: dict, role: str) -> dict:
-    memory = spark_mib(role_spec.get("memory"), 1024.0)
+    memory = spark_mib(role_spec.get("memory"), 1024)
     if role_spec.get("memoryOverhead") is not None:
         overhead = spark_mib(role_spec.get("memoryOverhead"), MIN_OVERHEAD_MIB)
     else:
+        # BasicDriverFeatureStep / BasicExecutorFeatureStep:
+        # max((memoryOverheadFactor * memoryMiB).toInt, MEMORY_OVERHEAD_MIN_MIB).
         factor = _factor(spec)
-        overhead = max(MIN_OVERHEAD_MIB, factor * memory)
-    pod_memory = f"{int(memory + overhead)}Mi"
+        overhead = max(MIN_OVERHEAD_MIB, int(factor * memory))
+    pod_memory = f"{memory + overhead}Mi"
     cores = role_spec.get("coreRequest") or role_spec.get("cores") or 1
     requests: dict = {"cpu": str(cores), "memory": pod_memory}
     limits: dict = {"memory": pod_memory}
@@ -132,7 +168,9 @@ def _factor(spec: dict) -> float:
     raw = spec.get("memoryOverheadFactor")
     try:
         if raw is not None and not isinstance(raw, bool):
-            return float(raw)
+            factor = float(raw)
+            if math.isfinite(factor) and factor >= 0:
+                return factor
     except (TypeError, ValueError):
         pass
     return 0.4 if spec.get("type") in ("Python", "R") else 0.1

@@ -1,4 +1,12 @@
-"""Small helpers shared by the gpu, placement and tenancy rule modules."""
+"""Small helpers shared by the rule modules.
+
+Rules read manifests as plain dicts (exact paths and lines for findings), and a manifest
+can hold any YAML type at any field. The typed accessors here (:func:`as_dict`,
+:func:`as_list`, :func:`as_str`, :func:`dict_items`) are the one place rules turn a raw
+field into the type they expect, so a wrongly typed field is skipped instead of crashing
+the rule (which would drop every finding of that rule for the whole input). The API
+server rejects such fields; rule ``pod-template-invalid`` reports them.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +15,7 @@ from typing import Any, TypeVar
 
 # IsExtendedResourceName has one implementation (k8s/validation.py); rules import it from here.
 from gpuplane.k8s.validation import is_extended_resource as is_extended_resource
-from gpuplane.lint.context import LintContext, object_label, pod_spec
-from gpuplane.sources.manifest import FieldPath
+from gpuplane.lint.context import object_label, pod_spec
 
 # Node labels that name a GPU model or GPU pool (GFD, clouds, Karpenter, AMD, Intel);
 # sources: reference/nvidia-gpu-stack.md §2, §7, §8 and platform.md §3.1.
@@ -59,6 +66,30 @@ def as_int(value: Any, default: _D) -> int | _D:
     return default
 
 
+def as_dict(value: Any) -> dict[Any, Any]:
+    """``value`` when it is a mapping, else an empty dict (do not mutate the result)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a sequence, else an empty list (do not mutate the result)."""
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: Any, default: str = "") -> str:
+    """``value`` when it is a string, else ``default``: safe to hash, compare and call
+    string methods on (a list or a map where a name belongs is not a name)."""
+    return value if isinstance(value, str) else default
+
+
+def dict_items(value: Any) -> list[tuple[int, dict[Any, Any]]]:
+    """``(index, item)`` for the mapping items of a list field; other items and a field that
+    is not a list yield nothing. Indexes are the real ones, so finding paths stay exact."""
+    if not isinstance(value, list):
+        return []
+    return [(i, item) for i, item in enumerate(value) if isinstance(item, dict)]
+
+
 def container_resource_items(c: Any, kind: str) -> Iterator[tuple[str, Any]]:
     block = c.resources(kind)
     for name, value in block.items():
@@ -99,10 +130,6 @@ def term_expressions(term: dict[str, Any]) -> list[dict[str, Any]]:
 def tolerations(ps: Any) -> list[dict[str, Any]]:
     tols = pod_spec(ps).get("tolerations")
     return [t for t in tols if isinstance(t, dict)] if isinstance(tols, list) else []
-
-
-def spec_field(ctx: LintContext, ps: Any, *rest: str | int) -> FieldPath:
-    return (*ps.spec_path, *rest)
 
 
 obj_label = object_label  # the one naming helper (lint.context), under the name the rules import

@@ -17,6 +17,7 @@ from gpuplane.lint.context import join_labels
 from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
 from gpuplane.lint.registry import rule
+from gpuplane.lint.rules._common import as_str
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def _values(req: dict[str, Any]) -> list[str]:
 def _gpu_requirement(pool: Manifest) -> int | None:
     """Index of the requirement that lets the NodePool launch GPU instances, else None."""
     for i, req in _requirements(pool):
-        key, op, vals = req.get("key"), req.get("operator"), _values(req)
+        key, op, vals = as_str(req.get("key")), as_str(req.get("operator")), _values(req)
         if key in GPU_REQUIREMENT_KEYS:
             if op in ("In", "Exists"):
                 return i

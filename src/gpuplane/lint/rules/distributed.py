@@ -13,11 +13,13 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.k8s.selectors import label_selector_matches
+from gpuplane.k8s.workloads.kubeflow import REPLICA_FIELDS
 from gpuplane.lint import kinds
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
 from gpuplane.lint.registry import rule
-from gpuplane.lint.rules._common import as_int, obj_label, where
+from gpuplane.lint.rules._common import as_dict, as_int, as_list, as_str, dict_items, obj_label, where
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -30,11 +32,6 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 VOLCANO_SCHED_GROUP = "scheduling.volcano.sh"
 VOLCANO_QUEUE_ANNOTATIONS = ("scheduling.volcano.sh/queue-name", "volcano.sh/queue-name")
 PODGROUP_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io", "scheduling.volcano.sh")
-KUBEFLOW_REPLICA_FIELDS = {
-    "PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs",
-    "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs",
-    "MXJob": "mxReplicaSpecs",
-}
 SHM_PATH = "/dev/shm"
 SHM_VOLUME = "dshm"
 SHM_DEFAULT_SIZE = "16Gi"
@@ -211,36 +208,38 @@ spec:
 """
 
 
+def _pods(ps: PodSet) -> int:
+    """Pods of a PodSet once it runs: a suspended controller (Kueue holds it) keeps its size
+    in ``resume_count``, and its gang minimum is judged against that size."""
+    return ps.resume_count if ps.suspended else ps.count
+
+
 def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath, int, int, str, bool]]:
-    """Every explicit gang minimum in the input: (object, field, min, pods, what, elastic)."""
-    groups = _by_source(ctx.podsets)
-    for group in groups.values():
+    """Every explicit gang minimum in the input: (object, field, min, pods, what, elastic).
+
+    Pod counts come from the PodSets (the workload model sums replicas once); the minimum of
+    a controller's own gang is its ``Gang.min_member``. Only minimums written in the input
+    count (the field path is where the finding points); a defaulted one equals the pods.
+    """
+    for group in _by_source(ctx.podsets).values():
         src = group[0].source
+        gang = group[0].gang
         if src.kind == "Job" and src.group == "batch.volcano.sh":
-            tasks = src.get("spec", "tasks")
-            total = 0
-            for i, task in enumerate(tasks if isinstance(tasks, list) else ()):
-                if not isinstance(task, dict):
-                    continue
-                replicas = as_int(task.get("replicas"), 0) or 0
-                total += replicas
-                task_min = as_int(task.get("minAvailable"), None)
+            for ps in group:
+                # template_path is ("spec", "tasks", <index>, "template"): the task's own minimum
+                index = ps.template_path[2]
+                task_min = as_int(src.get("spec", "tasks", index, "minAvailable"), None)
                 if task_min is not None:
-                    yield (src, ("spec", "tasks", i, "minAvailable"), task_min, replicas,
-                           f"task {task.get('name', i)}", True)
-            job_min = as_int(src.get("spec", "minAvailable"), None)
-            if job_min is not None:
-                yield src, ("spec", "minAvailable"), job_min, total, "job", False
-        elif src.kind in KUBEFLOW_REPLICA_FIELDS:
-            policy_min = as_int(src.get("spec", "runPolicy", "schedulingPolicy", "minAvailable"), None)
-            if policy_min is None:
+                    yield (src, ("spec", "tasks", index, "minAvailable"), task_min, _pods(ps),
+                           f"task {ps.name}", True)
+            if gang is not None and gang.min_member is not None and as_int(src.get("spec", "minAvailable"), None) is not None:
+                yield src, ("spec", "minAvailable"), gang.min_member, sum(map(_pods, group)), "job", False
+        elif src.group == "kubeflow.org" and src.kind in REPLICA_FIELDS:
+            path: FieldPath = ("spec", "runPolicy", "schedulingPolicy", "minAvailable")
+            if gang is None or gang.min_member is None or as_int(src.get(*path), None) is None:
                 continue
-            specs = src.get("spec", KUBEFLOW_REPLICA_FIELDS[src.kind])
-            total = sum(as_int(s.get("replicas"), 1) or 0 for s in specs.values() if isinstance(s, dict)) \
-                if isinstance(specs, dict) else 0
             elastic = src.get("spec", "elasticPolicy") is not None
-            yield (src, ("spec", "runPolicy", "schedulingPolicy", "minAvailable"), policy_min, total, "job",
-                   elastic)
+            yield src, path, gang.min_member, sum(map(_pods, group)), "job", elastic
     # PodGroup objects joined by pods of other workloads (coscheduling label / Volcano annotation).
     members: dict[tuple[str, str], int] = {}
     jobs: dict[tuple[str, str], bool] = {}
@@ -409,12 +408,15 @@ _SCHED_ARG = re.compile(r"--scheduler-name[= ]([A-Za-z0-9._-]+)")
 _SCHED_CONF = re.compile(r"schedulerName:\s*[\"']?([A-Za-z0-9._-]+)")
 
 
+def _command_line(container: dict[str, Any]) -> str:
+    """``command`` and ``args`` joined into one line (a field that is not a list counts as unset:
+    the API server rejects it, rule pod-template-invalid reports it)."""
+    return " ".join(str(a) for a in (*as_list(container.get("command")), *as_list(container.get("args"))))
+
+
 def _images_args(template: Any) -> Iterator[tuple[str, str]]:
-    spec = template.get("spec") if isinstance(template, dict) else None
-    for c in (spec.get("containers") or ()) if isinstance(spec, dict) else ():
-        if isinstance(c, dict):
-            args = " ".join(str(a) for a in (c.get("command") or []) + (c.get("args") or []))
-            yield str(c.get("image") or ""), args
+    for _i, c in dict_items(as_dict(as_dict(template).get("spec")).get("containers")):
+        yield as_str(c.get("image")), _command_line(c)
 
 
 def _scheduler_names(ctx: LintContext) -> set[str] | None:
@@ -689,8 +691,13 @@ def _indexed_job(ps: PodSet) -> dict[str, Any] | None:
     return spec
 
 
-def _selects(selector: Any, labels: dict[str, Any]) -> bool:
-    return isinstance(selector, dict) and bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+def _selects(selector: Any, labels: dict[str, str]) -> bool:
+    """Whether a Service's ``spec.selector`` (a label map, ANDed) selects pods with ``labels``.
+
+    An empty or missing selector selects no pods for the Service's own endpoints (the
+    endpoints controller skips selector-less Services), so it never counts as selecting.
+    """
+    return isinstance(selector, dict) and bool(selector) and label_selector_matches({"matchLabels": selector}, labels)
 
 
 @rule(
@@ -725,8 +732,7 @@ def indexed_job_no_stable_dns(ctx: LintContext) -> Iterator[Finding]:
                 continue
             problem = f"no Service {subdomain} exists in namespace {_ns(src)}"
         else:
-            meta = ps.template.get("metadata") if isinstance(ps.template, dict) else None
-            labels = dict(meta.get("labels") or {}) if isinstance(meta, dict) else {}
+            labels = dict(ps.pod().metadata.labels)  # typed: a mistyped label map counts as none
             labels.setdefault("batch.kubernetes.io/job-name", src.name)
             labels.setdefault("job-name", src.name)
             if svc.get("spec", "clusterIP") != "None":
@@ -789,18 +795,13 @@ spec:
 """
 
 
-def _looks_distributed(ps: PodSet) -> bool:
-    spec = pod_spec(ps)
-    if spec.get("subdomain"):
+def _looks_distributed(ctx: LintContext, ps: PodSet) -> bool:
+    if pod_spec(ps).get("subdomain"):
         return True
-    for c in spec.get("containers") or ():
-        if not isinstance(c, dict):
-            continue
-        for e in c.get("env") or ():
-            if isinstance(e, dict) and e.get("name") in _DIST_ENV:
-                return True
-        cmd = " ".join(str(a) for a in (c.get("command") or []) + (c.get("args") or []))
-        if _DIST_CMD.search(cmd):
+    for c in ctx.containers(ps, ("containers",)):
+        if any(as_str(e.get("name")) in _DIST_ENV for _i, e in c.env()):
+            return True
+        if _DIST_CMD.search(_command_line(c.data)):
             return True
     return False
 
@@ -817,7 +818,7 @@ def indexed_job_partial_parallelism(ctx: LintContext) -> Iterator[Finding]:
             continue
         parallelism = as_int(spec.get("parallelism"), 1) or 0
         completions = as_int(spec.get("completions"), None)
-        if completions is None or parallelism < 1 or parallelism >= completions or not _looks_distributed(ps):
+        if completions is None or parallelism < 1 or parallelism >= completions or not _looks_distributed(ctx, ps):
             continue
         src = ps.source
         path: FieldPath = ("spec", "parallelism") if "parallelism" in spec else ("spec", "completions")
@@ -1050,16 +1051,16 @@ volumes:
 
 def _volume_index(spec: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
     out: dict[str, tuple[int, dict[str, Any]]] = {}
-    for i, vol in enumerate(spec.get("volumes") or ()):
-        if isinstance(vol, dict) and isinstance(vol.get("name"), str):
+    for i, vol in dict_items(spec.get("volumes")):
+        if isinstance(vol.get("name"), str):
             out[vol["name"]] = (i, vol)
     return out
 
 
 def _shm_mount(container: dict[str, Any]) -> tuple[int, str] | None:
-    for j, m in enumerate(container.get("volumeMounts") or ()):
-        if isinstance(m, dict) and str(m.get("mountPath", "")).rstrip("/") == SHM_PATH:
-            return j, str(m.get("name"))
+    for j, m in dict_items(container.get("volumeMounts")):
+        if as_str(m.get("mountPath")).rstrip("/") == SHM_PATH:
+            return j, as_str(m.get("name"))
     return None
 
 

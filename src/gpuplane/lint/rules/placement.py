@@ -8,11 +8,12 @@ the ExtendedResourceToleration admission plugin is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from gpuplane.k8s.selectors import node_selector_term_matches_labels
-from gpuplane.k8s.tolerations import tolerations_tolerate_taint
+from gpuplane.k8s.objects import Toleration
+from gpuplane.k8s.selectors import node_selector_term_matches_labels, pod_matches_required_node_affinity
+from gpuplane.k8s.tolerations import NO_SCHEDULE, tolerations_tolerate_taint
 from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
 from gpuplane.lint.finding import Finding
@@ -21,6 +22,8 @@ from gpuplane.lint.rules._common import (
     GPU_LABELS,
     TYPE_PINNING_LABELS,
     ZONE_LABELS,
+    as_dict,
+    as_str,
     node_selector,
     preferred_terms,
     required_terms,
@@ -78,8 +81,17 @@ spec:
 """
 
 
+def _ert_tolerations(resources: Iterable[str]) -> list[Toleration]:
+    """The tolerations the ExtendedResourceToleration admission plugin adds to a pod requesting
+    ``resources``: ``{key: <resource>, operator: Exists, effect: NoSchedule}`` each
+    (plugin/pkg/admission/extendedresourcetoleration/admission.go ``Admit``)."""
+    return [Toleration(key=name, operator="Exists", effect=NO_SCHEDULE) for name in resources]
+
+
 def _ert_enabled(ctx: LintContext) -> bool:
-    """Evidence that the ExtendedResourceToleration admission plugin runs in the cluster."""
+    """Evidence that the ExtendedResourceToleration admission plugin runs in the cluster: GKE
+    nodes, or a running pod that carries exactly the toleration the plugin adds for an
+    accelerator it requests."""
     cluster = ctx.cluster
     if cluster is None:
         return False
@@ -92,11 +104,8 @@ def _ert_enabled(ctx: LintContext) -> bool:
         requested: set[str] = set()
         for c in spec.containers:
             requested.update(n for n in (c.resources.limits or {}) if kinds.is_accelerator_resource(n))
-        if not requested:
-            continue
-        for tol in spec.tolerations:
-            if tol.key in requested and tol.operator == "Exists" and tol.effect == "NoSchedule" and not tol.value:
-                return True
+        if requested and any(tol in spec.tolerations for tol in _ert_tolerations(requested)):
+            return True
     return False
 
 
@@ -111,17 +120,6 @@ def _node_taints(node: Any) -> list[Any]:
             if taint.effect in ("NoSchedule", "NoExecute") and not taint.key.startswith(_LIFECYCLE_PREFIXES)]
 
 
-def _selector_ok(ps: Any, labels: dict[str, str], node_name: str) -> bool:
-    """nodeSelector AND required node affinity, with the scheduler's matching (k8s.selectors)."""
-    sel = node_selector(ps)
-    if any(labels.get(k) != str(v) for k, v in sel.items()):
-        return False
-    terms = required_terms(ps)
-    if not terms:
-        return True
-    return any(node_selector_term_matches_labels(t, labels, node_name) for t in terms)
-
-
 @rule(id="gpu-taint-not-tolerated", severity="warning", category="placement",
       summary="GPU pod does not tolerate the taint of the GPU nodes (ctx: the actual taints)",
       docs=TAINT_DOCS, context="optional")
@@ -132,7 +130,9 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
         wanted = ctx.gpu_requests(ps)
         if not wanted:
             continue
-        tols = tolerations(ps)
+        # typed pod: a toleration or selector the API would reject is left out (pod-template-invalid)
+        pod = ps.pod()
+        tols: list[Toleration] = pod.spec.tolerations
         holder = ctx.holder(ps)
         path = (*ps.spec_path, "tolerations") if pod_spec(ps).get("tolerations") else ps.spec_path
         if cluster is None or not cluster.nodes:
@@ -149,17 +149,16 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
         candidates = []
         for node in cluster.nodes:
             alloc = node.status.allocatable or {}
-            if all(name in alloc for name in wanted) and _selector_ok(ps, node.metadata.labels or {},
-                                                                      node.metadata.name):
+            if all(name in alloc for name in wanted) and pod_matches_required_node_affinity(pod, node):
                 candidates.append(node)
         if not candidates:
             continue  # no node offers the resource: gpu-unknown-resource-name / gpu-selector-matches-no-node
+        if ert:
+            tols = [*tols, *_ert_tolerations(wanted)]
         blocking: dict[tuple[str, str | None, str], int] = {}
         free_node = False
         for node in candidates:
-            bad = [t for t in _node_taints(node)
-                   if not tolerations_tolerate_taint(tols, t)
-                   and not (ert and t.key in wanted and t.effect == "NoSchedule")]
+            bad = [t for t in _node_taints(node) if not tolerations_tolerate_taint(tols, t)]
             if not bad:
                 free_node = True
                 break
@@ -223,8 +222,9 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
     has_nodepools = bool(ctx.by_kind("NodePool", include_cluster=True))
     node_labels = [(node.metadata.labels or {}, node.metadata.name) for node in cluster.nodes]
     for ps in ctx.podsets:
-        sel = node_selector(ps)
-        gpu_sel = {k: str(v) for k, v in sel.items()
+        # typed pod: nodeSelector values that are not strings are rejected by the API (pod-template-invalid)
+        spec = ps.pod().spec
+        gpu_sel = {k: v for k, v in spec.node_selector.items()
                    if k in GPU_LABELS and not (has_nodepools and k.startswith(_KARPENTER))}
         holder = ctx.holder(ps)
         for key, value in gpu_sel.items():
@@ -237,13 +237,16 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
                     "(\"didn't match Pod's node affinity/selector\")",
                     f"use a value nodes carry ({', '.join(seen[:3]) or 'check the GPU node labels'})",
                 )
-        terms = required_terms(ps)
-        gpu_terms = [(i, t) for i, t in enumerate(terms)
-                     if any(e.get("key") in GPU_LABELS and not (has_nodepools and str(e.get("key")).startswith(_KARPENTER))
-                            for e in term_expressions(t))]
+        node_affinity = spec.affinity.node_affinity if spec.affinity is not None else None
+        required = (node_affinity.required_during_scheduling_ignored_during_execution
+                    if node_affinity is not None else None)
+        terms = required.node_selector_terms if required is not None else []
+        gpu_terms = [t for t in terms
+                     if any(e.key in GPU_LABELS and not (has_nodepools and e.key.startswith(_KARPENTER))
+                            for e in t.match_expressions)]
         if gpu_terms and len(gpu_terms) == len(terms) and not any(
                 node_selector_term_matches_labels(t, labels, name)
-                for _, t in gpu_terms for labels, name in node_labels):
+                for t in gpu_terms for labels, name in node_labels):
                 yield ctx.report(
                     holder, (*ps.spec_path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
                     f"{where(ps)} requires GPU node labels that no node carries: Pending "
@@ -360,7 +363,7 @@ def _kept_off(ps: Any) -> bool:
         return True  # pinned to a specific pool
     for term in required_terms(ps):
         for e in term_expressions(term):
-            key = e.get("key")
+            key = as_str(e.get("key"))
             if key in GPU_LABELS and e.get("operator") in ("DoesNotExist", "NotIn"):
                 return True
             if key not in _TOPOLOGY_KEYS and e.get("operator") in ("In", "Exists") and key not in GPU_LABELS:
@@ -381,6 +384,8 @@ def cpu_pod_on_gpu_nodes(ctx: LintContext) -> Iterator[Finding]:
             continue
         hit = None
         for i, t in enumerate(tols):
+            if not isinstance(t.get("key", ""), str):
+                continue  # the API rejects a toleration key that is not a string (pod-template-invalid)
             key = t.get("key") or ""
             if (not key and t.get("operator") == "Exists") or key in GPU_TAINT_KEYS:
                 hit = i
@@ -437,8 +442,8 @@ _RACK_HINTS = ("zone", "rack", "block", "placement", "cluster-placement-group", 
 
 
 def _colocated(ps: Any) -> bool:
-    meta = ps.template.get("metadata") if isinstance(ps.template, dict) else None
-    notes = {**(ps.source.annotations or {}), **((meta or {}).get("annotations") or {})}
+    meta = as_dict(as_dict(ps.template).get("metadata"))
+    notes = {**as_dict(ps.source.annotations), **as_dict(meta.get("annotations"))}
     if any(a in notes for a in _COLOCATE_ANNOTATIONS):
         return True
     if any(any(h in k for h in _RACK_HINTS) for k in node_selector(ps)):

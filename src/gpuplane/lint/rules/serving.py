@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.registry import rule
-from gpuplane.lint.rules._common import as_int, obj_label, where
+from gpuplane.lint.rules._common import as_dict, as_int, as_str, obj_label, where
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -256,10 +256,9 @@ def _hpa_cpu_only(hpa: Manifest) -> FieldPath | None:
             return None
         kind = m.get("type")
         if kind == "Resource":
-            name = (m.get("resource") or {}).get("name") if isinstance(m.get("resource"), dict) else None
+            name = as_str(as_dict(m.get("resource")).get("name"))
         elif kind == "ContainerResource":
-            name = (m.get("containerResource") or {}).get("name") if isinstance(
-                m.get("containerResource"), dict) else None
+            name = as_str(as_dict(m.get("containerResource")).get("name"))
         else:
             return None
         if name not in _CPU_MEM:

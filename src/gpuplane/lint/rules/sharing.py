@@ -18,7 +18,7 @@ from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.registry import rule
-from gpuplane.lint.rules._common import where
+from gpuplane.lint.rules._common import as_dict, as_str, dict_items, where
 from gpuplane.sources.loader import DEVICE_PLUGIN_CONFIG_KIND, MIG_PARTED_CONFIG_KIND, PSEUDO_API_VERSION
 from gpuplane.sources.manifest import FieldPath, Manifest
 
@@ -78,23 +78,22 @@ def _referenced_dp_configmaps(ctx: LintContext) -> dict[str, list[tuple[Manifest
     for ps in ctx.podsets:
         if not kinds.is_daemon(ps) or not _is_device_plugin(ps):
             continue
-        for i, vol in enumerate(pod_spec(ps).get("volumes") or ()):
-            cm = vol.get("configMap") if isinstance(vol, dict) else None
+        for i, vol in dict_items(pod_spec(ps).get("volumes")):
+            cm = vol.get("configMap")
             if isinstance(cm, dict) and cm.get("name"):
                 refs.setdefault(str(cm["name"]), []).append((ps.source, (*ps.spec_path, "volumes", i)))
     for ds in ctx.by_kind("DaemonSet", "apps", include_cluster=True):
-        for i, vol in enumerate(ds.get("spec", "template", "spec", "volumes", default=[]) or ()):
-            cm = vol.get("configMap") if isinstance(vol, dict) else None
+        for i, vol in dict_items(ds.get("spec", "template", "spec", "volumes")):
+            cm = vol.get("configMap")
             if isinstance(cm, dict) and cm.get("name") and _template_is_device_plugin(ds.get("spec", "template")):
                 refs.setdefault(str(cm["name"]), []).append((ds, ("spec", "template", "spec", "volumes", i)))
     return refs
 
 
 def _template_is_device_plugin(template: Any) -> bool:
-    spec = template.get("spec") if isinstance(template, dict) else None
-    for c in (spec.get("containers") or ()) if isinstance(spec, dict) else ():
-        if isinstance(c, dict) and "device-plugin" in str(c.get("image") or "") and "nvidia" in str(
-                c.get("image") or ""):
+    for _i, c in dict_items(as_dict(as_dict(template).get("spec")).get("containers")):
+        image = as_str(c.get("image"))
+        if "device-plugin" in image and "nvidia" in image:
             return True
     return False
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.registry import rule
-from gpuplane.lint.rules._common import where
+from gpuplane.lint.rules._common import as_str, where
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -329,11 +329,11 @@ volumeBindingMode: WaitForFirstConsumer
 
 
 def _default_class(classes: dict[str, Manifest]) -> str | None:
-    for name, sc in classes.items():
-        ann = sc.annotations
-        if any(str(ann.get(key, "")).lower() == "true" for key in DEFAULT_CLASS_ANNOTATIONS):
-            return name
-    return None
+    """The default StorageClass's name, decided as upstream does (``k8s/storage.py``)."""
+    from gpuplane.k8s.storage import default_storage_class
+
+    found = default_storage_class(classes.values())
+    return found.name if found is not None else None
 
 
 def _podset_classes(
@@ -487,7 +487,7 @@ def _cache_env_paths(container: dict[str, Any]) -> list[str]:
     env = container.get("env")
     out: list[str] = []
     for item in env if isinstance(env, list) else ():
-        if isinstance(item, dict) and item.get("name") in CACHE_ENV and isinstance(item.get("value"), str):
+        if isinstance(item, dict) and as_str(item.get("name")) in CACHE_ENV and isinstance(item.get("value"), str):
             out.append(item["value"].rstrip("/") or "/")
     return out
 

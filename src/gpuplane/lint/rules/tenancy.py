@@ -15,7 +15,7 @@ from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
 from gpuplane.lint.finding import DeleteKey, Finding, RenameKey
 from gpuplane.lint.registry import rule
-from gpuplane.lint.rules._common import is_extended_resource, obj_label, where
+from gpuplane.lint.rules._common import as_dict, is_extended_resource, obj_label, where
 
 QUOTA_KEY_DOCS = """
 ## What it catches
@@ -202,7 +202,9 @@ spec:
       summary="GPU workload with no priorityClassName where PriorityClasses exist", docs=PRIORITY_DOCS,
       context="optional")
 def gpu_workload_without_priority(ctx: LintContext) -> Iterator[Finding]:
-    classes = [pc for pc in ctx.by_kind("PriorityClass", include_cluster=True) if not pc.name.startswith("system-")]
+    # a PriorityClass without a name (metadata mistyped) is rejected by the API: it offers no class
+    classes = [pc for pc in ctx.by_kind("PriorityClass", include_cluster=True)
+               if pc.name and not pc.name.startswith("system-")]
     if not classes or any(pc.get("globalDefault") is True for pc in classes):
         return
     names = ", ".join(sorted({pc.name for pc in classes})[:4])
@@ -466,8 +468,7 @@ def pod_priority_set_directly(ctx: LintContext) -> Iterator[Finding]:
         value = spec.get("priority")
         if not isinstance(value, int) or isinstance(value, bool):
             continue
-        annotations = (ps.template.get("metadata") or {}).get("annotations") if isinstance(ps.template, dict) else None
-        if isinstance(annotations, dict) and MIRROR_POD_ANNOTATION in annotations:
+        if MIRROR_POD_ANNOTATION in as_dict(as_dict(as_dict(ps.template).get("metadata")).get("annotations")):
             continue  # admitPod skips mirror pods
         computed = _computed_priority(ctx, spec.get("priorityClassName"))
         if computed is None or computed == value:

@@ -28,21 +28,6 @@ def get_pvc(ctx: PodContext, name: str) -> Manifest | None:
     return ctx.index.cluster.pvcs.get((ctx.namespace, name))
 
 
-def pvc_pv(ctx: PodContext, pvc: Manifest) -> Manifest | None:
-    name = pvc.get("spec", "volumeName")
-    return ctx.index.cluster.pvs.get(name) if name else None
-
-
-def storage_class_of(ctx: PodContext, pvc: Manifest) -> Manifest | None:
-    name = pvc.get("spec", "storageClassName")
-    if name is None:
-        for sc in ctx.index.cluster.storage_classes.values():
-            if sc.annotations.get("storageclass.kubernetes.io/is-default-class") == "true":
-                return sc
-        return None
-    return ctx.index.cluster.storage_classes.get(name)
-
-
 def pv_node_affinity(pv: Manifest) -> dict[str, Any] | None:
     required = pv.get("spec", "nodeAffinity", "required")
     return required if isinstance(required, dict) else None

@@ -44,6 +44,7 @@ from gpuplane.gpu.catalog import InstanceType, catalog
 from gpuplane.k8s.cluster import is_gpu_node, parse_resource_list
 from gpuplane.k8s.objects import Node, Pod, node_from_dict
 from gpuplane.k8s.requests import pod_requests
+from gpuplane.k8s.selectors import node_selector_requirement_matches, parse_go_int64
 from gpuplane.sources.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -105,8 +106,6 @@ def _karpenter_gpu_names() -> dict[str, str]:
 def _requirement_ok(req: dict[str, Any], it: InstanceType, gpu_names: dict[str, str]) -> bool | None:
     """True/False when the requirement speaks about the instance type, None when it is a label."""
     key = req.get("key")
-    op = req.get("operator")
-    values = [str(v) for v in req.get("values") or []]
     family = it.name.split(".", 1)[0]
     facts = {
         "node.kubernetes.io/instance-type": it.name,
@@ -118,22 +117,26 @@ def _requirement_ok(req: dict[str, Any], it: InstanceType, gpu_names: dict[str, 
     }
     if key not in facts:
         return None
-    fact = facts[key]
-    if op == "In":
-        return fact in values
-    if op == "NotIn":
-        return fact not in values
-    if op == "Exists":
-        return fact is not None
-    if op == "DoesNotExist":
-        return fact is None
-    if op in ("Gt", "Lt", "Gte", "Lte") and fact is not None and values:
-        try:
-            a, b = int(fact), int(values[0])
-        except ValueError:
-            return False
-        return {"Gt": a > b, "Lt": a < b, "Gte": a >= b, "Lte": a <= b}[op]
-    return False
+    # The instance type's labels as the node would carry them (an unknown fact: no label),
+    # matched by the scheduler's own requirement semantics (k8s.selectors).
+    labels = {name: value for name, value in facts.items() if value is not None}
+    return node_selector_requirement_matches(_as_node_requirement(req), labels)
+
+
+def _as_node_requirement(req: dict[str, Any]) -> dict[str, Any]:
+    """Karpenter's integer ``Gte``/``Lte`` (karpenter.sh/v1 NodePool requirements) as the
+    core ``Gt``/``Lt`` with the bound moved by one; other operators are core already. Values
+    are read as strings (a YAML ``8`` is the label value ``"8"``)."""
+    op = req.get("operator")
+    values = [str(v) for v in req.get("values") or []]
+    req = {**req, "values": values}
+    if op not in ("Gte", "Lte"):
+        return req
+    bound = parse_go_int64(values[0]) if len(values) == 1 else None
+    if bound is None:
+        return {**req, "operator": "Gt" if op == "Gte" else "Lt"}  # refused like a bad Gt/Lt
+    shifted = bound - 1 if op == "Gte" else bound + 1
+    return {**req, "operator": "Gt" if op == "Gte" else "Lt", "values": [str(shifted)]}
 
 
 def karpenter_pool(obj: Manifest, weight_order: int) -> Pool:

@@ -230,8 +230,8 @@ class Engine:
         total = allocated = 0
         for name, row in index.resource_index.items():
             if is_gpu_resource(name):
-                total += int(index.alloc[row].sum())
-                allocated += int(index.req[row].sum())
+                total += _exact_sum(index.alloc[row])
+                allocated += _exact_sum(index.req[row])
         return total, allocated
 
     def gpus_idle_held(self) -> int:
@@ -500,3 +500,16 @@ class DefaultLayer:
             if isinstance(engine.try_schedule(pod), ScheduleResult):
                 progress = True
         return progress
+
+
+def _exact_sum(values: Any) -> int:
+    """The sum of an int64 row without wrapping: numpy's sum when no overflow is possible,
+    Python ints otherwise (a node advertising a saturated int64 quantity)."""
+    if len(values) == 0:
+        return 0
+    if int(abs(values).max()) <= _SAFE_SUM_LIMIT // len(values):
+        return int(values.sum())
+    return sum(values.tolist())
+
+
+_SAFE_SUM_LIMIT = (1 << 63) - 1

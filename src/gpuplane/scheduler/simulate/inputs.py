@@ -14,7 +14,8 @@
 Admission on the way in: a PersistentVolumeClaim without ``spec.storageClassName`` gets the
 cluster's default StorageClass (the ``DefaultStorageClass`` admission plugin,
 kubernetes/kubernetes plugin/pkg/admission/storage/storageclass/setdefault/admission.go;
-default = annotation ``storageclass.kubernetes.io/is-default-class: "true"``).
+default decided by :func:`gpuplane.k8s.storage.default_storage_class`, as upstream's
+``GetDefaultClass``).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import msgspec
 
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node, node_from_dict
+from gpuplane.k8s.storage import default_storage_class
 from gpuplane.k8s.workloads import expand_all
 from gpuplane.sources.manifest import Manifest
 
-DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 Identity = tuple[str, str, str, str]
 
 
@@ -108,7 +109,8 @@ def apply_inputs(cluster: ClusterState, objects: list[Manifest]) -> Inputs:
             continue
         cluster_objects.append(obj)
     classes = [o for o in [*cluster_objects, *extra] if o.kind == "StorageClass" and o.group == "storage.k8s.io"]
-    default = next((o.name for o in classes if o.annotations.get(DEFAULT_CLASS_ANNOTATION) == "true"), None)
+    default_class = default_storage_class(classes)
+    default = default_class.name if default_class is not None else None
     for obj in extra:
         if obj.kind == "PersistentVolumeClaim" and obj.group == "" and default is not None:
             spec = obj.get("spec")

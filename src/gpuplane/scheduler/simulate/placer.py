@@ -23,7 +23,6 @@ spread, volumes, DRA) runs the full :meth:`Scheduler.schedule_one`. The node cho
 from __future__ import annotations
 
 import bisect
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -37,7 +36,7 @@ from gpuplane.scheduler.framework import FitError, ScheduleResult
 from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from gpuplane.scheduler.preemption import PreemptionOutcome
 from gpuplane.scheduler.runtime import first_failure
-from gpuplane.scheduler.scoring import MAX_NODE_SCORE, WEIGHTS
+from gpuplane.scheduler.scoring import MAX_NODE_SCORE, WEIGHTS, resource_score, resource_scores
 
 if TYPE_CHECKING:
     from gpuplane.scheduler.simulate.state import SimCluster
@@ -46,8 +45,6 @@ _NONE = np.iinfo(np.int64).max
 # score * _KEY_SHIFT - lowest node index orders classes as schedule_one does (indexes < 2^32)
 _KEY_SHIFT = 1 << 32
 _SCALAR_SYNC = 8  # up to this many changed slots, a shape catches up slot by slot
-W_FIT = WEIGHTS["NodeResourcesFit"]
-W_BAL = WEIGHTS["NodeResourcesBalancedAllocation"]
 W_AFF = WEIGHTS["NodeAffinity"]
 W_TAINT = WEIGHTS["TaintToleration"]
 
@@ -342,24 +339,11 @@ class FastPlacer:
                     ok = False
                     break
         shape.fit[cid] = ok
-        parts = []
-        fracs = []
-        for row, extra in ((self.cpu_row, shape.cpu_nz), (self.mem_row, shape.mem_nz)):
-            if row is None:
-                a = used = 0
-            else:
-                a = alloc[row]
-                used = req[row] + extra
-            has = a > 0
-            safe = a if has else 1
-            parts.append((a - used) * MAX_NODE_SCORE // safe if has and used <= a else 0)
-            fracs.append((has, min(used / safe, 1.0)))
-        least = (parts[0] + parts[1]) // 2
-        if fracs[0][0] and fracs[1][0]:
-            balanced = math.floor((1 - abs(fracs[0][1] - fracs[1][1]) / 2) * MAX_NODE_SCORE)
-        else:
-            balanced = MAX_NODE_SCORE
-        shape.base[cid] = least * W_FIT + balanced * W_BAL
+        cpu, mem = self.cpu_row, self.mem_row
+        shape.base[cid] = resource_score(
+            alloc[cpu] if cpu is not None else 0, req[cpu] + shape.cpu_nz if cpu is not None else 0,
+            alloc[mem] if mem is not None else 0, req[mem] + shape.mem_nz if mem is not None else 0,
+        )
 
     def _scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
         """``score_nodes`` over classes: the cached LeastAllocated + BalancedAllocation score,
@@ -381,28 +365,14 @@ class FastPlacer:
         return total
 
     def _base_scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
-        parts = []
-        fracs = []
+        columns = []
         for row, extra in ((self.cpu_row, shape.cpu_nz), (self.mem_row, shape.mem_nz)):
             if row is None:
-                alloc = np.zeros(len(idx), dtype=np.int64)
-                used = alloc
+                zeros = np.zeros(len(idx), dtype=np.int64)
+                columns += [zeros, zeros]
             else:
-                alloc = self.c_alloc[row, idx]
-                used = self.c_req[row, idx] + extra
-            has = alloc > 0
-            safe = np.where(has, alloc, 1)
-            least = np.where(has & (used <= alloc), (alloc - used) * MAX_NODE_SCORE // safe, 0)
-            parts.append(least)
-            fracs.append((has, np.minimum(used / safe, 1.0)))
-        least = (parts[0] + parts[1]) // 2
-        both = fracs[0][0] & fracs[1][0]
-        balanced = np.where(
-            both,
-            np.floor((1 - np.abs(fracs[0][1] - fracs[1][1]) / 2) * MAX_NODE_SCORE).astype(np.int64),
-            MAX_NODE_SCORE,
-        )
-        return least * W_FIT + balanced * W_BAL
+                columns += [self.c_alloc[row, idx], self.c_req[row, idx] + extra]
+        return resource_scores(*columns)
 
     def schedule_or_preempt(self, pod: Pod) -> tuple[ScheduleResult | FitError, PreemptionOutcome | None]:
         """:meth:`schedule` plus DefaultPreemption's outcome when nothing fits (one full cycle,

@@ -28,6 +28,7 @@ Volcano: ``<job>-<replica type>-<index>``), else ``<object>-<podset>-<index>``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,9 +87,12 @@ def _number(value: Any, what: str, where: str) -> float | None:
         raise ScenarioError(f"{where}: {what} must be a number of seconds, got {value!r}")
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ScenarioError(f"{where}: {what} must be a number, got {value!r}") from None
-    if number < 0 or number != number:
+    if not math.isfinite(number):
+        # "inf", "1e400" (parses to inf), "nan": no event can happen at such a time.
+        raise ScenarioError(f"{where}: {what} must be a finite number, got {value!r}")
+    if number < 0:
         raise ScenarioError(f"{where}: {what} must be >= 0, got {value!r}")
     return number
 

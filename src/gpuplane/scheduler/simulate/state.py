@@ -68,14 +68,6 @@ class SimCluster:
     def num_nodes(self) -> int:
         return self.sched.index.num_nodes
 
-    def gpu_total(self, resource: str) -> int:
-        row = self.sched.index.resource_index.get(resource)
-        return int(self.sched.index.alloc[row].sum()) if row is not None else 0
-
-    def gpu_allocated(self, resource: str) -> int:
-        row = self.sched.index.resource_index.get(resource)
-        return int(self.sched.index.req[row].sum()) if row is not None else 0
-
     # -- scheduling ------------------------------------------------------------------------
 
     def schedule(self, pod: Pod) -> ScheduleResult | FitError:
