@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.cluster import ClusterState
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -59,6 +62,36 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print one clear line to stderr and exit (2 = unusable input or arguments)."""
     click.echo(f"gpuplane: {message}", err=True)
     sys.exit(code)
+
+
+def load_cluster_or_fail(
+    cluster: str,
+    context: str | None,
+    kubeconfig: str | None,
+    progress: bool = False,
+    *,
+    warnings: bool = True,
+) -> tuple[ClusterState, bool]:
+    """Read ``--cluster`` the one way every command does: each problem on stderr as
+    ``gpuplane: <error>``, then (with ``warnings``) the cluster's version warnings; exit 2 with
+    ``nothing usable in cluster source '...'`` when errors left nothing to work on.
+
+    Returns the state and whether there were errors (the command still runs on what was read
+    and exits 2 at the end). ``warnings=False`` lets a command print them itself (later, or
+    not at all when ``--kubernetes-version`` makes them moot).
+    """
+    from gpuplane.k8s.cluster import load_cluster_state
+
+    state, errors = load_cluster_state(cluster, context=context, kubeconfig=kubeconfig, progress=progress)
+    for error in errors:
+        click.echo(f"gpuplane: {error}", err=True)
+    if errors and state.empty:
+        # no report about an empty cluster that was never read
+        fail(f"nothing usable in cluster source {cluster!r}")
+    if warnings:
+        for warning in state.version_warnings():
+            click.echo(f"gpuplane: warning: {warning}", err=True)
+    return state, bool(errors)
 
 
 def not_available(command: str) -> NoReturn:

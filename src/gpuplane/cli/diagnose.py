@@ -14,6 +14,7 @@ from gpuplane.cli.common import (
     emit_json,
     fail,
     format_option,
+    load_cluster_or_fail,
 )
 
 
@@ -54,17 +55,8 @@ def diagnose(
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
     from gpuplane.diagnose.engine import run_diagnose
-    from gpuplane.k8s.cluster import load_cluster_state
 
-    state, errors = load_cluster_state(
-        cluster, context=kube_context, kubeconfig=kubeconfig, progress=sys.stderr.isatty()
-    )
-    for error in errors:
-        click.echo(f"gpuplane: {error}", err=True)
-    if errors and state.empty:
-        fail(f"nothing usable in cluster source {cluster!r}")
-    for warning in state.version_warnings():
-        click.echo(f"gpuplane: warning: {warning}", err=True)
+    state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
 
     result = run_diagnose(state, report_data=fmt == "html")
     for failure in result.failures:

@@ -6,7 +6,14 @@ import sys
 
 import click
 
-from gpuplane.cli.common import EXIT_OK, EXIT_USAGE, cluster_options, emit_json, fail, format_option
+from gpuplane.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    cluster_options,
+    emit_json,
+    format_option,
+    load_cluster_or_fail,
+)
 
 
 @click.command()
@@ -27,17 +34,8 @@ def inventory(cluster: str, kube_context: str | None, kubeconfig: str | None, fm
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
     from gpuplane.diagnose.inventory import build_inventory
-    from gpuplane.k8s.cluster import load_cluster_state
 
-    state, errors = load_cluster_state(
-        cluster, context=kube_context, kubeconfig=kubeconfig, progress=sys.stderr.isatty()
-    )
-    for error in errors:
-        click.echo(f"gpuplane: {error}", err=True)
-    if errors and state.empty:
-        fail(f"nothing usable in cluster source {cluster!r}")
-    for warning in state.version_warnings():
-        click.echo(f"gpuplane: warning: {warning}", err=True)
+    state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
     result = build_inventory(state)
     if fmt == "json":
         emit_json(result.to_json())

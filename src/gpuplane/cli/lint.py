@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpuplane.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, cluster_options, fail, format_option
+from gpuplane.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    cluster_options,
+    fail,
+    format_option,
+    load_cluster_or_fail,
+)
 
 if TYPE_CHECKING:  # the loader imports yaml and msgspec: never at CLI import time
     from gpuplane.sources.loader import LoadResult
@@ -97,16 +105,8 @@ def lint(
 
     state = None
     if cluster:
-        from gpuplane.k8s.cluster import load_cluster_state
-
-        state, cluster_errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
-        for error in cluster_errors:
-            click.echo(f"gpuplane: {error}", err=True)
-        if cluster_errors and state.empty:
-            fail(f"nothing usable in cluster source {cluster!r}")
-        for warning in state.version_warnings():
-            click.echo(f"gpuplane: warning: {warning}", err=True)
-        bad_input = bad_input or bool(cluster_errors)
+        state, cluster_errors = load_cluster_or_fail(cluster, kube_context, kubeconfig)
+        bad_input = bad_input or cluster_errors
 
     from gpuplane.lint.engine import run_lint
 
@@ -148,6 +148,8 @@ def _load(paths: tuple[str, ...]) -> LoadResult:
     loaded = LoadResult()
     for path in paths:
         part = load_paths([path])
+        for note in part.skipped:
+            click.echo(f"gpuplane: skipped {note}", err=True)
         if not part.objects and not part.errors:
             where = "standard input" if path == STDIN else path
             click.echo(f"gpuplane: no manifests found in {where}", err=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import cluster_options, emit_json, fail, format_option
+from gpuplane.cli.common import cluster_options, emit_json, fail, format_option, load_cluster_or_fail
 
 
 @click.command()
@@ -45,17 +45,15 @@ def simulate(
       gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml --scheduler volcano
       gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml -f json
     """
-    from gpuplane.k8s.cluster import load_cluster_state
     from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
     from gpuplane.sources import load_paths
 
-    state, errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
-    messages = [str(e) for e in errors]
-    if errors and state.empty:
-        _echo(messages)
-        fail(f"nothing usable in cluster source {cluster!r}")
+    # version warnings come after the run's own messages (below)
+    state, cluster_errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, warnings=False)
     loaded = load_paths(paths)
-    messages.extend(str(e) for e in loaded.errors)
+    for note in loaded.skipped:
+        click.echo(f"gpuplane: skipped {note}", err=True)
+    messages = [str(e) for e in loaded.errors]
     if loaded.errors and not loaded.objects:
         # nothing to submit: no empty simulation on stdout (some objects read: simulate them, exit 2)
         _echo(messages)
@@ -83,7 +81,7 @@ def simulate(
         from gpuplane.report.simulate_text import render_text
 
         render_text(run.document)
-    if messages:
+    if messages or cluster_errors:
         raise SystemExit(2)
 
 

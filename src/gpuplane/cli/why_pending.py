@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import cluster_options, emit_json, fail, format_option
+from gpuplane.cli.common import cluster_options, emit_json, fail, format_option, load_cluster_or_fail
 
 
 @click.command("why-pending")
@@ -38,7 +38,6 @@ def why_pending(
     \b
     Exit codes: 0 explained, 2 unusable cluster source, unknown pod or bad option.
     """
-    from gpuplane.k8s.cluster import load_cluster_state
     from gpuplane.scheduler.scheduler import Scheduler
     from gpuplane.scheduler.versions import parse_minor
 
@@ -46,15 +45,8 @@ def why_pending(
         fail(f"--kubernetes-version {kubernetes_version!r} is not a Kubernetes version like 1.31")
     if pod is not None and pod.count("/") != 1:
         fail(f"--pod {pod!r}: expected NAMESPACE/NAME")
-    state, errors = load_cluster_state(cluster, context=kube_context, kubeconfig=kubeconfig)
-    for error in errors:
-        click.echo(f"gpuplane: {error}", err=True)
-    if errors and state.empty:
-        # like inventory / diagnose: no report about an empty cluster that was never read
-        fail(f"nothing usable in cluster source {cluster!r}")
-    if kubernetes_version is None:  # an explicit --kubernetes-version makes the cluster's moot
-        for warning in state.version_warnings():
-            click.echo(f"gpuplane: warning: {warning}", err=True)
+    # an explicit --kubernetes-version makes the cluster's version warnings moot
+    state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, warnings=kubernetes_version is None)
     scheduler = Scheduler(state, version=kubernetes_version)
     if pod is not None and not any(p.key == pod for p in state.pending_pods):
         known = any(p.key == pod for p in state.pods)

@@ -165,6 +165,10 @@ class VolumeMount(_Base):
 class Container(_Base):
     name: str = ""
     image: str | None = None
+    # []string in the API: `command: "torchrun"` (a string) is rejected on decode, and
+    # pod-template-invalid reports it with the API server's words
+    command: list[str] = []
+    args: list[str] = []
     resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
     ports: list[ContainerPort] = []
     env: list[EnvVar] = []

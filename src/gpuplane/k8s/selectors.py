@@ -85,13 +85,25 @@ def parse_go_int64(text: Any) -> int | None:
     return n if _INT64_MIN <= n <= _INT64_MAX else None
 
 
+# Operator given to a requirement whose key, operator or values have the wrong type (a list as
+# the key, a string as ``values``, an entry that is not a map): it matches nothing and has no
+# parse error of its own (the API server refuses it on decode; lint's pod-template-invalid says so).
+_MISTYPED = "\x00mistyped"
+
+
 def _parts(req: Any) -> tuple[str, str, Sequence[Any]]:
-    """``(key, operator, values)`` of a typed requirement or a manifest dict."""
+    """``(key, operator, values)`` of a typed requirement or a manifest dict (never raises)."""
     if isinstance(req, (NodeSelectorRequirement, LabelSelectorRequirement)):
         return req.key, req.operator, req.values
     if isinstance(req, Mapping):
-        return req.get("key") or "", req.get("operator") or "", req.get("values") or ()
-    return getattr(req, "key", ""), getattr(req, "operator", ""), getattr(req, "values", ()) or ()
+        key, op, values = req.get("key"), req.get("operator"), req.get("values")
+        if values is None:
+            values = ()
+        if not (isinstance(key, str) or key is None) or not (isinstance(op, str) or op is None) \
+                or not isinstance(values, (list, tuple)):
+            return "", _MISTYPED, ()
+        return key or "", op or "", values
+    return "", _MISTYPED, ()
 
 
 def _requirement(
@@ -129,6 +141,8 @@ def _requirement(
 
 
 def _requirement_error(op: str, values: Sequence[Any], node: bool) -> str | None:
+    if op == _MISTYPED:
+        return None
     if op in ("In", "NotIn"):
         return None if values else _ERR_IN_EMPTY
     if op in ("Exists", "DoesNotExist"):
@@ -146,12 +160,19 @@ def _requirement_error(op: str, values: Sequence[Any], node: bool) -> str | None
 # -- label selectors (metav1.LabelSelector) --------------------------------------------------
 
 
+_NO_MATCH: tuple[Any, ...] = (None,)  # expressions of a mistyped selector: one requirement that matches nothing
+
+
 def _label_selector_parts(selector: Any) -> tuple[Mapping[str, str], Sequence[Any]]:
     if isinstance(selector, LabelSelector):
         return selector.match_labels, selector.match_expressions
     if isinstance(selector, Mapping):
-        return selector.get("matchLabels") or {}, selector.get("matchExpressions") or ()
-    return getattr(selector, "match_labels", {}) or {}, getattr(selector, "match_expressions", ()) or ()
+        labels = selector.get("matchLabels") or {}
+        expressions = selector.get("matchExpressions") or ()
+        if not isinstance(labels, Mapping) or not isinstance(expressions, (list, tuple)):
+            return {}, _NO_MATCH
+        return labels, expressions
+    return {}, _NO_MATCH
 
 
 def label_selector_matches(
@@ -167,7 +188,7 @@ def label_selector_matches(
         return False
     match_labels, expressions = _label_selector_parts(selector)
     for k, v in match_labels.items():
-        if labels.get(k) != v:
+        if not isinstance(k, str) or labels.get(k) != v:
             return False
     for req in expressions:
         key, op, values = _parts(req)
@@ -181,6 +202,8 @@ def label_selector_errors(selector: LabelSelector | Mapping[str, Any] | None) ->
     if selector is None:
         return []
     _, expressions = _label_selector_parts(selector)
+    if expressions is _NO_MATCH:
+        return []
     errors = []
     for i, req in enumerate(expressions):
         _, op, values = _parts(req)
@@ -219,14 +242,17 @@ def _term_parts(term: Any) -> tuple[Sequence[Any], Sequence[Any]]:
     if isinstance(term, NodeSelectorTerm):
         return term.match_expressions, term.match_fields
     if isinstance(term, Mapping):
-        return term.get("matchExpressions") or (), term.get("matchFields") or ()
-    return getattr(term, "match_expressions", ()) or (), getattr(term, "match_fields", ()) or ()
+        expressions, fields = term.get("matchExpressions") or (), term.get("matchFields") or ()
+        if not isinstance(expressions, (list, tuple)) or not isinstance(fields, (list, tuple)):
+            return _NO_MATCH, ()
+        return expressions, fields
+    return (), ()
 
 
 def _field_requirement(req: Any, node_name: str) -> bool | None:
     """``nodeSelectorRequirementsAsFieldSelector`` for one entry; ``None`` = parse error."""
     key, op, values = _parts(req)
-    if op not in NODE_FIELD_OPERATORS or len(values) != 1:
+    if op not in NODE_FIELD_OPERATORS or len(values) != 1 or not isinstance(values[0], str):
         return None
     if not node_name:  # no fields on the node: upstream skips the field check
         return True
@@ -262,6 +288,8 @@ def node_selector_matches(selector: NodeSelector | Mapping[str, Any], node: Node
     """``NodeSelector.Match``: the terms ORed; no terms (or only empty ones) match nothing."""
     if isinstance(selector, Mapping):
         terms = selector.get("nodeSelectorTerms") or ()
+        if not isinstance(terms, (list, tuple)):
+            return False
     else:
         terms = selector.node_selector_terms
     meta = node.metadata

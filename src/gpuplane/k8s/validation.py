@@ -124,9 +124,16 @@ class ResourceError:
         return f'{where}: Invalid value: "{self.value}": {self.detail}'
 
 
-def _parsed(raw: Any) -> tuple[Fraction, int, str] | None:
+def _parsed(raw: Any) -> tuple[Fraction | int, int, str] | None:
     """(exact value, ``MilliValue()``, ``Quantity.String()``) of a manifest value; None when it
     is not a quantity at all (decoding fails before validation: not these checks' job)."""
+    # the common spelling (``nvidia.com/gpu: 1`` / ``"2"``) without the full parser: a plain
+    # decimal integer is its own value and canonical form (no leading zeros, DecimalSI)
+    if type(raw) is int and 0 <= raw < 10**15:
+        return raw, raw * 1000, str(raw)
+    if type(raw) is str and 0 < len(raw) <= 15 and raw.isascii() and raw.isdigit():
+        value = int(raw)
+        return value, value * 1000, str(value)
     try:
         amount = parse_quantity(raw)
         milli = milli_value(raw)
@@ -154,7 +161,7 @@ def container_resource_errors(container: Any) -> list[ResourceError]:
         return []
     requests = {**limits, **written}  # defaulting: a missing request takes the limit
     errors: list[ResourceError] = []
-    parsed_limits: dict[str, tuple[Fraction, int, str] | None] = {}
+    parsed_limits: dict[str, tuple[Fraction | int, int, str] | None] = {}
     for section, block in (("limits", limits), ("requests", requests)):
         for name in sorted(block):
             parsed = _parsed(block[name])

@@ -18,7 +18,7 @@ from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
-    from gpuplane.k8s.workloads import PodSet
+    from gpuplane.k8s.workloads import ExpansionProblem, PodSet
     from gpuplane.lint.registry import RuleMeta
 
 APP_AND_INIT = ("initContainers", "containers")
@@ -98,16 +98,21 @@ class LintContext:
         objects: list[Manifest],
         podsets: list[PodSet],
         cluster: ClusterState | None = None,
+        expansion_problems: list[ExpansionProblem] | None = None,
     ) -> None:
         self.objects = objects
         self.podsets = podsets
         self.cluster = cluster
+        # objects / templates the workload model could not expand (reported by pod-template-invalid)
+        self.expansion_problems = expansion_problems or []
         self.rule: RuleMeta | None = None  # set by the engine while a rule runs
         self._by_kind: dict[str, list[Manifest]] | None = None
         self._gpu_requests: dict[int, dict[str, int]] = {}
         self._gpu_podsets: list[PodSet] | None = None
         self._gpu_claim_templates: set[str] | None = None
         self._containers: dict[tuple[int, tuple[str, ...]], list[ContainerRef]] = {}
+        self._gpu_ids: set[int] | None = None
+        self._synthetic: dict[int, list[FieldPath]] | None = None
         self._overrides: dict[int, list[tuple[FieldPath, Manifest, FieldPath]]] | None = None
 
     # -- objects -------------------------------------------------------------------------------
@@ -154,29 +159,38 @@ class LintContext:
         key = (id(ps), tuple(sections))
         found = self._containers.get(key)
         if found is None:
-            found = self._containers[key] = self._container_refs(ps, key[1])
+            if len(key[1]) == 1:
+                found = self._section_refs(ps, key[1][0])
+            else:
+                found = [ref for section in key[1] for ref in self._section_refs(ps, section)]
+            self._containers[key] = found
         return iter(found)
 
-    @staticmethod
-    def _container_refs(ps: PodSet, sections: tuple[str, ...]) -> list[ContainerRef]:
-        spec = pod_spec(ps)
-        base = (*tuple(ps.template_path), "spec")
-        out: list[ContainerRef] = []
-        for section in sections:
-            items = spec.get(section)
-            if not isinstance(items, list):
-                continue
-            for i, item in enumerate(items):
-                if isinstance(item, dict):
-                    out.append(ContainerRef(item, (*base, section, i), section, i))
-        return out
+    def _section_refs(self, ps: PodSet, section: str) -> list[ContainerRef]:
+        """The refs of one section, built once: every section list shares them (and their caches)."""
+        key = (id(ps), (section, ""))
+        found = self._containers.get(key)
+        if found is None:
+            found = self._containers[key] = []
+            items = pod_spec(ps).get(section)
+            if isinstance(items, list):
+                base = (*ps.template_path, "spec", section)
+                for i, item in enumerate(items):
+                    if isinstance(item, dict):
+                        found.append(ContainerRef(item, (*base, i), section, i))
+        return found
 
     def gpu_requests(self, ps: PodSet) -> dict[str, int]:
-        """Accelerator requests of one pod of ``ps`` (summed over app containers), cached."""
+        """Accelerator requests of one pod of ``ps`` (summed over app containers, as
+        :func:`kinds.gpu_requests` sums them), cached; built from the shared container refs."""
         key = id(ps)
         found = self._gpu_requests.get(key)
         if found is None:
-            found = self._gpu_requests[key] = kinds.gpu_requests(ps)
+            found = {}
+            for ref in self._section_refs(ps, "containers"):
+                for name, count in ref.gpu_requests().items():
+                    found[name] = found.get(name, 0) + count
+            self._gpu_requests[key] = found
         return found
 
     def gpu_podsets(self) -> list[PodSet]:
@@ -190,7 +204,10 @@ class LintContext:
         return self._gpu_podsets
 
     def is_gpu(self, ps: PodSet) -> bool:
-        return any(p is ps for p in self.gpu_podsets())
+        ids = self._gpu_ids
+        if ids is None:
+            ids = self._gpu_ids = {id(p) for p in self.gpu_podsets()}
+        return id(ps) in ids
 
     def _claim_templates(self) -> set[str]:
         """Names of ResourceClaimTemplates/ResourceClaims in the input that ask for a GPU device class."""
@@ -223,7 +240,24 @@ class LintContext:
         patch = tuple(patch)
         if self._override_index().get(id(obj)):
             obj, path, patch = self._owner(obj, path, message, patch)
+        synthetic = self._synthetic_index().get(id(obj))
+        if synthetic and any(path[: len(base)] == base for base in synthetic):
+            real = existing_prefix(obj.data, path)
+            if len(real) < len(path):
+                # a field of a template the controller builds: point at the field it was built
+                # from (no invented path in JSON/SARIF); a patch there would write invented fields
+                path, patch = real, ()
         return Finding(meta.id, severity or meta.severity, obj, path, message, fix, patch)
+
+    def _synthetic_index(self) -> dict[int, list[FieldPath]]:
+        """Object (by id) -> ``template_path`` of each synthetic template it holds. Built once."""
+        index = self._synthetic
+        if index is None:
+            index = self._synthetic = {}
+            for ps in self.podsets:
+                if ps.synthetic:
+                    index.setdefault(id(self.holder(ps)), []).append(tuple(ps.template_path))
+        return index
 
     # -- overridden template fields ------------------------------------------------------------
 
@@ -289,6 +323,18 @@ def object_label(obj: Manifest) -> str:
     return f"{obj.kind} {ns}/{obj.name}" if ns else f"{obj.kind} {obj.name}"
 
 
+def existing_prefix(data: Any, path: FieldPath) -> FieldPath:
+    """The longest prefix of ``path`` that exists in ``data`` (maps by key, lists by index)."""
+    node = data
+    for depth, step in enumerate(path):
+        found = (isinstance(node, dict) and isinstance(step, str) and step in node) or (
+            isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node))
+        if not found:
+            return tuple(path[:depth])
+        node = node[step]
+    return tuple(path)
+
+
 def join_labels(labels: Iterable[str], limit: int = 3) -> str:
     """``a, b, c and 2 more``: the distinct labels in first-seen order.
 
@@ -302,9 +348,9 @@ def join_labels(labels: Iterable[str], limit: int = 3) -> str:
 
 def pod_spec(ps: PodSet) -> dict[str, Any]:
     """The pod spec dict of a PodSet's template (empty when missing or mistyped)."""
-    template = ps.template if isinstance(ps.template, dict) else {}
-    spec = template.get("spec")
-    return spec if isinstance(spec, dict) else {}
+    template = ps.template
+    spec = template.get("spec") if type(template) is dict else None
+    return spec if type(spec) is dict else {}
 
 
 def _cluster_objects(cluster: Any, kind: str) -> list[Manifest]:

@@ -79,12 +79,13 @@ def select_rules(config: LintConfig, *, with_cluster: bool, rules: Iterable[Rule
     return chosen
 
 
-def expand_podsets(objects: list[Manifest], cluster: ClusterState | None) -> list:
-    """PodSets of every workload in ``objects`` (expanded once for all rules)."""
+def expand_podsets(objects: list[Manifest], cluster: ClusterState | None, problems: list | None = None) -> list:
+    """PodSets of every workload in ``objects`` (expanded once for all rules; never raises).
+    Objects or templates that could not be expanded are appended to ``problems``."""
     from gpuplane.k8s.workloads import expand_all
 
     nodes = cluster.nodes if cluster is not None else None
-    return expand_all(objects, nodes=nodes)
+    return expand_all(objects, nodes=nodes, problems=problems)
 
 
 def run_lint(
@@ -113,8 +114,9 @@ def _run(
 ) -> LintResult:
     if config.ignore:
         objects = [o for o in objects if not config.path_ignored(o.path)]
-    podsets = expand_podsets(objects, cluster)
-    ctx = LintContext(objects, podsets, cluster)
+    problems: list = []
+    podsets = expand_podsets(objects, cluster, problems)
+    ctx = LintContext(objects, podsets, cluster, problems)
     findings: list[Finding] = []
     failures: list[RuleFailure] = []
     overrides = config.severity

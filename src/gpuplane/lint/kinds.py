@@ -272,7 +272,9 @@ def is_inference(ps: PodSet) -> bool:
 
 def is_daemon(ps: PodSet) -> bool:
     """A node agent: a DaemonSet, or a pod owned by one."""
-    if ps.source.kind == "DaemonSet":
+    data = ps.source.data  # read directly: every rule asks, for every pod set
+    if data.get("kind") == "DaemonSet":
         return True
-    owners = ps.source.metadata.get("ownerReferences")
+    meta = data.get("metadata")
+    owners = meta.get("ownerReferences") if type(meta) is dict else None
     return isinstance(owners, list) and any(isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in owners)

@@ -69,6 +69,10 @@ _IMPLICIT = {
 }
 
 
+_RESOLVED: dict[str, str] = {}  # plain scalar text -> implicit tag (bounded, see FastSafeLoader.resolve)
+_RESOLVED_MAX = 1 << 16
+
+
 class FastSafeLoader(_CLoader):  # type: ignore[misc,valid-type]
     """``CSafeLoader`` with the same tags, resolved with less Python per node.
 
@@ -88,9 +92,18 @@ class FastSafeLoader(_CLoader):  # type: ignore[misc,valid-type]
     def resolve(self, kind: type, value: Any, implicit: Any) -> str:
         if kind is yaml.ScalarNode:
             if implicit[0]:
-                for tag, regexp in _IMPLICIT.get(value[:1], _WILDCARD):
-                    if regexp.match(value):
-                        return tag
+                # a plain scalar's tag depends on its text alone: keys and common values
+                # ("name", "nvidia.com/gpu", "1") repeat across a bulk load, resolve them once
+                found = _RESOLVED.get(value)
+                if found is None:
+                    found = _STR_TAG
+                    for tag, regexp in _IMPLICIT.get(value[:1], _WILDCARD):
+                        if regexp.match(value):
+                            found = tag
+                            break
+                    if len(_RESOLVED) < _RESOLVED_MAX and len(value) <= 64:
+                        _RESOLVED[value] = found
+                return found
             return _STR_TAG
         return _SEQ_TAG if kind is yaml.SequenceNode else _MAP_TAG
 
@@ -290,12 +303,41 @@ class LoadResult:
     files: int = 0
     # ``metadata`` of each unpacked List (a snapshot records the server version there).
     list_metadata: list[dict[str, Any]] = field(default_factory=list)
+    # files a folder walk skipped on purpose, each ``<path> (<why>)``: not errors, the caller
+    # notes them on stderr (``gpuplane: skipped <path> (<why>)``)
+    skipped: list[str] = field(default_factory=list)
 
     def extend(self, other: LoadResult) -> None:
         self.objects.extend(other.objects)
         self.errors.extend(other.errors)
         self.files += other.files
         self.list_metadata.extend(other.list_metadata)
+        self.skipped.extend(other.skipped)
+
+
+# Helm chart files that are not Kubernetes manifests (helm.sh/docs/topics/charts: the chart file
+# structure): a folder walk over a chart skips them instead of failing on them.
+_HELM_METADATA = frozenset({"Chart.yaml", "Chart.lock", "values.schema.json", "requirements.yaml",
+                            "requirements.lock"})
+_HELM_SKIP = "Helm chart metadata, not a manifest"
+
+
+def helm_metadata(name: str) -> bool:
+    """``Chart.yaml``, ``Chart.lock``, ``values*.yaml`` / ``.yml`` / ``.json``, ``values.schema.json``."""
+    return name in _HELM_METADATA or (name.startswith("values") and name.endswith(MANIFEST_SUFFIXES))
+
+
+def _load_walked(file_path: str) -> LoadResult:
+    """One file found by a folder walk: Helm chart metadata and files with no object at all
+    (empty, or only comments) are skipped with a note, not errors (a chart or a folder of
+    drafts is a normal thing to point at). Files named on the command line keep the errors."""
+    if helm_metadata(os.path.basename(file_path)):
+        return LoadResult(skipped=[f"{file_path} ({_HELM_SKIP})"])
+    part = load_file(file_path)
+    if not part.objects and len(part.errors) == 1 and part.errors[0].message in _NOTHING_THERE:
+        reason = "empty file" if part.errors[0].message == _EMPTY_FILE else "only comments, no objects"
+        return LoadResult(files=part.files, skipped=[f"{file_path} ({reason})"])
+    return part
 
 
 def iter_manifest_files(path: str) -> Iterator[str]:
@@ -318,7 +360,7 @@ def load_paths(paths: Iterable[str]) -> LoadResult:
                 result.extend(load_stdin())
             elif os.path.isdir(path):
                 for file_path in iter_manifest_files(path):
-                    result.extend(load_file(file_path))
+                    result.extend(_load_walked(file_path))
             elif os.path.exists(path):
                 result.extend(load_file(path))
             else:

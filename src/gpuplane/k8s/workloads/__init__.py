@@ -11,13 +11,22 @@ lives in ``gangs``; DaemonSet node eligibility in ``daemon``.
 """
 
 from gpuplane.k8s.workloads.expand import EXPANDERS, WORKLOAD_KINDS, expand, expand_all, is_workload
-from gpuplane.k8s.workloads.model import KNOWN_ROLES, ExpandContext, Gang, PodSet, Related, job_pod_count
+from gpuplane.k8s.workloads.model import (
+    KNOWN_ROLES,
+    ExpandContext,
+    ExpansionProblem,
+    Gang,
+    PodSet,
+    Related,
+    job_pod_count,
+)
 
 __all__ = [
     "EXPANDERS",
     "KNOWN_ROLES",
     "WORKLOAD_KINDS",
     "ExpandContext",
+    "ExpansionProblem",
     "Gang",
     "PodSet",
     "Related",

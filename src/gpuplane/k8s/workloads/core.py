@@ -32,14 +32,14 @@ def expand_pod(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     return finish(obj, [ps], ctx.related, kueue_whole=False)
 
 
-def _template(obj: Manifest, *path: str) -> dict | None:
-    template = obj.get(*path)
-    return template if isinstance(template, dict) else None
+def _template(obj: Manifest, ctx: ExpandContext) -> dict | None:
+    """``spec.template`` (a problem is recorded when it is there but not a mapping)."""
+    return ctx.template(obj, obj.data.get("spec"), "template", ("spec", "template"))
 
 
 def expand_replicated(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     """Deployment / ReplicaSet / ReplicationController: ``replicas`` (default 1) copies."""
-    template = _template(obj, "spec", "template")
+    template = _template(obj, ctx)
     if template is None:
         return []
     spec = as_dict(obj.data.get("spec"))
@@ -53,7 +53,7 @@ def expand_statefulset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
 
     Kueue admits a StatefulSet as one pod group of all replicas (its statefulset integration).
     """
-    template = _template(obj, "spec", "template")
+    template = _template(obj, ctx)
     if template is None:
         return []
     spec = as_dict(obj.data.get("spec"))
@@ -65,7 +65,7 @@ def expand_statefulset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
 
 def expand_daemonset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     """DaemonSet: one pod per eligible node when nodes are known, else 1 (``count_known=False``)."""
-    template = _template(obj, "spec", "template")
+    template = _template(obj, ctx)
     if template is None:
         return []
     ps = PodSet(obj, obj.name, "daemon", 1, template, ("spec", "template"), count_known=False)
@@ -79,9 +79,10 @@ def expand_daemonset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     return finish(obj, [ps], ctx.related, kueue_whole=False)
 
 
-def _job_podset(obj: Manifest, job_spec: dict, path: tuple[str, ...], suspended: bool) -> PodSet | None:
-    template = job_spec.get("template")
-    if not isinstance(template, dict):
+def _job_podset(obj: Manifest, ctx: ExpandContext, job_spec: dict, path: tuple[str, ...],
+                suspended: bool) -> PodSet | None:
+    template = ctx.template(obj, job_spec, "template", (*path, "template"))
+    if template is None:
         return None
     indexed = job_spec.get("completionMode") == "Indexed"
     parallelism = nonneg(as_int(job_spec.get("parallelism"), 1))
@@ -94,7 +95,7 @@ def _job_podset(obj: Manifest, job_spec: dict, path: tuple[str, ...], suspended:
 def expand_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     """batch/v1 Job; an Indexed Job with ``parallelism > 1`` is a distributed job (ranks by index)."""
     spec = as_dict(obj.data.get("spec"))
-    ps = _job_podset(obj, spec, ("spec",), spec.get("suspend") is True)
+    ps = _job_podset(obj, ctx, spec, ("spec",), spec.get("suspend") is True)
     if ps is None:
         return []
     # Kueue partial admission: the Job may start with fewer pods, down to this annotation's value
@@ -106,7 +107,7 @@ def expand_cronjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     """CronJob: the pods of one run of ``jobTemplate`` (0 while the CronJob is suspended)."""
     spec = as_dict(obj.data.get("spec"))
     job_spec = as_dict(as_dict(spec.get("jobTemplate")).get("spec"))
-    ps = _job_podset(obj, job_spec, ("spec", "jobTemplate", "spec"), spec.get("suspend") is True or job_spec.get("suspend") is True)
+    ps = _job_podset(obj, ctx, job_spec, ("spec", "jobTemplate", "spec"), spec.get("suspend") is True or job_spec.get("suspend") is True)
     if ps is None:
         return []
     return finish(obj, [ps], ctx.related)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpuplane.k8s.workloads import core, kubeflow, ray, serving, sigs, spark, volcano
-from gpuplane.k8s.workloads.model import ExpandContext, PodSet, Related
+from gpuplane.k8s.workloads.model import ExpandContext, ExpansionProblem, PodSet, Related
 from gpuplane.sources.manifest import Manifest
 
 Expander = Callable[[Manifest, ExpandContext], list[PodSet]]
@@ -60,10 +60,17 @@ def expand(obj: Manifest, *, nodes: list | None = None, related: Related | None 
         return []
 
 
-def expand_all(objects: list[Manifest], nodes: list | None = None) -> list[PodSet]:
-    """Expand every object, resolving references among ``objects`` themselves."""
+def expand_all(
+    objects: list[Manifest], nodes: list | None = None, problems: list[ExpansionProblem] | None = None
+) -> list[PodSet]:
+    """Expand every object, resolving references among ``objects`` themselves. Never raises.
+
+    Pass a list as ``problems`` to learn which objects (or which of their pod templates) could
+    not be expanded: a template that is not a mapping (``template: 5``) or an expander failing
+    on hostile input. Without it those objects just create no PodSets.
+    """
     related = Related.from_objects(objects)
-    ctx = ExpandContext(nodes, related)
+    ctx = ExpandContext(nodes, related, problems)
     out: list[PodSet] = []
     for obj in objects:
         expander = EXPANDERS.get((obj.group, obj.kind))
@@ -71,6 +78,12 @@ def expand_all(objects: list[Manifest], nodes: list | None = None) -> list[PodSe
             continue
         try:
             out.extend(expander(obj, ctx))
-        except _MALFORMED:
-            continue
+        except _MALFORMED as exc:
+            if problems is not None:
+                problems.append(ExpansionProblem(obj, _failure_field(obj), f"{type(exc).__name__}: {exc}"))
     return out
+
+
+def _failure_field(obj: Manifest) -> tuple[str, ...]:
+    """Where to point at an object whose expander failed: its ``spec`` when it has one."""
+    return ("spec",) if "spec" in obj.data else ()

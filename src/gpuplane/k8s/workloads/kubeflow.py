@@ -61,8 +61,10 @@ def expand_replica_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     suspended = run_policy.get("suspend") is True
     podsets: list[PodSet] = []
     for rtype, rspec in replica_specs.items():
-        template = dig(rspec, "template")
-        if not isinstance(rtype, str) or not isinstance(template, dict):
+        if not isinstance(rtype, str):
+            continue
+        template = ctx.template(obj, rspec, "template", ("spec", field_name, rtype, "template"))
+        if template is None:
             continue
         replicas = nonneg(as_int(as_dict(rspec).get("replicas"), 1))
         name = rtype.lower()
@@ -142,8 +144,9 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     for index, rjob in enumerate(as_list(dig(rspec, "template", "spec", "replicatedJobs"))):
         name = as_str(dig(rjob, "name")) or f"job-{index}"
         job_spec = as_dict(dig(rjob, "template", "spec"))
-        template = job_spec.get("template")
-        if not isinstance(template, dict):
+        template = ctx.template(runtime, job_spec, "template", (
+            "spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template"))
+        if template is None:
             continue
         ancestor = dig(rjob, "template", "metadata", "labels", ANCESTOR_LABEL)
         if ancestor == "trainer" or name == "node":

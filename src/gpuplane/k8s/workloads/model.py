@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from gpuplane.k8s.objects import Pod, prune_nulls
+from gpuplane.k8s.objects import EmptyDirSource, Pod, Volume, VolumeMount, prune_nulls
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 
@@ -65,6 +65,12 @@ class PodSet:
       ``("spec", "containers", 0, "resources")`` replaced by a TrainJob's
       ``("spec", "trainer", "resourcesPerNode")``), so findings on those fields point at the
       field the user wrote, not at the runtime field it replaced.
+    - ``managed_shm``: the controller that mounts a memory-backed ``emptyDir`` at ``/dev/shm`` in the
+      pod's first app container when that container mounts nothing there (KubeRay: volume
+      ``shared-mem``, ``sizeLimit`` = the container's memory limit, else its request;
+      ray-operator/controllers/ray/common/pod.go ``BuildPod`` -> ``addEmptyDir(...,
+      SharedMemoryVolumeName, "/dev/shm", StorageMediumMemory)`` and ``makeEmptyDirVolume``).
+      :meth:`pod` adds that volume and mount, so every engine sees the pod the controller creates.
     - ``injected``: ``{"metadata": {...}, "spec": {...}}`` the controller adds to every pod it creates
       (DaemonSet tolerations, Volcano Job ``schedulerName``); applied to :meth:`pod` only, never
       to ``template``, so field paths stay true. Lists are appended, maps merged, scalars set when unset.
@@ -90,6 +96,7 @@ class PodSet:
     pod_error: str | None = None
     suspended: bool = False
     resume_count: int = 0
+    managed_shm: str | None = None
     _pod: Pod | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -115,7 +122,16 @@ class PodSet:
         """
         if self._pod is None:
             self._pod, self.pod_error = _convert_template(self.template, self.source.namespace, self.injected)
+            if self.managed_shm:
+                _add_managed_shm(self._pod)
         return self._pod
+
+    def shm_managed(self, index: int, section: str = "containers") -> bool:
+        """True when the controller gives container ``index`` of ``section`` its ``/dev/shm``
+        (see ``managed_shm``): only the first app container, and only when it mounts nothing there."""
+        if not self.managed_shm or section != "containers" or index != 0:
+            return False
+        return shm_mount_index(dig(self.template, "spec", "containers", 0)) is None
 
     def field_line(self, path: FieldPath) -> int:
         """Line of ``path`` (relative to the pod template) in the file that holds the template
@@ -125,6 +141,68 @@ class PodSet:
                 return owner.field_line((*owner_path, *path[len(prefix) :]))
         holder = self.template_source or self.source
         return holder.field_line((*self.template_path, *path))
+
+
+SHM_PATH = "/dev/shm"
+MANAGED_SHM_VOLUME = "shared-mem"  # KubeRay's SharedMemoryVolumeName
+
+
+def shm_mount_index(container: Any) -> int | None:
+    """Index of the ``volumeMounts`` entry of ``container`` (a dict) at ``/dev/shm``, else None."""
+    mounts = container.get("volumeMounts") if isinstance(container, dict) else None
+    if not isinstance(mounts, list):
+        return None
+    for j, mount in enumerate(mounts):
+        path = mount.get("mountPath") if isinstance(mount, dict) else None
+        if isinstance(path, str) and path.rstrip("/") == SHM_PATH:
+            return j
+    return None
+
+
+def _add_managed_shm(pod: Pod) -> None:
+    """Add the controller's memory-backed ``/dev/shm`` to the first app container, as KubeRay's
+    ``addEmptyDir`` does: skipped when the container already mounts ``/dev/shm``; the volume is
+    added unless one of that name exists; ``sizeLimit`` is the memory limit, else the request."""
+    containers = pod.spec.containers
+    if not containers or any(m.mount_path.rstrip("/") == SHM_PATH for m in containers[0].volume_mounts):
+        return
+    first = containers[0]
+    if not any(v.name == MANAGED_SHM_VOLUME for v in pod.spec.volumes):
+        size = first.resources.limits.get("memory", first.resources.requests.get("memory"))
+        pod.spec.volumes = [*pod.spec.volumes, Volume(
+            name=MANAGED_SHM_VOLUME, empty_dir=EmptyDirSource(medium="Memory", size_limit=size))]
+    first.volume_mounts = [*first.volume_mounts, VolumeMount(name=MANAGED_SHM_VOLUME, mount_path=SHM_PATH)]
+
+
+@dataclass(slots=True)
+class ExpansionProblem:
+    """A controller field that keeps expansion from building a pod template (``template: 5``,
+    a replica spec that is a list, an expander that failed on hostile input).
+
+    Expansion never raises and never drops such an object silently: the problem is recorded
+    here (``path`` is the offending field in ``source``; ``got`` the JSON type found there, or
+    None when the failure is not a type error) and lint's ``pod-template-invalid`` reports it.
+    """
+
+    source: Manifest
+    path: FieldPath
+    detail: str
+    got: str | None = None
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded YAML/JSON value (encoding/json's wording)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
 
 
 class Related:
@@ -230,7 +308,23 @@ _ANY_KEY = "[...]"  # msgspec's marker for "some value of this map"
 
 
 def _convert_template(template: dict, namespace: str | None, injected: dict | None = None) -> tuple[Pod, str | None]:
-    """Typed Pod of a template; drop fields of the wrong type instead of failing."""
+    """Typed Pod of a template; drop fields of the wrong type instead of failing.
+
+    Fast path: most templates hold no ``null`` and no mistyped field, and then converting the
+    raw dict gives exactly the Pod the pruned copy gives (every optional field of the typed
+    model defaults to None, which is what a ``null`` decodes to; a ``null`` anywhere else fails
+    the conversion and takes the slow path). That skips the recursive copy, which costs more
+    than the C conversion itself (lint converts every template once: ``pod-template-invalid``).
+    """
+    if isinstance(template, dict):
+        try:
+            pod = msgspec.convert(_injected_copy(template, injected) if injected else template, Pod, strict=False)
+        except msgspec.ValidationError:
+            pass
+        else:
+            if not pod.metadata.namespace and namespace:
+                pod.metadata.namespace = namespace
+            return pod, None
     data = prune_nulls(template) if isinstance(template, dict) else {}
     if injected:
         _inject(data, injected)
@@ -250,6 +344,21 @@ def _convert_template(template: dict, namespace: str | None, injected: dict | No
     if not pod.metadata.namespace and namespace:
         pod.metadata.namespace = namespace
     return pod, ("; ".join(errors) or None)
+
+
+def _injected_copy(data: dict, extra: dict) -> dict:
+    """``data`` with ``extra`` merged as :func:`_inject` does, copying only the maps on the way
+    (the template itself is the manifest's and must not change)."""
+    out = dict(data)
+    for key, value in extra.items():
+        current = out.get(key)
+        if isinstance(value, dict):
+            out[key] = _injected_copy(current if isinstance(current, dict) else {}, value)
+        elif isinstance(value, list):
+            out[key] = [*(current if isinstance(current, list) else []), *value]
+        elif current is None or current == "":
+            out[key] = value
+    return out
 
 
 def _inject(data: dict, extra: dict) -> None:
@@ -300,10 +409,27 @@ def _repair(data: dict, message: str) -> bool:
 
 @dataclass(slots=True)
 class ExpandContext:
-    """What an expander may look at besides the object: cluster nodes and related objects."""
+    """What an expander may look at besides the object: cluster nodes and related objects;
+    ``problems`` collects the fields that kept a template from being built (None: not wanted)."""
 
     nodes: list | None = None
     related: Related | None = None
+    problems: list[ExpansionProblem] | None = None
+
+    def template(self, obj: Manifest, container: Any, key: str | int, path: FieldPath) -> dict | None:
+        """``container[key]`` when it is a pod template mapping. A value of another type
+        (anything but a missing/null one) is recorded as an :class:`ExpansionProblem` at ``path``."""
+        if isinstance(container, dict) and isinstance(key, str):
+            value = container.get(key)
+        elif isinstance(container, list) and isinstance(key, int) and 0 <= key < len(container):
+            value = container[key]
+        else:
+            value = None
+        if isinstance(value, dict):
+            return value
+        if value is not None and self.problems is not None:
+            self.problems.append(ExpansionProblem(obj, path, "not a pod template", json_type(value)))
+        return None
 
 
 def job_pod_count(job_spec: dict) -> int:

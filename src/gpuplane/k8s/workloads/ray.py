@@ -8,6 +8,12 @@ suspended group. A RayJob in ``K8sJobMode`` (the default) adds a submitter Job p
 (``submitterPodTemplate`` or KubeRay's default: the head image, 500m/200Mi requests, 1/1Gi limits,
 ray-operator/controllers/ray/common/job.go ``GetDefaultSubmitterTemplate``).
 
+Shared memory: KubeRay's ``BuildPod`` mounts a memory-backed emptyDir ``shared-mem`` at
+``/dev/shm`` in the Ray container (the first one) of every head and worker pod unless it mounts
+something there already, sized to that container's memory limit (else its request)
+(ray-operator/controllers/ray/common/pod.go ``addEmptyDir`` / ``makeEmptyDirVolume`` /
+``findMemoryReqOrLimit``): those PodSets carry ``managed_shm``.
+
 Batch scheduling: the label ``ray.io/scheduler-name`` (``volcano``, ``yunikorn``) makes KubeRay
 create a PodGroup ``ray-<name>-pg`` covering the head and the desired workers; the Volcano queue
 comes from the ``volcano.sh/queue-name`` label.
@@ -31,6 +37,7 @@ from gpuplane.k8s.workloads.model import (
 from gpuplane.sources.manifest import Manifest
 
 _INT32_MAX = 2**31 - 1
+KUBERAY = "KubeRay"  # head and worker pods get KubeRay's memory-backed /dev/shm (PodSet.managed_shm)
 RAY_SCHEDULER_LABEL = "ray.io/scheduler-name"
 
 
@@ -47,20 +54,23 @@ def _desired_replicas(group: dict) -> int:
     return min(replicas, maximum)
 
 
-def _cluster_podsets(obj: Manifest, cluster: dict, base: tuple[str, ...], suspended: bool) -> list[PodSet]:
+def _cluster_podsets(obj: Manifest, ctx: ExpandContext, cluster: dict, base: tuple[str, ...],
+                     suspended: bool) -> list[PodSet]:
     podsets: list[PodSet] = []
-    head = dig(cluster, "headGroupSpec", "template")
-    if isinstance(head, dict):
-        podsets.append(PodSet(obj, "head", "head", 1, head, (*base, "headGroupSpec", "template")))
+    head = ctx.template(obj, cluster.get("headGroupSpec"), "template", (*base, "headGroupSpec", "template"))
+    if head is not None:
+        podsets.append(PodSet(obj, "head", "head", 1, head, (*base, "headGroupSpec", "template"),
+                              managed_shm=KUBERAY))
     for index, group in enumerate(as_list(cluster.get("workerGroupSpecs"))):
-        template = dig(group, "template")
-        if not isinstance(template, dict):
+        template = ctx.template(obj, group, "template", (*base, "workerGroupSpecs", index, "template"))
+        if template is None:
             continue
         name = as_str(dig(group, "groupName")) or f"worker-group-{index}"
         hosts = nonneg(as_int(group.get("numOfHosts"), 1))
         count = _desired_replicas(group) * hosts
         max_replicas = as_int(group.get("maxReplicas"), None)
-        ps = PodSet(obj, name, "worker", count, template, (*base, "workerGroupSpecs", index, "template"))
+        ps = PodSet(obj, name, "worker", count, template, (*base, "workerGroupSpecs", index, "template"),
+                    managed_shm=KUBERAY)
         ps.max_count = max_replicas * hosts if max_replicas is not None else None
         podsets.append(ps)
     suspend(podsets, suspended)
@@ -80,13 +90,13 @@ def _ray_gang(obj: Manifest, podsets: list[PodSet]) -> Gang | None:
 
 def expand_raycluster(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     spec = as_dict(obj.data.get("spec"))
-    podsets = _cluster_podsets(obj, spec, ("spec",), spec.get("suspend") is True)
+    podsets = _cluster_podsets(obj, ctx, spec, ("spec",), spec.get("suspend") is True)
     return finish(obj, podsets, ctx.related, native=_ray_gang(obj, podsets))
 
 
 def expand_rayservice(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     cluster = as_dict(dig(obj.data, "spec", "rayClusterConfig"))
-    podsets = _cluster_podsets(obj, cluster, ("spec", "rayClusterConfig"), False)
+    podsets = _cluster_podsets(obj, ctx, cluster, ("spec", "rayClusterConfig"), False)
     return finish(obj, podsets, ctx.related, kueue_whole=False, native=_ray_gang(obj, podsets))
 
 
@@ -94,11 +104,11 @@ def expand_rayjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     spec = as_dict(obj.data.get("spec"))
     suspended = spec.get("suspend") is True
     cluster = as_dict(spec.get("rayClusterSpec"))
-    podsets = _cluster_podsets(obj, cluster, ("spec", "rayClusterSpec"), suspended) if cluster else []
+    podsets = _cluster_podsets(obj, ctx, cluster, ("spec", "rayClusterSpec"), suspended) if cluster else []
     mode = spec.get("submissionMode") or "K8sJobMode"
     if mode == "K8sJobMode":
-        submitter = spec.get("submitterPodTemplate")
-        if isinstance(submitter, dict):
+        submitter = ctx.template(obj, spec, "submitterPodTemplate", ("spec", "submitterPodTemplate"))
+        if submitter is not None:
             ps = PodSet(obj, "submitter", "submitter", 1, submitter, ("spec", "submitterPodTemplate"))
         else:
             ps = PodSet(obj, "submitter", "submitter", 1, _default_submitter(cluster),

@@ -37,8 +37,8 @@ def expand_jobset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     podsets: list[PodSet] = []
     for index, rjob in enumerate(as_list(spec.get("replicatedJobs"))):
         job_spec = as_dict(dig(rjob, "template", "spec"))
-        template = job_spec.get("template")
-        if not isinstance(template, dict):
+        template = ctx.template(obj, job_spec, "template", ("spec", "replicatedJobs", index, "template", "spec", "template"))
+        if template is None:
             continue
         name = as_str(dig(rjob, "name")) or f"job-{index}"
         replicas = nonneg(as_int(as_dict(rjob).get("replicas"), 1))
@@ -56,9 +56,9 @@ def expand_leaderworkerset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     groups = nonneg(as_int(spec.get("replicas"), 1))
     size = nonneg(as_int(lwt.get("size"), 1))
     claims = [c for c in as_list(lwt.get("volumeClaimTemplates")) if isinstance(c, dict)]
-    worker_template = lwt.get("workerTemplate")
-    leader_template = lwt.get("leaderTemplate")
     base = ("spec", "leaderWorkerTemplate")
+    worker_template = ctx.template(obj, lwt, "workerTemplate", (*base, "workerTemplate"))
+    leader_template = ctx.template(obj, lwt, "leaderTemplate", (*base, "leaderTemplate"))
     podsets: list[PodSet] = []
     if isinstance(leader_template, dict):
         podsets.append(PodSet(obj, "leader", "leader", groups, leader_template, (*base, "leaderTemplate")))

@@ -32,8 +32,8 @@ def expand_volcano_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     priority = as_str(spec.get("priorityClassName"))
     podsets: list[PodSet] = []
     for index, task in enumerate(as_list(spec.get("tasks"))):
-        template = dig(task, "template")
-        if not isinstance(template, dict):
+        template = ctx.template(obj, task, "template", ("spec", "tasks", index, "template"))
+        if template is None:
             continue
         name = as_str(dig(task, "name")) or f"default{index}"
         replicas = nonneg(as_int(as_dict(task).get("replicas"), 0))

@@ -65,6 +65,14 @@ with `parallelism > 1`, a LeaderWorkerSet group) with no gang mechanism: no
 Volcano PodGroup or `minAvailable`, no coscheduling pod-group label, no Kueue
 `kueue.x-k8s.io/queue-name` label, no training-operator `schedulingPolicy`.
 
+Only GPU pods count: a job is reported when 2 or more of its pods ask for
+GPUs (an MPIJob launcher, BytePS scheduler/servers or a Ray head without GPUs
+are not counted, and a job with a single GPU pod is not a GPU gang). For a
+LeaderWorkerSet the count is the GPU pods of one group (leader and workers).
+KubeRay: a RayService is not reported (Ray Serve replicas scale on their own
+and do not rendezvous); a RayCluster or RayJob is reported only when 2 or more
+of its pods ask for GPUs (the GPU workers of one Ray job).
+
 ## Why it hurts
 
 kube-scheduler places pods one at a time and binds each at once. Two 4-pod
@@ -125,15 +133,16 @@ def gang_scheduling_missing(ctx: LintContext) -> Iterator[Finding]:
     gpu = {id(ps) for ps in ctx.gpu_podsets()}
     for group in _by_source(ctx.podsets).values():
         src = group[0].source
-        if not any(id(ps) in gpu for ps in group) or not any(ps.distributed for ps in group):
-            continue
-        total = sum(ps.count for ps in group)
+        if src.kind == "RayService" or not any(ps.distributed for ps in group):
+            continue  # Ray Serve: autoscaled replicas, no rendezvous
+        gpu_sets = [ps for ps in group if id(ps) in gpu]
         if src.kind == "LeaderWorkerSet":
             size = as_int(src.get("spec", "leaderWorkerTemplate", "size"), 1) or 1
-            if size < 2:
-                continue
-            total = size
-        elif total < 2:
+            # GPU pods of one group: the leader (when it asks for GPUs) plus size - 1 workers
+            total = sum(1 if ps.role == "leader" else size - 1 for ps in gpu_sets)
+        else:
+            total = sum(ps.count for ps in gpu_sets)
+        if total < 2:
             continue
         if any(ps.gang is not None or ps.queue for ps in group):
             continue
@@ -994,11 +1003,31 @@ def mpijob_launcher_gpu(ctx: LintContext) -> Iterator[Finding]:
 SHM_DOCS = """
 ## What it catches
 
-A GPU training container (training-operator / Trainer / JobSet / Ray / Volcano
-jobs, GPU Jobs) or any container with 2+ GPUs that has no memory-backed
-`emptyDir` mounted at `/dev/shm`. A `/dev/shm` mount of a disk-backed
-`emptyDir` is reported too. Pods with `hostIPC: true` use the host's
-`/dev/shm` and are skipped.
+A GPU container that uses shared memory the way PyTorch DataLoader workers and
+NCCL do, with no memory-backed `emptyDir` mounted at `/dev/shm`. A `/dev/shm`
+mount of a disk-backed `emptyDir` is reported too.
+
+Which containers count (a heuristic: a GPU container running `sleep`, a GPU
+burn-in or `agnhost pause` does not need a big `/dev/shm`):
+
+- a GPU container of a training workload (training-operator jobs, TrainJob,
+  JobSet, RayJob, Volcano Job, GPU Jobs and CronJobs) that runs a known ML
+  framework or launcher, or asks for 2 or more GPUs;
+- any other container that asks for 2 or more GPUs and runs a known ML
+  framework or launcher (a tensor-parallel inference server uses NCCL).
+
+"Runs a known ML framework or launcher": its image, `command` or `args`
+names one of torch / pytorch / torchrun, tensorflow, jax, deepspeed,
+megatron, nemo, horovod, mpirun, accelerate, vllm, tgi /
+text-generation(-inference), sglang, trtllm / tensorrt-llm, ray, paddle,
+mxnet, byteps, mindspore, nccl, lightning or transformers (whole words of the
+lower-cased text).
+
+Skipped: pods with `hostIPC: true` (they use the host's `/dev/shm`), and the
+Ray container of KubeRay head and worker pods (RayCluster, RayJob,
+RayService): KubeRay mounts a memory-backed `emptyDir` `shared-mem` at
+`/dev/shm` in it, sized to the container's memory limit
+(ray-operator/controllers/ray/common/pod.go `BuildPod` / `addEmptyDir`).
 
 ## Why it hurts
 
@@ -1045,8 +1074,34 @@ volumes:
 
 - containerd CRI `defaultShmSize` (64 MiB); Kubernetes docs, Volumes, emptyDir `medium: Memory`.
 - pytorch/pytorch `torch/csrc/DataLoader.cpp` (bus-error messages); NCCL User Guide, Troubleshooting.
+- ray-project/kuberay `ray-operator/controllers/ray/common/pod.go` (`SharedMemoryVolumeName`,
+  `addEmptyDir`, `makeEmptyDirVolume`).
 - reference/platform.md §4.6.
 """
+
+# Whole words (of the lower-cased image, command and args) naming an ML framework or launcher
+# that moves data through /dev/shm (DataLoader workers, NCCL, MPI shared-memory transport).
+_ML_WORDS = re.compile(
+    r"(?<![a-z0-9])(?:torch|pytorch|torchrun|tensorflow|jax|deepspeed|megatron|nemo|horovod|horovodrun|mpirun|"
+    r"accelerate|vllm|tgi|text-generation|text-generation-inference|text-generation-launcher|sglang|trtllm|"
+    r"tensorrt-llm|ray|paddle|paddlepaddle|mxnet|byteps|mindspore|nccl|lightning|transformers)(?![a-z])"
+)
+
+
+def runs_ml_framework(container: dict[str, Any]) -> bool:
+    """The container's image, ``command`` or ``args`` names a known ML framework or launcher."""
+    parts: list[str] = []
+    image = container.get("image")
+    if isinstance(image, str):
+        parts.append(image)
+    for key in ("command", "args"):
+        value = container.get(key)
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(v for v in value if isinstance(v, str))
+    return bool(parts) and _ML_WORDS.search(" ".join(parts).lower()) is not None
+
 
 
 def _volume_index(spec: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -1103,7 +1158,10 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
         new_volume: str | None = None
         for c in ctx.containers(ps, ("containers",)):
             gpus = sum(c.gpu_requests().values())
-            if gpus == 0 or not (training or gpus >= 2):
+            if gpus == 0 or ps.shm_managed(c.index):
+                continue
+            framework = runs_ml_framework(c.data)
+            if not ((training and (framework or gpus >= 2)) or (framework and gpus >= 2)):
                 continue
             mount = _shm_mount(c.data)
             if mount is not None:
@@ -1150,6 +1208,11 @@ SHM_UNBOUNDED_DOCS = """
 ## What it catches
 
 A memory-backed `emptyDir` mounted at `/dev/shm` with no `sizeLimit`.
+
+KubeRay's own `/dev/shm` volume (`shared-mem`, added to the Ray container of
+head and worker pods that mount nothing there) is sized by KubeRay to the
+container's memory limit, so it is never reported; a `/dev/shm` volume the
+manifest declares itself is (KubeRay leaves it as written).
 
 ## Why it hurts
 

@@ -25,6 +25,7 @@ from gpuplane.lint.rules._common import (
     as_dict,
     as_str,
     node_selector,
+    obj_label,
     preferred_terms,
     required_terms,
     term_expressions,
@@ -478,26 +479,36 @@ def training_spread_across_zones(ctx: LintContext) -> Iterator[Finding]:
         zones = {(n.metadata.labels or {}).get("topology.kubernetes.io/zone") for n in ctx.cluster.nodes}
         if len(zones - {None}) <= 1:
             return
-    pods_per_source: dict[int, int] = {}
+    workloads: dict[int, list[Any]] = {}  # GPU training pod sets per workload, in input order
     for ps in ctx.gpu_podsets():
-        pods_per_source[id(ps.source)] = pods_per_source.get(id(ps.source), 0) + max(ps.count, 0)
-    for ps in ctx.gpu_podsets():
-        if not kinds.is_training(ps) or pods_per_source.get(id(ps.source), 0) < 2:
+        if kinds.is_training(ps):
+            workloads.setdefault(id(ps.source), []).append(ps)
+    for sets in workloads.values():
+        total = sum(max(ps.count, 0) for ps in sets)
+        if total < 2:
             continue
-        scatter = _scattering(ps)
-        if scatter is not None:
-            yield ctx.report(
-                ctx.holder(ps), (*ps.spec_path, "topologySpreadConstraints", scatter, "topologyKey"),
-                f"{where(ps)} spreads training ranks across zones: collectives cross the inter-zone network",
-                "remove the zone spread constraint and pin the job to one zone (nodeSelector or zone affinity)",
-            )
-        elif not _colocated(ps):
-            yield ctx.report(
-                ctx.holder(ps), ps.spec_path,
-                f"{where(ps)} runs {pods_per_source[id(ps.source)]} GPU pods with nothing keeping them in one zone",
-                "add nodeSelector {topology.kubernetes.io/zone: <zone>} (or a podAffinity on the zone, Kueue TAS, "
-                "JobSet exclusive-topology)",
-            )
+        loose: list[Any] = []
+        for ps in sets:
+            scatter = _scattering(ps)
+            if scatter is not None:  # a field of its own: reported where it is written
+                yield ctx.report(
+                    ctx.holder(ps), (*ps.spec_path, "topologySpreadConstraints", scatter, "topologyKey"),
+                    f"{where(ps)} spreads training ranks across zones: collectives cross the inter-zone network",
+                    "remove the zone spread constraint and pin the job to one zone (nodeSelector or zone affinity)",
+                )
+            elif not _colocated(ps):
+                loose.append(ps)
+        if not loose:
+            continue
+        # one finding per workload, on the pod set with the most pods (the workers, usually)
+        main = max(reversed(loose), key=lambda p: p.count)
+        parts = f" ({', '.join(f'{ps.count} {ps.name}' for ps in sets)})" if len(sets) > 1 else ""
+        yield ctx.report(
+            ctx.holder(main), main.spec_path,
+            f"{obj_label(main.source)} runs {total} GPU pods{parts} with nothing keeping them in one zone",
+            "add nodeSelector {topology.kubernetes.io/zone: <zone>} (or a podAffinity on the zone, Kueue TAS, "
+            "JobSet exclusive-topology)",
+        )
 
 
 SERVING_SPREAD_DOCS = """

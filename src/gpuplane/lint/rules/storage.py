@@ -23,10 +23,6 @@ if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-DEFAULT_CLASS_ANNOTATIONS = (
-    "storageclass.kubernetes.io/is-default-class",
-    "storageclass.beta.kubernetes.io/is-default-class",
-)
 
 # Provisioners whose volumes live in one zone and get a PV node affinity on that zone
 # (block disks, zonal file systems). Sources: reference/platform.md §4.2 and §4.4;

@@ -28,7 +28,7 @@ import msgspec
 from gpuplane.k8s.objects import Pod
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.registry import rule
-from gpuplane.lint.rules._common import where
+from gpuplane.lint.rules._common import obj_label, where
 from gpuplane.sources.manifest import FieldPath
 
 if TYPE_CHECKING:
@@ -248,10 +248,56 @@ def _describe(detail: str, shown: str, map_value: bool) -> tuple[str, str]:
     return f"is invalid ({detail})", f"correct {shown}"
 
 
+# encoding/json's value type names -> the words a finding uses.
+_JSON_WORDS = {"string": "a string", "number": "a number", "bool": "a boolean", "array": "a list", "object": "a map"}
+# Built-in kinds: (group, kind) -> Go struct that holds ``template`` (k8s.io/api apps/v1, batch/v1, core/v1).
+_TEMPLATE_OWNER_STRUCT = {
+    ("", "ReplicationController"): "ReplicationControllerSpec",
+    ("apps", "Deployment"): "DeploymentSpec",
+    ("apps", "ReplicaSet"): "ReplicaSetSpec",
+    ("apps", "StatefulSet"): "StatefulSetSpec",
+    ("apps", "DaemonSet"): "DaemonSetSpec",
+    ("batch", "Job"): "JobSpec",
+    ("batch", "CronJob"): "JobSpec",
+}
+
+
+def _expansion_findings(ctx: LintContext) -> Iterator[Finding]:
+    """Objects (or pod templates) the workload model could not expand: the template is not a
+    mapping, or expansion failed on the object. Without this they would create no pods, silently."""
+    for problem in ctx.expansion_problems:
+        src = problem.source
+        label = obj_label(src)
+        shown = _dotted(problem.path) or "the object"
+        if problem.got is None:
+            yield ctx.report(
+                src, problem.path,
+                f"{label}: gpuplane cannot read its pods ({problem.detail}): the object is malformed and "
+                "gpuplane's other checks skip it.",
+                f"correct the fields of {label} to the shapes its API expects",
+            )
+            continue
+        got = _JSON_WORDS.get(problem.got, problem.got)
+        quoted = ""
+        struct = _TEMPLATE_OWNER_STRUCT.get((src.group, src.kind))
+        if struct is not None and problem.path and problem.path[-1] == "template" and problem.got != "null":
+            json_path = ".".join(s for s in problem.path if isinstance(s, str))
+            version = src.api_version.rsplit("/", 1)[-1]
+            quoted = (f': "{src.kind} in version "{version}" cannot be handled as a {src.kind}: json: cannot '
+                      f'unmarshal {problem.got} into Go struct field {struct}.{json_path} of type v1.PodTemplateSpec"')
+        yield ctx.report(
+            src, problem.path,
+            f"{label}: {shown} is {got} where the API expects a pod template (a map): the API server rejects "
+            f"it{quoted}. gpuplane's other checks see no pods for it.",
+            f"make {shown} a pod template ({{metadata: ..., spec: {{containers: [...]}}}})",
+        )
+
+
 @rule(id="pod-template-invalid", severity="error", category="gpu",
       summary="pod template field of a type the API server rejects (other checks skip that field)",
       docs=DOCS)
 def pod_template_invalid(ctx: LintContext) -> Iterator[Finding]:
+    yield from _expansion_findings(ctx)
     for ps in ctx.podsets:
         ps.pod()  # converts the template once (cached): sets pod_error
         if not ps.pod_error:
