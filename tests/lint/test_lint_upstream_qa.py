@@ -113,16 +113,17 @@ def test_training_spread_across_zones_once_per_workload() -> None:
          "one zone")]
 
 
-# -- 5./6. TrainJob without its runtime: warning, and fields that exist -----------------------
+# -- 5./6. TrainJob without its runtime: still an error, and fields that exist ------------------
 
 
-def test_trainjob_without_runtime_request_without_limit_is_a_warning() -> None:
+def test_trainjob_without_runtime_request_without_limit_is_an_error() -> None:
+    """resourcesPerNode replaces the runtime container's resources (kubeflow/trainer jobset
+    builder.go, Builder.Trainer): the missing limit is rejected whatever the runtime declares."""
     assert _findings(FIXTURES / "gpu-request-without-limit" / "fail-trainjob-runtime-absent.yaml",
                      "gpu-request-without-limit") == [
-        ("gpu-request-without-limit", "warning", 53, "spec.trainer.resourcesPerNode.requests[nvidia.com/gpu]",
+        ("gpu-request-without-limit", "error", 53, "spec.trainer.resourcesPerNode.requests[nvidia.com/gpu]",
          'TrainJob grpo-example (node), container "node" requests nvidia.com/gpu: 2 without a limit; the API '
-         'server rejects the trainer pods ("Limit must be set for non overcommitable resources") unless the '
-         "runtime sets limits")]
+         'server rejects it ("Limit must be set for non overcommitable resources")')]
 
 
 def test_synthetic_template_findings_point_at_real_fields() -> None:

@@ -45,13 +45,6 @@ A container lists an extended resource (`nvidia.com/gpu`, `amd.com/gpu`, `nvidia
 under `resources.requests` but not under `resources.limits`.
 
 ## Why it hurts
-A TrainJob whose `runtimeRef` runtime is not in the input is reported as a warning ("unless
-the runtime sets limits"): its pods come from the runtime's container, with the TrainJob's
-`resourcesPerNode` applied onto it by the Trainer controller
-(kubeflow/trainer `pkg/runtime/framework/plugins/jobset/builder.go`, `Builder.Trainer`), and
-what the runtime's container provides cannot be seen. With the runtime in the input the
-finding is an error when the resulting container has no limit.
-
 Extended resources cannot be overcommitted, so the API server requires a limit for them
 (`ValidateContainerResourceRequirements` in kubernetes `pkg/apis/core/validation/validation.go`). The object is rejected:
 
@@ -67,6 +60,10 @@ Required value: Limit must be set for non overcommitable resources`.
 
 The API names the `limits` map, not the resource: the error is `field.Required` on
 `resources.limits`. gpuplane points at the request that needs the limit.
+
+A TrainJob's `trainer.resourcesPerNode` *replaces* the runtime container's resources (kubeflow/trainer
+`pkg/runtime/framework/plugins/jobset/builder.go`, `Builder.Trainer`), so requests without limits there
+are rejected whatever the runtime declares; the finding points at the TrainJob field.
 
 ## How to fix
 Put the count under `limits`. A limit alone is enough: the API server defaults the request to the limit.
@@ -101,16 +98,6 @@ def gpu_request_without_limit(ctx: LintContext) -> Iterator[Finding]:
         name, value = err.name, c.resources("requests")[err.name]
         target = (*c.path, "resources", "limits", name)
         patch = (SetValue(target, value),) if ctx.writable(ps, target) else ()
-        if _runtime_unknown(ps):
-            # the TrainJob's runtime is not in the input: its container may carry the limit
-            yield ctx.report(
-                holder, (*c.path, "resources", "requests", name),
-                f"{where(ps, c)} requests {name}: {value} without a limit; the API server rejects the "
-                f"trainer pods (\"{err.detail}\") unless the runtime sets limits",
-                f"set resources.limits[{name}]: {value} (a limit alone is enough: the request defaults to it)",
-                severity="warning", patch=patch,
-            )
-            continue
         yield ctx.report(
             holder, (*c.path, "resources", "requests", name),
             f"{where(ps, c)} requests {name}: {value} without a limit; the API server rejects it "
@@ -118,12 +105,6 @@ def gpu_request_without_limit(ctx: LintContext) -> Iterator[Finding]:
             f"set resources.limits[{name}]: {value} (a limit alone is enough: the request defaults to it)",
             patch=patch,
         )
-
-
-def _runtime_unknown(ps: PodSet) -> bool:
-    """A TrainJob whose ``runtimeRef`` runtime is not in the input: its pod template is built from
-    the TrainJob's trainer fields alone, so what the runtime's container adds is unknown."""
-    return ps.source.kind == "TrainJob" and ps.template_source is None and ps.synthetic
 
 
 MISMATCH_DOCS = """
