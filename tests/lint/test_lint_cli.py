@@ -85,7 +85,9 @@ def test_rules_json_lists_every_rule() -> None:
     assert res.exit_code == 0
     listed = json.loads(res.stdout)
     assert [r["id"] for r in listed] == [m.id for m in all_rules()]
-    assert set(listed[0]) == {"id", "severity", "category", "summary"}
+    # the spec's four keys, plus whether the rule uses --cluster and has a --fix
+    assert set(listed[0]) == {"id", "severity", "category", "summary", "context", "fixable"}
+    assert sum(r["fixable"] for r in listed) == sum(m.fixable for m in all_rules()) > 10
     mine = {"gpu", "placement", "tenancy"}
     assert len([r for r in listed if r["category"] in mine]) == 22  # + pod-priority-set-directly, pod-template-invalid
 
@@ -98,3 +100,10 @@ def test_explain_and_did_you_mean() -> None:
     res = run("explain", "gpu-request-without-limmit")
     assert res.exit_code == 2
     assert "did you mean gpu-request-without-limit or" in res.stderr
+
+
+def test_nothing_readable_prints_only_the_error() -> None:
+    res = run("lint", "/nonexistent-gpuplane-path")
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert res.stderr == "/nonexistent-gpuplane-path: no such file or directory\n"

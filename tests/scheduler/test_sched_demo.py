@@ -111,3 +111,16 @@ def test_cli_bad_input() -> None:
     assert run.returncode == 2 and "Traceback" not in run.stderr
     run = _cli("--cluster", str(DEMO), "--pod", "nope/nope")
     assert run.returncode == 2 and "not found" in run.stderr
+
+
+def test_versions_outside_the_known_wordings_are_noted() -> None:
+    """spec/cli.md: wording per supported minor; outside that range the nearest is used, said on stderr."""
+    newer = _cli("--cluster", str(DEMO), "--kubernetes-version", "1.40", "-f", "json")
+    assert newer.returncode == 0
+    assert json.loads(newer.stdout)["kubernetesVersion"] == "1.36"
+    assert newer.stderr == ("gpuplane: note: kube-scheduler 1.40 wording is not modelled; using 1.36 "
+                            "(the newest gpuplane knows)\n")
+    older = _cli("--cluster", str(DEMO), "--kubernetes-version", "1.27", "-f", "json")
+    assert older.stderr == ("gpuplane: note: kube-scheduler 1.27 wording is not modelled; using 1.28 "
+                            "(the oldest gpuplane knows)\n")
+    assert _cli("--cluster", str(DEMO), "--kubernetes-version", "1.31", "-f", "json").stderr == ""

@@ -129,7 +129,10 @@ def lint(
             fixed = {id(f) for f in outcome.fixed}
             result.findings = [f for f in result.findings if id(f) not in fixed]
 
-    if not (fix and dry_run):
+    # With nothing usable read, a text "No findings in 0 objects" would read like a clean bill of
+    # health: the errors above say it all. Machine formats still get their (empty) document.
+    nothing_read = bad_input and not loaded.objects
+    if not (fix and dry_run) and not (nothing_read and fmt == "text"):
         _emit(result, fmt)
     if bad_input:
         sys.exit(EXIT_USAGE)

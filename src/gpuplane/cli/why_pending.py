@@ -48,6 +48,7 @@ def why_pending(
     # an explicit --kubernetes-version makes the cluster's version warnings moot
     state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, warnings=kubernetes_version is None)
     scheduler = Scheduler(state, version=kubernetes_version)
+    _note_clamped_version(kubernetes_version or state.kubernetes_version())
     if pod is not None and not any(p.key == pod for p in state.pending_pods):
         known = any(p.key == pod for p in state.pods)
         fail(f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}")
@@ -62,3 +63,16 @@ def why_pending(
         render_text(explanations, scheduler)
     if errors:
         raise SystemExit(2)
+
+
+def _note_clamped_version(requested: str | None) -> None:
+    """Say so on stderr when the cluster's minor is outside the wordings gpuplane knows."""
+    from gpuplane.scheduler.versions import NEWEST_MINOR, OLDEST_MINOR, parse_minor
+
+    minor = parse_minor(requested) if requested else None
+    if minor is None or OLDEST_MINOR <= minor <= NEWEST_MINOR:
+        return
+    used = NEWEST_MINOR if minor > NEWEST_MINOR else OLDEST_MINOR
+    why = "the newest" if minor > NEWEST_MINOR else "the oldest"
+    click.echo(f"gpuplane: note: kube-scheduler 1.{minor} wording is not modelled; using 1.{used} ({why} "
+               "gpuplane knows)", err=True)

@@ -292,7 +292,8 @@ def list_rules(
     from gpuplane.lint.registry import all_rules
 
     rules = [
-        {"id": m.id, "severity": m.severity, "category": m.category, "summary": m.summary}
+        {"id": m.id, "severity": m.severity, "category": m.category, "summary": m.summary,
+         "context": m.context, "fixable": m.fixable}
         for m in all_rules()
         if category is None or m.category == category
     ]
