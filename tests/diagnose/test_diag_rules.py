@@ -33,7 +33,7 @@ EXPECTED: dict[str, list[tuple[str, str, str, str]]] = {
     "gpu-unhealthy-devices": [
         ("warning", "Node", "gpu-a",
          "node gpu-a: 2 of 8 A100-40GB nvidia.com/gpu unhealthy (allocatable 6 < capacity 8); the node can no longer "
-         "host a 8-device pod"),
+         "host an 8-device pod"),
     ],
     "gpu-operator-pods-failing": [
         ("error", "DaemonSet", "nvidia-driver-daemonset",

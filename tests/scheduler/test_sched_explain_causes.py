@@ -58,8 +58,8 @@ def test_partial_hold_is_counted_in_the_shortage() -> None:
                                      "default/nom (priority 10, 4 nvidia.com/gpu)")
     assert expl.causes[0].endswith("that leaves at most 2 for this pod, which asks for 4")
     assert expl.causes[1] == (
-        "all nvidia.com/gpu are in use on the 1 node(s) that pass the other checks: 1 free of 8 "
-        "(1 node(s) with 1 free); the pod asks for 4"
+        "only 1 of 8 nvidia.com/gpu is free on the 1 node(s) that pass the other checks "
+        "(1 node(s) with 1 free); the pod asks for 4 on one node"
     )
 
 

@@ -260,3 +260,24 @@ def test_fast_placer_matches_full_cycle():
                     slow.forget(pod, b.node)
             else:
                 assert a.message() == b.message()
+
+
+def test_kueue_mode_notes_jobs_without_queue_label():
+    """--scheduler kueue on jobs with no kueue.x-k8s.io/queue-name label: Kueue does not manage
+    them (kube-scheduler places them as in default mode), and the notes and the deadlock advice
+    say so."""
+    doc = run("kueue", load("two-jobs.yaml"))
+    note = "not managed by Kueue: no kueue.x-k8s.io/queue-name label; scheduled by the default scheduler"
+    assert [n for n in doc["notes"] if "Kueue" in n] == [
+        f"PyTorchJob/default/job-a: {note}",
+        f"PyTorchJob/default/job-b: {note}",
+    ]
+    assert doc["deadlock"]["message"] == (
+        "deadlock: 2 distributed job(s) are partly placed and none can start; 16 GPU(s) are held idle. Kueue admits "
+        "a job all-or-nothing only when it carries the kueue.x-k8s.io/queue-name label: add it (the name of a "
+        "LocalQueue in the job's namespace) to PyTorchJob/default/job-a, PyTorchJob/default/job-b"
+    )
+    default = run("default", load("two-jobs.yaml"))
+    assert not any("Kueue" in n for n in default["notes"])
+    assert default["deadlock"]["message"].endswith(
+        "A gang scheduler (Volcano, coscheduling) or Kueue admission places such jobs all-or-nothing")

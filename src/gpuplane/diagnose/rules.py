@@ -256,6 +256,29 @@ def _not_advertising(ctx: LintContext, facts: ClusterFacts, node: Node, gpus: in
     return _finding(ctx, facts.manifest(node), ("status", "allocatable"), message, fix, evidence)
 
 
+def not_advertised_cause(facts: ClusterFacts, node: Node) -> str:
+    """Why a GPU node advertises no GPU, in a few words for charts: the first failing step of
+    the enablement chain (as ``gpu-node-not-advertising`` reports it), e.g. "MIG config failed",
+    "device plugin down"."""
+    link = _broken_link(facts, node, labelled=_gpu_label(node) is not None)[0]
+    if link == "mig-manager":
+        if node.metadata.labels.get(inv.MIG_CONFIG_STATE) == "failed":
+            return "MIG config failed"
+        return "device plugin paused for a MIG change"
+    return _LINK_LABELS.get(link, f"{link} failing")
+
+
+_LINK_LABELS = {
+    "kubelet": "node NotReady",
+    "operands disabled": "GPU Operator operands disabled",
+    "device plugin disabled": "device plugin disabled",
+    "device plugin": "device plugin down",
+    "device-plugin": "device plugin down",
+    "device plugin registration": "device plugin not registered",
+    "node labelling": "node not labelled by NFD",
+}
+
+
 def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[str, str, str, list[Evidence]]:
     """``(link, detail, fix, evidence)``: the first failing step of the enablement chain on ``node``."""
     name = node.metadata.name
@@ -434,8 +457,8 @@ def gpu_unhealthy_devices(ctx: LintContext, facts: ClusterFacts) -> Iterator[Clu
                 logs = f"nvidia-smi -q -d ECC,PAGE_RETIREMENT on {name}"
             model = f" {node_inv.model}" if node_inv.model else ""
             message = (f"node {name}: {bad} of {use.capacity}{model} {resource} unhealthy (allocatable "
-                       f"{use.allocatable} < capacity {use.capacity}); the node can no longer host a "
-                       f"{use.capacity}-device pod")
+                       f"{use.allocatable} < capacity {use.capacity}); the node can no longer host "
+                       f"{_article(use.capacity)} {use.capacity}-device pod")
             fix = (f"{logs}; then kubectl drain {name} --ignore-daemonsets, reset (nvidia-smi -r) or replace the "
                    "GPU, and restart the device plugin pod to re-register it")
             yield _finding(ctx, facts.manifest(node), ("status", "allocatable", resource), message, fix, evidence)
@@ -950,11 +973,24 @@ def gpu_fragmentation(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
 
 
 def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, int]:
-    """Free ``resource`` per node the pod may use apart from resources (only nodes with some free)."""
+    """Free ``resource`` per node the pod may use apart from that resource (only nodes with some free).
+
+    The node set is the scheduler model's, as why-pending counts it: nodes whose only failing
+    reason is ``Insufficient <resource>`` (a node that also lacks memory or cpu is no room).
+    Without the model (or when it has no per-node verdicts for the pod), the nodes are Ready,
+    uncordoned, with taints tolerated and required node affinity matched."""
+    nodes = _only_short_nodes(facts, pod, resource)
+    state = facts.state
+    if nodes is not None:
+        frees = {}
+        for name in nodes:
+            free = state.free(name).get(resource, 0)
+            if free > 0:
+                frees[name] = free
+        return frees
     from gpuplane.k8s.selectors import pod_matches_required_node_affinity
     from gpuplane.k8s.tolerations import find_untolerated_taint
 
-    state = facts.state
     frees: dict[str, int] = {}
     for node in state.gpu_nodes():
         name = node.metadata.name
@@ -969,6 +1005,34 @@ def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, in
             continue
         frees[name] = free
     return frees
+
+
+def _article(number: int) -> str:
+    """``a`` or ``an`` before a number, by how it is said: an 8, an 11, an 18, an 80, an 11000;
+    a 1, a 100."""
+    digits = str(abs(number))
+    lead = digits[: len(digits) % 3 or 3]  # the group said first: "eleven" thousand, "eighty"
+    return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
+
+
+def _only_short_nodes(facts: ClusterFacts, pod: Pod, resource: str) -> list[str] | None:
+    """Nodes the scheduler model rejects for ``pod`` only for lack of ``resource``; None when
+    the model is unavailable or did not filter nodes for this pod (gated, queued, ...)."""
+    from gpuplane.scheduler.explain import only_short_of
+
+    cache: dict[int, Any] = facts.__dict__.setdefault("_explained_pods", {})
+    key = id(pod)
+    if key not in cache:
+        scheduler = facts.scheduler()
+        expl = None
+        if scheduler is not None:
+            try:
+                expl = scheduler.explain(pod)
+            except Exception:  # the model failing on one pod keeps the fallback node set
+                expl = None
+        cache[key] = expl if expl is not None and expl.groups else None
+    expl = cache[key]
+    return None if expl is None else only_short_of(expl, resource)
 
 
 def _node_model(facts: ClusterFacts, name: str) -> str:

@@ -32,7 +32,7 @@ ALLOCATION_SERIES = (
     ("allocated", "allocated", "#3b6fd4"),
     ("free", "free", "#4caf7a"),
     ("unhealthy", "unhealthy (capacity > allocatable)", "#e0a030"),
-    ("dark", "not advertised (device plugin down)", "#d64545"),
+    ("dark", "not advertised", "#d64545"),
 )
 NAMESPACE_SERIES = (("running", "held by placed pods", "#3b6fd4"), ("pending", "asked by Pending pods", "#b07cd6"))
 SEVERITY_COLOURS = {"error": "#d64545", "warning": "#e0a030", "info": "#3b9fd4"}
@@ -78,6 +78,7 @@ def render_html(result: DiagnoseResult) -> str:
     state = result.state
     version = result.inventory.kubernetes_version
     title = f"gpuplane diagnose: {state.source or 'cluster'}"
+    dark = _dark_causes(result)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -91,8 +92,8 @@ def render_html(result: DiagnoseResult) -> str:
         "<main>",
         _cards(summary),
         '<div class="charts">',
-        _allocation_chart("chart-by-model", "GPU allocation by model", _group_nodes(result, "model")),
-        _allocation_chart("chart-by-pool", "GPU allocation by node pool", _group_nodes(result, "pool")),
+        _allocation_chart("chart-by-model", "GPU allocation by model", _group_nodes(result, "model", dark)),
+        _allocation_chart("chart-by-pool", "GPU allocation by node pool", _group_nodes(result, "pool", dark)),
         _namespace_chart(data),
         _pending_chart(data),
         _fragmentation_chart(data),
@@ -132,12 +133,51 @@ def _node_values(node: NodeInventory) -> dict[str, int]:
     }
 
 
-def _group_nodes(result: DiagnoseResult, key: str) -> list[tuple[str, list[int]]]:
+def _dark_causes(result: DiagnoseResult) -> dict[str, str]:
+    """Node -> why its GPUs are not advertised, as diagnose finds it ("MIG config failed",
+    "device plugin down", ...): the first failing link of the node's enablement chain."""
+    from gpuplane.diagnose.facts import facts_for
+    from gpuplane.diagnose.rules import not_advertised_cause
+
+    out: dict[str, str] = {}
+    facts = None
+    for node in result.inventory.nodes:
+        if not any(flag.flag == inv.FLAG_NOT_ADVERTISING for flag in node.flags):
+            continue
+        obj = result.state.node_by_name.get(node.name)
+        if obj is None:
+            continue
+        if facts is None:
+            facts = facts_for(result.state)
+        try:
+            out[node.name] = not_advertised_cause(facts, obj)
+        except Exception:  # a label is a nicety: the chart still shows the count
+            continue
+    return out
+
+
+def _dark_label(causes: list[str]) -> str:
+    return f"not advertised ({'; '.join(causes)})" if causes else "not advertised"
+
+
+def _group_nodes(result: DiagnoseResult, key: str,
+                 causes: dict[str, str] | None = None) -> list[tuple[str, list[int], dict[str, str]]]:
+    """Rows ``(label, values per ALLOCATION_SERIES, {series id: segment label})``: the
+    not-advertised segment is labelled by its causes."""
+    causes = causes or {}
     groups: dict[str, Counter[str]] = {}
+    dark: dict[str, list[str]] = {}
     for node in result.inventory.nodes:
         label = node.model_key if key == "model" else node.pool
-        groups.setdefault(label, Counter()).update(_node_values(node))
-    return [(label, [counts[s[0]] for s in ALLOCATION_SERIES]) for label, counts in sorted(groups.items())]
+        values = _node_values(node)
+        groups.setdefault(label, Counter()).update(values)
+        cause = causes.get(node.name)
+        if values["dark"] and cause and cause not in dark.setdefault(label, []):
+            dark[label].append(cause)
+    return [
+        (label, [counts[s[0]] for s in ALLOCATION_SERIES], {"dark": _dark_label(sorted(dark.get(label, [])))})
+        for label, counts in sorted(groups.items())
+    ]
 
 
 # -- SVG charts ---------------------------------------------------------------------------------
@@ -150,22 +190,26 @@ def _legend(series: tuple[tuple[str, str, str], ...]) -> str:
     return f'<p class="legend">{items}</p>'
 
 
-def _stacked_bars(chart_id: str, title: str, rows: list[tuple[str, list[int]]],
+def _stacked_bars(chart_id: str, title: str, rows: list[tuple[str, list[int], dict[str, str]]],
                   series: tuple[tuple[str, str, str], ...], note: str = "") -> str:
+    """Rows ``(label, values per series, {series id: this row's segment label})``; the legend
+    of a series whose rows name it differently lists those names."""
     if not rows:
         return _empty_figure(chart_id, title, "nothing to show")
-    top = max(sum(values) for _, values in rows) or 1
+    series = _legend_series(rows, series)
+    top = max(sum(values) for _, values, _ in rows) or 1
     height = 20 + len(rows) * (BAR_HEIGHT + 8)
     svg = [f'<svg class="chart stacked" role="img" aria-label="{escape(title)}" width="{LABEL_WIDTH + PLOT_WIDTH + 60}" '
            f'height="{height}" xmlns="http://www.w3.org/2000/svg">']
     y = 10
-    for label, values in rows:
+    for label, values, names in rows:
         svg.append(f'<g class="bar" data-label="{escape(label)}">'
                    f'<text x="{LABEL_WIDTH - 8}" y="{y + 15}" text-anchor="end">{escape(_clip(label))}</text>')
         x = float(LABEL_WIDTH)
         for (sid, name, colour), value in zip(series, values, strict=True):
             if value <= 0:
                 continue
+            name = names.get(sid, name)
             width = PLOT_WIDTH * value / top
             svg.append(f'<rect class="seg seg-{sid}" x="{x:.1f}" y="{y}" width="{width:.1f}" height="{BAR_HEIGHT}" '
                        f'fill="{colour}" data-value="{value}"><title>{escape(label)}: {value} {escape(name)}</title></rect>')
@@ -176,6 +220,20 @@ def _stacked_bars(chart_id: str, title: str, rows: list[tuple[str, list[int]]],
     caption = f'<p class="note">{escape(note)}</p>' if note else ""
     return (f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(svg)}{_legend(series)}'
             f"{caption}</figure>")
+
+
+def _legend_series(rows: list[tuple[str, list[int], dict[str, str]]],
+                   series: tuple[tuple[str, str, str], ...]) -> tuple[tuple[str, str, str], ...]:
+    out = []
+    for i, (sid, name, colour) in enumerate(series):
+        named = sorted({names[sid] for _, values, names in rows if sid in names and values[i] > 0})
+        heads = {n.split(" (", 1)[0] for n in named}
+        if len(named) > 1 and len(heads) == 1 and all(n.endswith(")") and " (" in n for n in named):
+            # "not advertised (a)", "not advertised (b)" -> "not advertised (a; b)"
+            inner = sorted({part for n in named for part in n.split(" (", 1)[1][:-1].split("; ")})
+            named = [f"{heads.pop()} ({'; '.join(inner)})"]
+        out.append((sid, " / ".join(named) if named else name, colour))
+    return tuple(out)
 
 
 def _bars(chart_id: str, title: str, rows: list[tuple[str, int, str]], note: str = "") -> str:
@@ -234,13 +292,13 @@ def _clip(text: str, width: int = 26) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
-def _allocation_chart(chart_id: str, title: str, rows: list[tuple[str, list[int]]]) -> str:
+def _allocation_chart(chart_id: str, title: str, rows: list[tuple[str, list[int], dict[str, str]]]) -> str:
     return _stacked_bars(chart_id, title, rows, ALLOCATION_SERIES,
                          "Schedulable units as advertised: whole GPUs, MIG devices, time-sliced replicas.")
 
 
 def _namespace_chart(data: ReportData) -> str:
-    rows = [(name, [running, pending]) for name, running, pending in data.namespaces]
+    rows = [(name, [running, pending], {}) for name, running, pending in data.namespaces]
     return _stacked_bars("chart-by-namespace", "GPU allocation by namespace", rows,
                          NAMESPACE_SERIES, "GPU units held by placed pods and asked for by Pending pods.")
 

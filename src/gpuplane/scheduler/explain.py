@@ -52,17 +52,26 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
         return
     ranked: list[tuple[int, str, str | None]] = []  # (RANK_*, cause, fix)
     requests = sched.context(expl.pod).requests
+    # NodeResourcesFit verdicts are merged per reason across groups: the same reasons can come
+    # with different codes (newer minors return UnschedulableAndUnresolvable when a request
+    # exceeds allocatable), and the causes must not depend on the wording version.
+    by_reason: dict[str, list[str]] = {}
+    for status, names in expl.groups:
+        if status.plugin == "NodeResourcesFit":
+            for reason in status.reasons:
+                by_reason.setdefault(reason, []).extend(names)
+    for reason, names in by_reason.items():
+        if reason.startswith(INSUFFICIENT):
+            resource = reason[len(INSUFFICIENT) :]
+            ranked.extend(_resource_causes(sched, expl, resource, requests.get(resource, 0), names))
+        else:
+            ranked.append((RANK_CAPACITY, f"{len(names)} node(s) already run as many pods as allocatable 'pods' allows", None))
     for status, names in expl.groups:
         plugin = status.plugin
         count = len(names)
         if plugin == "NodeResourcesFit":
-            for reason in status.reasons:
-                if reason.startswith(INSUFFICIENT):
-                    resource = reason[len(INSUFFICIENT) :]
-                    ranked.extend(_resource_causes(sched, expl, resource, requests.get(resource, 0), names))
-                else:
-                    ranked.append((RANK_CAPACITY, f"{count} node(s) already run as many pods as allocatable 'pods' allows", None))
-        elif plugin == "TaintToleration":
+            continue
+        if plugin == "TaintToleration":
             ranked.extend(_taint_causes(sched, expl, names))
         elif plugin == "NodeAffinity":
             ranked.append((RANK_DECISIVE, _affinity_cause(expl, count), None))
@@ -139,7 +148,10 @@ def _resource_causes(
         out.append((RANK_CAPACITY, f"{len(names)} node(s) lack {resource}: the pod requests {_fmt(resource, want)}", None))
         return out
     without = [i for i in infos if i.allocatable.get(resource, 0) <= 0]
-    with_resource = [i for i in infos if i.allocatable.get(resource, 0) > 0]
+    # Only the nodes whose sole failure is this resource speak for its shortage: a node that
+    # also lacks memory, cpu, ... is explained by that cause, and its free devices are no room.
+    only = set(only_short_of(expl, resource))
+    with_resource = [i for i in infos if i.allocatable.get(resource, 0) > 0 and i.name in only]
     if without:
         out.extend(_renamed_resource(sched, expl, resource, want, without))
     if not with_resource:
@@ -161,6 +173,19 @@ def _resource_causes(
     if rest:
         out.append(_shortage_cause(sched, resource, want, rest, reserved))
     return out
+
+
+def only_short_of(expl: Explanation, resource: str) -> list[str]:
+    """Nodes whose only failing reason is ``Insufficient <resource>`` (NodeResourcesFit, any
+    status code): the nodes that pass every other check, whose free ``resource`` is the room
+    the pod could use. The node set why-pending and diagnose count free devices on."""
+    wanted = (INSUFFICIENT + resource,)
+    return [
+        name
+        for status, names in expl.groups
+        if status.plugin == "NodeResourcesFit" and tuple(status.reasons) == wanted
+        for name in names
+    ]
 
 
 def _nominated_reservations(
@@ -257,10 +282,17 @@ def _shortage_cause(
             f"pods of at most {biggest}" if biggest else None,
         )
     total = sum(i.allocatable.get(resource, 0) for i in infos)
+    fix = "wait for running jobs to finish, add GPU nodes (or let the autoscaler), or lower the request"
+    if total_free <= 0:
+        return (
+            RANK_CAPACITY, f"all {resource} are in use on the {len(infos)} node(s) that pass the other checks: "
+                f"0 free of {total} ({parts}{held_note}); the pod asks for {want}",
+            fix,
+        )
     return (
-        RANK_CAPACITY, f"all {resource} are in use on the {len(infos)} node(s) that pass the other checks: "
-            f"{total_free} free of {total} ({parts}{held_note}); the pod asks for {want}",
-        "wait for running jobs to finish, add GPU nodes (or let the autoscaler), or lower the request",
+        RANK_CAPACITY, f"only {total_free} of {total} {resource} {'is' if total_free == 1 else 'are'} free on the "
+            f"{len(infos)} node(s) that pass the other checks ({parts}{held_note}); the pod asks for {want} on one node",
+        fix,
     )
 
 
@@ -474,8 +506,8 @@ def _gang_cause(sched: Scheduler, expl: Explanation, requests: dict[str, int]) -
     """Replace the generic gang line (prequeue) by a gang-level explanation: how many members
     wait, what each needs on one node, the most any node has free, and what would unblock it
     (how many nodes with that much free). Nodes counted are those that pass every check but
-    resources (their only failing plugin is NodeResourcesFit), so a taint or selector that
-    rules a node out is not counted as room."""
+    the GPU (their only failing reason is the shortage of that GPU), so a taint, a selector or
+    missing memory that rules a node out is not counted as room."""
     at = next((i for i, c in enumerate(expl.causes) if c.startswith(GANG_PREFIX)), None)
     if at is None:
         return
@@ -493,7 +525,7 @@ def _gang_cause(sched: Scheduler, expl: Explanation, requests: dict[str, int]) -
     want = requests[gpu]
     index = sched.index
     row = index.resource_index.get(gpu)
-    nodes = [index.by_name[n] for status, names in expl.groups if status.plugin == "NodeResourcesFit" for n in names]
+    nodes = [index.by_name[n] for n in only_short_of(expl, gpu) if n in index.by_name]
     best = fitting = 0
     if row is not None and nodes:
         free = index.alloc[row, nodes] - index.req[row, nodes]

@@ -61,25 +61,40 @@ class Explanation:
         return out
 
     def table(self) -> list[dict[str, Any]]:
-        """kube-scheduler-simulator style rows, grouped: plugins passed, the failing plugin."""
-        rows = []
+        """kube-scheduler-simulator style rows, grouped: plugins passed, the failing plugin.
+
+        One row per (plugin, reasons): statuses that differ only by code (a newer minor
+        returns UnschedulableAndUnresolvable when a request exceeds allocatable) are merged;
+        ``code`` then lists the distinct codes, joined with ``/``."""
+        rows: list[dict[str, Any]] = []
+        by_key: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
         for status, names in self.groups:
             failed = status.plugin
+            key = (failed or "PreFilter", tuple(status.reasons))
+            row = by_key.get(key)
+            if row is not None:
+                row["nodes"] += len(names)
+                row["_names"].extend(names)
+                if status.code.name not in row["code"].split("/"):
+                    row["code"] += "/" + status.code.name
+                continue
             passed = []
             for plugin in self.plugin_order:
                 if plugin == failed:
                     break
                 passed.append(plugin)
-            rows.append(
-                {
-                    "nodes": len(names),
-                    "sample": names[:5],
-                    "plugin": failed or "PreFilter",
-                    "code": status.code.name,
-                    "reasons": list(status.reasons),
-                    "passed": passed if failed in self.plugin_order else [],
-                }
-            )
+            row = by_key[key] = {
+                "nodes": len(names),
+                "sample": [],
+                "plugin": failed or "PreFilter",
+                "code": status.code.name,
+                "reasons": list(status.reasons),
+                "passed": passed if failed in self.plugin_order else [],
+                "_names": list(names),
+            }
+            rows.append(row)
+        for row in rows:
+            row["sample"] = row.pop("_names")[:5]
         rows.sort(key=lambda r: -r["nodes"])
         return rows
 

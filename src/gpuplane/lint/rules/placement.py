@@ -309,16 +309,25 @@ def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     if cluster is None:
         return
-    models = sorted({m for node in cluster.gpu_nodes() if (m := _gpu_model(node.metadata.labels or {}))})
-    if len(models) < 2:
+    from gpuplane.k8s.selectors import pod_matches_required_node_affinity
+
+    gpu_nodes = [(node, m) for node in cluster.gpu_nodes() if (m := _gpu_model(node.metadata.labels or {}))]
+    if len({m for _, m in gpu_nodes}) < 2:
         return
     for ps in ctx.gpu_podsets():
         if _pins_type(ps):
             continue
+        # Pinned in effect when every node the pod may be placed on (nodeSelector and required
+        # node affinity, e.g. a Karpenter NodePool label) has the same GPU model.
+        pod = ps.pod()
+        models = sorted({m for node, m in gpu_nodes if pod_matches_required_node_affinity(pod, node)})
+        if len(models) < 2:
+            continue
+        shown = ", ".join(models[:4]) + (", ..." if len(models) > 4 else "")
         yield ctx.report(
             ctx.holder(ps), ps.spec_path,
-            f"{where(ps)} does not choose among the cluster's GPU models ({', '.join(models[:4])})",
-            f"add nodeSelector: {{nvidia.com/gpu.product: <one of {', '.join(models[:3])}>}} (or a preferred affinity)",
+            f"{where(ps)} does not choose among the cluster's GPU models ({shown})",
+            f"add nodeSelector: {{nvidia.com/gpu.product: <one of {shown}>}} (or a preferred affinity)",
         )
 
 

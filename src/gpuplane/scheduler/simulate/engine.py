@@ -47,6 +47,9 @@ from gpuplane.scheduler.simulate.state import SimCluster
 from gpuplane.sources.manifest import Manifest
 
 MODES = ("default", "volcano", "coscheduling", "kueue")
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+NOT_MANAGED_BY_KUEUE = f"not managed by Kueue: no {QUEUE_LABEL} label; scheduled by the default scheduler"
+
 # Guard against runaway requeue loops (Kueue waitForPodsReady evictions): 30 days.
 DEFAULT_HORIZON_S = 30 * 86400.0
 
@@ -116,6 +119,12 @@ class Engine:
         self.stopped_at_horizon = False
         self.nodes_added: list[dict[str, Any]] = []
         self.preempted_gpu_s = 0.0  # work thrown away by evictions
+        if self.options.scheduler == "kueue":
+            # Kueue manages only workloads labelled with a LocalQueue (kueue.x-k8s.io/queue-name,
+            # unless manageJobsWithoutQueueName is set); the rest go straight to kube-scheduler.
+            for job in self.jobs:
+                if job.kueue_queue is None:
+                    self.notes.append(f"{job.key}: {NOT_MANAGED_BY_KUEUE}")
         if self.quota.skipped_scoped:
             self.notes.append("scoped ResourceQuotas are not modelled: " + ", ".join(self.quota.skipped_scoped))
         self.layer = self._make_layer()
@@ -448,6 +457,11 @@ class Engine:
         if not stuck:
             return None
         held = sum(p.gpus for _, placed in stuck for p in placed)
+        advice = ("A gang scheduler (Volcano, coscheduling) or Kueue admission places such jobs all-or-nothing")
+        unmanaged = [job.key for job, _ in stuck if job.kueue_queue is None]
+        if self.options.scheduler == "kueue" and unmanaged:
+            advice = (f"Kueue admits a job all-or-nothing only when it carries the {QUEUE_LABEL} label: add it "
+                      f"(the name of a LocalQueue in the job's namespace) to {', '.join(unmanaged)}")
         return {
             "jobs": [
                 {
@@ -462,8 +476,7 @@ class Engine:
             "gpus_held_idle": held,
             "message": (
                 f"deadlock: {len(stuck)} distributed job(s) are partly placed and none can start; "
-                f"{held} GPU(s) are held idle. A gang scheduler (Volcano, coscheduling) or Kueue "
-                "admission places such jobs all-or-nothing"
+                f"{held} GPU(s) are held idle. {advice}"
             ),
         }
 
