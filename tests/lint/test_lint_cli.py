@@ -108,3 +108,16 @@ def test_nothing_readable_prints_only_the_error() -> None:
     assert res.exit_code == 2
     assert res.stdout == ""
     assert res.stderr == "/nonexistent-gpuplane-path: no such file or directory\n"
+
+
+def test_skip_non_manifests_for_pre_commit(tmp_path: Path) -> None:
+    """pre-commit names every YAML file: with --skip-non-manifests, kindless files are notes, not errors."""
+    (tmp_path / "ci.yaml").write_text("name: ci\non: [push]\njobs: {}\n")
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: busybox\n")
+    strict = run("lint", str(tmp_path / "ci.yaml"), str(pod))
+    assert strict.exit_code == 2
+    assert strict.stderr == f"{tmp_path / 'ci.yaml'}:1: object has no kind\n"
+    lenient = run("lint", "--skip-non-manifests", str(tmp_path / "ci.yaml"), str(pod))
+    assert lenient.exit_code == 0
+    assert lenient.stderr == f"gpuplane: skipped {tmp_path / 'ci.yaml'} (no Kubernetes object: no kind)\n"

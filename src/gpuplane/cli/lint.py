@@ -36,6 +36,9 @@ def _ids(value: str) -> set[str]:
               help="Config file (default: .gpuplane.yaml found upward from the current folder).")
 @click.option("--fix", is_flag=True, help="Rewrite files in place for rules with a safe mechanical fix.")
 @click.option("--dry-run", is_flag=True, help="With --fix: print the diff instead of writing.")
+@click.option("--skip-non-manifests", is_flag=True,
+              help="Skip, with a note, files holding no Kubernetes object (no kind), even when named "
+              "explicitly; for pre-commit and mixed folders.")
 def lint(
     paths: tuple[str, ...],
     cluster: str | None,
@@ -48,6 +51,7 @@ def lint(
     config: str | None,
     fix: bool,
     dry_run: bool,
+    skip_non_manifests: bool,
 ) -> None:
     """Lint Kubernetes manifests for GPU and AI-workload mistakes.
 
@@ -98,7 +102,7 @@ def lint(
         cfg.enable = _ids(enable)  # --disable still wins over --enable for the same id
     threshold = fail_on or cfg.fail_on or "error"
 
-    loaded = _load(paths)
+    loaded = _load(paths, skip_non_manifests)
     bad_input = bool(loaded.errors)
     for error in loaded.errors:
         click.echo(str(error), err=True)
@@ -139,7 +143,7 @@ def lint(
     sys.exit(EXIT_FINDINGS if result.reaches(threshold) else EXIT_OK)
 
 
-def _load(paths: tuple[str, ...]) -> LoadResult:
+def _load(paths: tuple[str, ...], skip_non_manifests: bool = False) -> LoadResult:
     """Load every PATH, noting on stderr each one that holds no manifest at all.
 
     An empty folder or empty stdin (a chart whose templates all render empty) is not an
@@ -150,10 +154,10 @@ def _load(paths: tuple[str, ...]) -> LoadResult:
 
     loaded = LoadResult()
     for path in paths:
-        part = load_paths([path])
+        part = load_paths([path], skip_non_manifests=skip_non_manifests)
         for note in part.skipped:
             click.echo(f"gpuplane: skipped {note}", err=True)
-        if not part.objects and not part.errors:
+        if not part.objects and not part.errors and not part.skipped:
             where = "standard input" if path == STDIN else path
             click.echo(f"gpuplane: no manifests found in {where}", err=True)
         loaded.extend(part)

@@ -340,6 +340,26 @@ def _load_walked(file_path: str) -> LoadResult:
     return part
 
 
+_NO_KIND = "object has no kind"
+
+
+def _not_kubernetes(part: LoadResult) -> bool:
+    """A file with no Kubernetes object at all: every problem is a document without ``kind``
+    (or not a mapping), e.g. a CI workflow, a pre-commit config or docker-compose file."""
+    return not part.objects and bool(part.errors) and all(
+        e.message == _NO_KIND or e.message.startswith("not a Kubernetes object") for e in part.errors
+    )
+
+
+def _load_lenient(file_path: str) -> LoadResult:
+    """``--skip-non-manifests``: like a folder walk, and files holding no Kubernetes object at all
+    are skipped with a note too (a file mixing objects and kindless documents still reports)."""
+    part = _load_walked(file_path)
+    if _not_kubernetes(part):
+        return LoadResult(files=part.files, skipped=[f"{file_path} (no Kubernetes object: no kind)"])
+    return part
+
+
 def iter_manifest_files(path: str) -> Iterator[str]:
     """Every manifest file under ``path`` (recursively, sorted for stable output)."""
     for root, dirs, files in os.walk(path):
@@ -349,8 +369,14 @@ def iter_manifest_files(path: str) -> Iterator[str]:
                 yield os.path.join(root, name)
 
 
-def load_paths(paths: Iterable[str]) -> LoadResult:
-    """Load every object from ``paths`` (files, folders or ``-`` for stdin)."""
+def load_paths(paths: Iterable[str], *, skip_non_manifests: bool = False) -> LoadResult:
+    """Load every object from ``paths`` (files, folders or ``-`` for stdin).
+
+    Files named explicitly are strict (a file with no object is an error); files met while
+    walking a folder skip Helm metadata and empty files. ``skip_non_manifests`` makes both skip,
+    with a note, any file that holds no Kubernetes object at all (pre-commit passes every YAML
+    file of a repository by name)."""
+    walked = _load_lenient if skip_non_manifests else _load_walked
     result = LoadResult()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # bulk loads build millions of containers: 3-4x faster without the cyclic GC
@@ -360,9 +386,9 @@ def load_paths(paths: Iterable[str]) -> LoadResult:
                 result.extend(load_stdin())
             elif os.path.isdir(path):
                 for file_path in iter_manifest_files(path):
-                    result.extend(_load_walked(file_path))
+                    result.extend(walked(file_path))
             elif os.path.exists(path):
-                result.extend(load_file(path))
+                result.extend(_load_lenient(path) if skip_non_manifests else load_file(path))
             else:
                 result.errors.append(LoadError(path, 0, "no such file or directory"))
     finally:
@@ -870,7 +896,7 @@ def _collect(
     if not kind or not isinstance(kind, str):
         pseudo = wrap_nvidia_config(data, path)
         if pseudo is None:
-            result.errors.append(LoadError(path, line, "object has no kind"))
+            result.errors.append(LoadError(path, line, _NO_KIND))
             return
         result.objects.append(Manifest(pseudo, path, line, doc, _unwrapping(locator)))
         return
