@@ -92,7 +92,7 @@ def test_resources_init_and_sidecar() -> None:
     assert message(docs, version="1.33").startswith("0/1 nodes are available: 1 Insufficient cpu.")
     assert message(docs, version="1.28") == (
         "0/1 nodes are available: Pod has a restartable init container and the SidecarContainers feature is disabled. "
-        f"{NOT_HELPFUL_1}"
+        f"{NOT_HELPFUL_1}."  # v1.28: the PostFilter text ends in `..` (versions.py)
     )
 
 

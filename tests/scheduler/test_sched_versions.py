@@ -60,7 +60,7 @@ NAME_AFFINITY = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredD
         # v1.28-29: cut nodes have no status: not counted, and preemption dry-runs them
         # (NodeAffinity's Filter then rejects b; a and c hold no lower-priority pod).
         ("1.29", "0/3 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: "
-                 "1 node(s) didn't match Pod's node affinity/selector, 2 No preemption victims found for incoming pod."),
+                 "1 node(s) didn't match Pod's node affinity/selector, 2 No preemption victims found for incoming pod.."),
         ("1.31", "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node is filtered out by the prefilter "
                  "result. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
                  "2 Preemption is not helpful for scheduling."),
@@ -95,3 +95,22 @@ def test_assume_invalidates_preemption_memo() -> None:
     s.assume(extra, "a")
     again = s.explain(target).preemption
     assert again is not None and [v.metadata.name for v in again.victims] == ["l2"] and again.nominated_node == "b"
+
+
+@pytest.mark.parametrize(
+    ("minor", "reason"),
+    [(32, "node(s) had volume node affinity conflict"), (33, "node(s) didn't match PersistentVolume's node affinity")],
+)
+def test_volume_conflict_text_changes_in_133_pr_129887(minor: int, reason: str) -> None:
+    # CHANGELOG-1.33.md, v1.33.0-alpha.3: PR #129887 changed the VolumeBinding reason.
+    assert wording_for(minor).volume_conflict_reason == reason
+
+
+def test_sidecars_on_from_129_pr_121579() -> None:
+    # CHANGELOG-1.29.md, v1.29.0-alpha.3: SidecarContainers beta, enabled by default.
+    assert [wording_for(m).sidecars_enabled for m in (28, 29, 36)] == [False, True, True]
+
+
+def test_postfilter_double_period_until_1_29() -> None:
+    """#117588 dropped the extra period after the PostFilter text; its author: "resolved in 1.30"."""
+    assert [wording_for(m).postfilter_double_period for m in (28, 29, 30, 36)] == [True, True, False, False]

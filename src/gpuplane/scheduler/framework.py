@@ -110,6 +110,9 @@ class FitError:
     absent_status: Status | None = None
     absent_count: int = 0
     postfilter_msg: str = ""
+    # "." before v1.30, whose FitError appended the PostFilter text with the `" %v."` separator
+    # (see versions.Wording.postfilter_double_period)
+    postfilter_suffix: str = ""
 
     def histogram(self) -> Counter[str]:
         hist: Counter[str] = Counter()
@@ -130,7 +133,7 @@ class FitError:
         """``FitError.Error()`` (pkg/scheduler/framework/types.go)."""
         text = self.filter_message()
         if self.postfilter_msg:
-            text += " " + self.postfilter_msg
+            text += " " + self.postfilter_msg + self.postfilter_suffix
         return text
 
 

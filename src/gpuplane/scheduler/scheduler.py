@@ -151,6 +151,7 @@ class Scheduler:
             prefilter_msg=diag.prefilter_status.message if diag.prefilter_status is not None else "",
             absent_status=diag.absent_status,
             absent_count=len(diag.absent),
+            postfilter_suffix="." if self.wording.postfilter_double_period else "",
         )
 
     # -- public API --------------------------------------------------------------------------

@@ -9,8 +9,10 @@ under the release that shipped it) unless the entry says
 "(unverified: inferred from PR date)".
 
 Newest release checked: v1.36 (reference/scheduling.md reads the scheduler at v1.36.3).
-The stored ``CHANGELOG-1.37.md`` only reaches v1.37.0-alpha.1, so 1.37 is not modelled and
-newer versions are worded as 1.36.
+The stored ``CHANGELOG-1.37.md`` only reaches v1.37.0-alpha.1 (re-checked: that is the only
+stored version readable). ``CHANGELOG-1.38.md`` has "Changelog since v1.37.0", so v1.37.0 is out,
+but what it changed is not readable here, so 1.37 is not modelled and newer versions are
+worded as 1.36.
 """
 
 from __future__ import annotations
@@ -52,12 +54,13 @@ class Wording:
     taint_with_key_value: bool
     # pkg/scheduler/framework/plugins/volumebinding/binder.go ErrReasonNodeConflict:
     # `node(s) had volume node affinity conflict` until PR #129887 (merged Jan 2025) made it
-    # `node(s) didn't match PersistentVolume's node affinity`: v1.33
-    # (unverified: inferred from PR date; the new text is seen on real v1.34+ clusters).
+    # `node(s) didn't match PersistentVolume's node affinity`: v1.33 (CHANGELOG-1.33.md, listed
+    # under v1.33.0-alpha.3 "Other (Cleanup or Flake)", so first in v1.33.0).
     volume_conflict_reason: str
     # pkg/scheduler/framework/plugins/noderesources/fit.go Filter: a request above the node's
-    # whole allocatable is UnschedulableAndUnresolvable from PR #131345 (merged Apr 2025):
-    # v1.34 (unverified: inferred from PR date).
+    # whole allocatable is UnschedulableAndUnresolvable from PR #131345 (opened 2025-04-17, after
+    # v1.33's code freeze): v1.34 (unverified: the PR's release note is NONE, so no CHANGELOG
+    # lists it; it is absent from CHANGELOG-1.34.md v1.34.0-alpha.1 as expected).
     fit_unresolvable_over_allocatable: bool
     # pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go: the plugin is in
     # the default profile once DRA is GA and on by default, v1.34 (PR #132706, CHANGELOG-1.34.md
@@ -69,16 +72,20 @@ class Wording:
     # How PreFilterResult-cut nodes are recorded: ABSENT_UNRECORDED / _FILTERED / _PLUGINS.
     prefilter_absent: str
     # pkg/scheduler/framework/plugins/noderesources/fit.go PreFilter: SidecarContainers is
-    # alpha (off) in v1.28 and beta (on) from v1.29 (KEP-753; unverified: inferred from the
-    # KEP's graduation history, not read at the tags).
+    # alpha (off) in v1.28 and beta (on) from v1.29: PR #121579 "The SidecarContainers feature
+    # has graduated to beta and is enabled by default" (CHANGELOG-1.29.md, v1.29.0-alpha.3).
     sidecars_enabled: bool
     # Patch release when known (``--kubernetes-version 1.34.2``); None = the minor's .0.
     patch: int | None = None
 
-    # Preemption clause (pkg/scheduler/framework/types.go FitError.Error(): the PostFilter
-    # message is appended after one space with no trailing period). The double period of
-    # older releases (`... for scheduling..`) went with PR #117588 (merged Apr 2023): v1.28
-    # (unverified: inferred from PR date), so every modelled release shares one format.
+    # Preemption clause (pkg/scheduler/framework/types.go FitError.Error()): older releases
+    # appended the PostFilter message with the histogram's `" %v."` separator although the
+    # message already ends with a period, giving `... for incoming pod..`; PR #117588 dropped
+    # the extra period. Its release note is NONE (no CHANGELOG lists it); issue #123301
+    # (Feb 2024, a v1.29 cluster) still shows `..`, and the PR's author closed the duplicate fix
+    # #123302 as "already resolved in 1.30": so `..` up to v1.29, one period from v1.30.
+    # (From the maintainer's word in those threads, not a tag.)
+    postfilter_double_period: bool = False
 
     @property
     def label(self) -> str:
@@ -108,6 +115,7 @@ def wording_for(minor: int, patch: int | None = None) -> Wording:
         dra_postfilter_text=minor >= 34,
         prefilter_absent=absent,
         sidecars_enabled=minor >= 29,
+        postfilter_double_period=minor < 30,
         patch=patch,
     )
 
