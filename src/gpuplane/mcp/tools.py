@@ -76,6 +76,10 @@ Cluster = Annotated[
 KubeContext = Annotated[
     str | None, Field(description="Kube-context to use when cluster is `live` (default: the current one).")
 ]
+KubeVersion = Annotated[
+    str | None,
+    Field(description="Word messages as this kube-scheduler version, e.g. 1.31 (default: from the cluster)."),
+]
 Kubeconfig = Annotated[
     str | None,
     Field(description="Kubeconfig file for cluster `live` (default: $KUBECONFIG or ~/.kube/config)."),
@@ -333,10 +337,7 @@ def explain_rule(
 def why_pending(
     cluster: Cluster,
     pod: Annotated[str | None, Field(description="Explain only this pod, as NAMESPACE/NAME.")] = None,
-    kubernetes_version: Annotated[
-        str | None,
-        Field(description="Word messages as this kube-scheduler version, e.g. 1.31 (default: from the cluster)."),
-    ] = None,
+    kubernetes_version: KubeVersion = None,
     context: KubeContext = None,
     kubeconfig: Kubeconfig = None,
 ) -> ToolOutput:
@@ -386,10 +387,7 @@ def simulate(
         Field(description="Scenario file: arrival / duration / image size per workload, cold-start and "
               "Kueue/coscheduling settings."),
     ] = None,
-    kubernetes_version: Annotated[
-        str | None,
-        Field(description="Word messages as this kube-scheduler version, e.g. 1.31 (default: from the cluster)."),
-    ] = None,
+    kubernetes_version: KubeVersion = None,
     context: KubeContext = None,
     kubeconfig: Kubeconfig = None,
 ) -> ToolOutput:

@@ -605,21 +605,31 @@ def _collect_json_list(buf: bytes, top: dict[str, msgspec.Raw], kind: str, path:
         except RecursionError:
             result.errors.append(LoadError(path, line, f"invalid JSON: nesting deeper than {limits.MAX_DEPTH} levels"))
             continue
-        if not isinstance(item, dict):
-            result.errors.append(LoadError(path, line, f"items[{index}] is not an object"))
-            continue
-        problem = None if lines.depth_bounded() else limits.check_tree(item, shared=False)
-        if problem:
-            result.errors.append(LoadError(path, line, f"invalid JSON: {problem}"))
-            continue
-        problem = item_problem(item, index, item_kind, list_version)
-        if problem:
-            result.errors.append(LoadError(path, line, problem))
-            continue
-        item = complete_item(item, item_kind, list_version)
-        assert item is not None  # item_problem said it has a kind
-        locator = DocumentLocator(bytes(raw).decode(), line)
-        result.objects.append(Manifest(item, path, line, index, locator.scoped(())))
+        if isinstance(item, dict):
+            problem = None if lines.depth_bounded() else limits.check_tree(item, shared=False)
+            if problem:
+                result.errors.append(LoadError(path, line, f"invalid JSON: {problem}"))
+                continue
+        _add_list_item(result, item, index, item_kind, list_version, path, line, index,
+                       lambda raw=raw, line=line: DocumentLocator(bytes(raw).decode(), line))
+
+
+def _add_list_item(
+    result: LoadResult, item: Any, index: int, item_kind: str, list_version: str, path: str, line: int,
+    doc: int, locator: Callable[[], DocumentLocator],
+) -> None:
+    """One item of a kubectl ``List`` (JSON or YAML): checked, completed with the List's
+    kind/apiVersion where kubectl leaves them out, and added with its line and locator."""
+    if not isinstance(item, dict):
+        result.errors.append(LoadError(path, line, f"items[{index}] is not an object"))
+        return
+    problem = item_problem(item, index, item_kind, list_version)
+    if problem:
+        result.errors.append(LoadError(path, line, problem))
+        return
+    item = complete_item(item, item_kind, list_version)
+    assert item is not None  # item_problem said it has a kind
+    result.objects.append(Manifest(item, path, line, doc, locator().scoped(())))
 
 
 def _line_at(buf: bytes, raw: msgspec.Raw) -> int:
@@ -810,17 +820,8 @@ def _load_split_list(
         except RecursionError:
             result.errors.append(LoadError(path, line, f"invalid YAML: nesting deeper than {limits.MAX_DEPTH} levels"))
             continue
-        if not isinstance(item, dict):
-            result.errors.append(LoadError(path, line, f"items[{index}] is not an object"))
-            continue
-        problem = item_problem(item, index, item_kind, list_version)
-        if problem:
-            result.errors.append(LoadError(path, line, problem))
-            continue
-        item = complete_item(item, item_kind, list_version)
-        assert item is not None  # item_problem said it has a kind
-        locator = DocumentLocator(item_text, line, lines)
-        result.objects.append(Manifest(item, path, line, doc_index, locator.scoped(())))
+        _add_list_item(result, item, index, item_kind, list_version, path, line, doc_index,
+                       lambda text=item_text, line=line, lines=lines: DocumentLocator(text, line, lines))
     return True
 
 

@@ -41,16 +41,18 @@ _STEP = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|(\[\.\.\.\])")
 _TYPE_ERROR = re.compile(r"^Expected `([^`]+)`, got `(\w+)`$")
 _MISSING = re.compile(r"^Object missing required field `([^`]+)`$")
 
-# Built-in kinds the API server decodes into Go structs: (group, kind) -> struct of the template root.
-_BUILTIN_TEMPLATE_ROOT = {
-    ("", "Pod"): "Pod",
-    ("", "ReplicationController"): "PodTemplateSpec",
-    ("apps", "Deployment"): "PodTemplateSpec",
-    ("apps", "ReplicaSet"): "PodTemplateSpec",
-    ("apps", "StatefulSet"): "PodTemplateSpec",
-    ("apps", "DaemonSet"): "PodTemplateSpec",
-    ("batch", "Job"): "PodTemplateSpec",
-    ("batch", "CronJob"): "PodTemplateSpec",
+# Built-in kinds the API server decodes into Go structs (k8s.io/api core/v1, apps/v1, batch/v1):
+# (group, kind) -> (struct holding ``template``, struct at the template root). A bare Pod has
+# no owner struct: its root is the Pod itself.
+_BUILTIN_STRUCTS = {
+    ("", "Pod"): (None, "Pod"),
+    ("", "ReplicationController"): ("ReplicationControllerSpec", "PodTemplateSpec"),
+    ("apps", "Deployment"): ("DeploymentSpec", "PodTemplateSpec"),
+    ("apps", "ReplicaSet"): ("ReplicaSetSpec", "PodTemplateSpec"),
+    ("apps", "StatefulSet"): ("StatefulSetSpec", "PodTemplateSpec"),
+    ("apps", "DaemonSet"): ("DaemonSetSpec", "PodTemplateSpec"),
+    ("batch", "Job"): ("JobSpec", "PodTemplateSpec"),
+    ("batch", "CronJob"): ("JobSpec", "PodTemplateSpec"),
 }
 # Typed-model structs whose name and fields are those of the k8s.io/api/core/v1 struct
 # (PodAffinity also stands for PodAntiAffinity, Volume inlines VolumeSource, the volume
@@ -210,7 +212,7 @@ def _go_field(root: str, steps: tuple[str | int, ...]) -> tuple[str, str] | None
 def _api_wording(ps: PodSet, steps: tuple[str | int, ...], detail: str) -> str | None:
     """The API server's decode error for a type error in a built-in kind's template, else None."""
     src = ps.source
-    root = _BUILTIN_TEMPLATE_ROOT.get((src.group, src.kind))
+    root = _BUILTIN_STRUCTS.get((src.group, src.kind), (None, None))[1]
     match = _TYPE_ERROR.match(detail)
     if root is None or match is None or ps.synthetic or not steps:
         return None
@@ -250,16 +252,6 @@ def _describe(detail: str, shown: str, map_value: bool) -> tuple[str, str]:
 
 # encoding/json's value type names -> the words a finding uses.
 _JSON_WORDS = {"string": "a string", "number": "a number", "bool": "a boolean", "array": "a list", "object": "a map"}
-# Built-in kinds: (group, kind) -> Go struct that holds ``template`` (k8s.io/api apps/v1, batch/v1, core/v1).
-_TEMPLATE_OWNER_STRUCT = {
-    ("", "ReplicationController"): "ReplicationControllerSpec",
-    ("apps", "Deployment"): "DeploymentSpec",
-    ("apps", "ReplicaSet"): "ReplicaSetSpec",
-    ("apps", "StatefulSet"): "StatefulSetSpec",
-    ("apps", "DaemonSet"): "DaemonSetSpec",
-    ("batch", "Job"): "JobSpec",
-    ("batch", "CronJob"): "JobSpec",
-}
 
 
 def _expansion_findings(ctx: LintContext) -> Iterator[Finding]:
@@ -279,7 +271,7 @@ def _expansion_findings(ctx: LintContext) -> Iterator[Finding]:
             continue
         got = _JSON_WORDS.get(problem.got, problem.got)
         quoted = ""
-        struct = _TEMPLATE_OWNER_STRUCT.get((src.group, src.kind))
+        struct = _BUILTIN_STRUCTS.get((src.group, src.kind), (None, None))[0]
         if struct is not None and problem.path and problem.path[-1] == "template" and problem.got != "null":
             json_path = ".".join(s for s in problem.path if isinstance(s, str))
             version = src.api_version.rsplit("/", 1)[-1]
