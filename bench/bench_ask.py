@@ -50,11 +50,15 @@ def bench_in_process(runs: int) -> None:
             answer(q)
             samples.append(time.perf_counter() - t)
     samples.sort()
-    print(f"documents indexed      : {len(idx.documents)} ({sum(d.kind == 'rule' for d in idx.documents)} rule pages)")
+    print(
+        f"documents indexed      : {len(idx.documents)} ({sum(d.kind == 'rule' for d in idx.documents)} rule pages)"
+    )
     print(f"cold build (in-process): {_ms(build)}  (imports + YAML front matter + tokenising)")
-    print(f"answer() per question  : median {_ms(statistics.median(samples))}, "
-          f"p95 {_ms(samples[int(0.95 * (len(samples) - 1))])}, max {_ms(samples[-1])} "
-          f"over {len(samples)} answers")
+    print(
+        f"answer() per question  : median {_ms(statistics.median(samples))}, "
+        f"p95 {_ms(samples[int(0.95 * (len(samples) - 1))])}, max {_ms(samples[-1])} "
+        f"over {len(samples)} answers"
+    )
 
 
 def bench_cli(runs: int) -> None:
@@ -65,16 +69,22 @@ def bench_cli(runs: int) -> None:
         env.pop("GPUPLANE_LLM_BASE_URL", None)
         times = []
         for i in range(runs + 1):
-            question = ["Which ResourceQuota key limits GPUs?", "default /dev/shm size",
-                        "time-slicing or MIG for notebooks?"][i % 3]
+            question = [
+                "Which ResourceQuota key limits GPUs?",
+                "default /dev/shm size",
+                "time-slicing or MIG for notebooks?",
+            ][i % 3]
             t = time.perf_counter()
-            subprocess.run([*cmd, "ask", question, "-f", "json"], env=env, check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [*cmd, "ask", question, "-f", "json"], env=env, check=True, stdout=subprocess.DEVNULL
+            )
             times.append(time.perf_counter() - t)
     warm = sorted(times[1:])
     print(f"CLI first run          : {_ms(times[0])}  (builds and caches the index)")
-    print(f"CLI later runs         : median {_ms(statistics.median(warm))}, max {_ms(warm[-1])} "
-          f"over {len(warm)} runs (new process each, index from cache)")
+    print(
+        f"CLI later runs         : median {_ms(statistics.median(warm))}, max {_ms(warm[-1])} "
+        f"over {len(warm)} runs (new process each, index from cache)"
+    )
 
 
 def main() -> int:

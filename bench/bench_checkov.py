@@ -81,7 +81,9 @@ def checkov_exe(setup: bool) -> Path:
     if exe.exists():
         return exe
     if not setup:
-        raise SystemExit(f"{exe} not found: run with --setup to create {VENV.relative_to(ROOT)} and pip install checkov")
+        raise SystemExit(
+            f"{exe} not found: run with --setup to create {VENV.relative_to(ROOT)} and pip install checkov"
+        )
     print(f"creating {VENV.relative_to(ROOT)} and installing checkov (a few minutes) ...", flush=True)
     python3 = shutil.which("python3") or sys.executable
     subprocess.run([python3, "-m", "venv", str(VENV)], check=True)
@@ -94,7 +96,17 @@ def checkov_version(exe: Path) -> str:
 
 
 def checkov_cmd(exe: Path, target: Path) -> list[str]:
-    return [str(exe), "-d", str(target), "--framework", "kubernetes", "-o", "json", "--quiet", "--skip-download"]
+    return [
+        str(exe),
+        "-d",
+        str(target),
+        "--framework",
+        "kubernetes",
+        "-o",
+        "json",
+        "--quiet",
+        "--skip-download",
+    ]
 
 
 def checkov_env() -> dict[str, str]:
@@ -194,15 +206,21 @@ def coverage(exe: Path) -> tuple[list[RuleRow], float]:
         fail_checks: dict[str, str] = {}
         for name in names:
             fail_checks.update(per_file.get(name, empty).failed)
-        pass_failed = {cid for p in passes for cid in per_file.get(str(p.relative_to(FIXTURES)), empty).failed}
-        rows.append(RuleRow(
-            rule=folder.name,
-            fail_files=names,
-            flagged=[n for n in names if per_file.get(n, empty).failed],
-            scanned=[n for n in names if per_file.get(n, empty).failed or per_file.get(n, empty).passed],
-            differential={cid: fail_checks[cid] for cid in sorted(fail_checks) if cid not in pass_failed},
-            related={cid: (cid in fail_checks, cid in pass_failed) for cid in RELATED.get(folder.name, [])},
-        ))
+        pass_failed = {
+            cid for p in passes for cid in per_file.get(str(p.relative_to(FIXTURES)), empty).failed
+        }
+        rows.append(
+            RuleRow(
+                rule=folder.name,
+                fail_files=names,
+                flagged=[n for n in names if per_file.get(n, empty).failed],
+                scanned=[n for n in names if per_file.get(n, empty).failed or per_file.get(n, empty).passed],
+                differential={cid: fail_checks[cid] for cid in sorted(fail_checks) if cid not in pass_failed},
+                related={
+                    cid: (cid in fail_checks, cid in pass_failed) for cid in RELATED.get(folder.name, [])
+                },
+            )
+        )
     return rows, timed.seconds
 
 
@@ -210,7 +228,9 @@ def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as handle:
-            cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), cpu)
+            cpu = next(
+                (line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), cpu
+            )
     except OSError:
         pass
     mem = ""
@@ -295,11 +315,17 @@ def write_report(path: Path, ctx: dict, rows: list[RuleRow]) -> None:
     for r in rows:
         react = "; ".join(f"{cid} {name}" for cid, name in r.differential.items()) or "–"
         related = "; ".join(f"{cid}: {yes[f]} / {yes[p]}" for cid, (f, p) in r.related.items()) or "none"
-        lines.append(f"| `{r.rule}` | {len(r.fail_files)} | {len(r.scanned)} | {len(r.flagged)} | {react} "
-                     f"| {related} |")
-    lines += ["", "Read the reacting checks by name: a check can react to an incidental difference between the "
-              "fail and pass files (another image tag, a namespace, a CPU limit) rather than to the GPU mistake "
-              "the rule is about.", ""]
+        lines.append(
+            f"| `{r.rule}` | {len(r.fail_files)} | {len(r.scanned)} | {len(r.flagged)} | {react} "
+            f"| {related} |"
+        )
+    lines += [
+        "",
+        "Read the reacting checks by name: a check can react to an incidental difference between the "
+        "fail and pass files (another image tag, a namespace, a CPU limit) rather than to the GPU mistake "
+        "the rule is about.",
+        "",
+    ]
     path.write_text("\n".join(lines))
 
 
@@ -310,8 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs of each measurement (median reported)")
     parser.add_argument("--checkov-runs", type=int, default=None, help="runs of Checkov (default: --runs)")
     parser.add_argument("--setup", action="store_true", help="create bench/out/checkov-venv if missing")
-    parser.add_argument("--report-only", action="store_true",
-                        help=f"reuse the corpus timings saved in {FIGURES.relative_to(ROOT)}; re-run only the fixtures")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help=f"reuse the corpus timings saved in {FIGURES.relative_to(ROOT)}; re-run only the fixtures",
+    )
     parser.add_argument("--report", type=Path, default=REPORT, help="markdown file to write")
     args = parser.parse_args(argv)
 
@@ -335,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
     lint = statistics.median(t.seconds for t in lint_runs)
     findings = json.loads(lint_runs[0].stdout)["summary"]["findings"]
     print(f"gpuplane lint:     {lint:.2f} s ({findings} findings)", flush=True)
-    ck_runs = [run(checkov_cmd(exe, folder), env=checkov_env()) for _ in range(args.checkov_runs or args.runs)]
+    ck_runs = [
+        run(checkov_cmd(exe, folder), env=checkov_env()) for _ in range(args.checkov_runs or args.runs)
+    ]
     ck_time = statistics.median(t.seconds for t in ck_runs)
     ck = checkov_summary(ck_runs[0].stdout)
     print(f"checkov:           {ck_time:.2f} s ({ck['failed']} failed checks)", flush=True)
@@ -365,8 +396,10 @@ def main(argv: list[str] | None = None) -> int:
     write_report(args.report, ctx, rows)
     print(f"ratio lint/parse:  {lint / parse:.2f}x (target <= 2.0x)")
     print(f"ratio checkov/lint: {ck_time / lint:.1f}x")
-    print(f"fixtures: Checkov flags {sum(1 for r in rows if r.flagged)}/{len(rows)} rules' failing fixtures; "
-          f"a check reacts to the mistake for {sum(1 for r in rows if r.differential)}")
+    print(
+        f"fixtures: Checkov flags {sum(1 for r in rows if r.flagged)}/{len(rows)} rules' failing fixtures; "
+        f"a check reacts to the mistake for {sum(1 for r in rows if r.differential)}"
+    )
     print(f"wrote {args.report.relative_to(ROOT) if args.report.is_relative_to(ROOT) else args.report}")
     return 0
 

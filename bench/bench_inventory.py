@@ -43,7 +43,9 @@ JSON_LOAD = (
 def run(cmd: list[str], *, stdout: int | None = subprocess.DEVNULL) -> tuple[float, int, str]:
     """Run ``cmd``; return (wall seconds, peak RSS in MiB of that child, stdout text)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE, cwd=ROOT)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE, cwd=ROOT
+    )
     out_bytes = b""
     if stdout is None and proc.stdout is not None:
         out_bytes = proc.stdout.read()
@@ -52,7 +54,9 @@ def run(cmd: list[str], *, stdout: int | None = subprocess.DEVNULL) -> tuple[flo
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{err.decode(errors='replace')}")
+        raise SystemExit(
+            f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{err.decode(errors='replace')}"
+        )
     rss_mib = usage.ru_maxrss // 1024  # ru_maxrss is KiB on Linux
     return elapsed, rss_mib, out_bytes.decode(errors="replace")
 
@@ -65,8 +69,24 @@ def ensure_snapshot(nodes: int, pods: int, pending: int, seed: int) -> Path:
         return path
     print(f"generating {path.relative_to(ROOT)} ...", flush=True)
     start = time.perf_counter()
-    subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), "--nodes", str(nodes), "--pods", str(pods),
-                    "--pending", str(pending), "--seed", str(seed), "-o", str(path)], check=True, cwd=ROOT)
+    subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "gen_cluster.py"),
+            "--nodes",
+            str(nodes),
+            "--pods",
+            str(pods),
+            "--pending",
+            str(pending),
+            "--seed",
+            str(seed),
+            "-o",
+            str(path),
+        ],
+        check=True,
+        cwd=ROOT,
+    )
     print(f"  {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - start:.1f} s")
     return path
 
@@ -117,9 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"snapshot: {args.nodes} nodes, {args.pods} pods ({args.pending} pending), {size_mb:.0f} MB JSON")
     print(f"json.load (GC on, load call only): {json_load:6.2f} s   peak RSS {max(load_rss)} MiB")
     print(f"gpuplane inventory -f json (end to end): {inventory:6.2f} s   peak RSS {max(inventory_rss)} MiB")
-    print(f"ratio inventory / json.load: {ratio:.2f}  (target <= 0.5: {'met' if ratio <= 0.5 else 'NOT met'})")
-    print(f"gpuplane --help: {help_time * 1000:.0f} ms   python -c pass: {bare_python * 1000:.0f} ms   "
-          f"(CLI overhead {max(help_time - bare_python, 0) * 1000:.0f} ms)")
+    print(
+        f"ratio inventory / json.load: {ratio:.2f}  (target <= 0.5: {'met' if ratio <= 0.5 else 'NOT met'})"
+    )
+    print(
+        f"gpuplane --help: {help_time * 1000:.0f} ms   python -c pass: {bare_python * 1000:.0f} ms   "
+        f"(CLI overhead {max(help_time - bare_python, 0) * 1000:.0f} ms)"
+    )
     return 0
 
 

@@ -28,16 +28,23 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-IMAGES = ["nvcr.io/nvidia/pytorch:24.05-py3", "vllm/vllm-openai:v0.6.3", "nginx:1.27", "busybox:1.36",
-          "registry.example.com/app:2.1", "python:3.11-slim"]
+IMAGES = [
+    "nvcr.io/nvidia/pytorch:24.05-py3",
+    "vllm/vllm-openai:v0.6.3",
+    "nginx:1.27",
+    "busybox:1.36",
+    "registry.example.com/app:2.1",
+    "python:3.11-slim",
+]
 
 
 def _container(rng: random.Random, gpu: int, i: int) -> dict:
     c: dict = {"name": f"c{i}", "image": rng.choice(IMAGES), "ports": [{"containerPort": 8000 + i}]}
     if gpu:
         kind = rng.choice(["limits", "limits", "limits", "requests"])
-        c["resources"] = {kind: {"nvidia.com/gpu": gpu, "cpu": str(rng.randint(1, 16)),
-                                 "memory": f"{rng.randint(1, 64)}Gi"}}
+        c["resources"] = {
+            kind: {"nvidia.com/gpu": gpu, "cpu": str(rng.randint(1, 16)), "memory": f"{rng.randint(1, 64)}Gi"}
+        }
     if rng.random() < 0.1:
         c["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
     return c
@@ -55,38 +62,81 @@ def _pod_spec(rng: random.Random, gpu: int, restart: str | None = None) -> dict:
 def make_object(rng: random.Random, n: int) -> dict:
     ns = f"team-{n % 17}"
     gpu = rng.choice([0, 0, 1, 2, 4, 8])
-    kind = rng.choice(["Deployment", "Job", "PyTorchJob", "StatefulSet", "DaemonSet", "Pod", "Service",
-                       "ConfigMap", "ResourceQuota", "PriorityClass"])
+    kind = rng.choice(
+        [
+            "Deployment",
+            "Job",
+            "PyTorchJob",
+            "StatefulSet",
+            "DaemonSet",
+            "Pod",
+            "Service",
+            "ConfigMap",
+            "ResourceQuota",
+            "PriorityClass",
+        ]
+    )
     meta = {"name": f"obj-{n}", "namespace": ns, "labels": {"app": f"app-{n % 50}"}}
     template = {"metadata": {"labels": {"app": f"app-{n % 50}"}}}
     if kind in ("Deployment", "StatefulSet", "DaemonSet"):
-        spec: dict = {"selector": {"matchLabels": {"app": f"app-{n % 50}"}},
-                      "template": {**template, "spec": _pod_spec(rng, gpu)}}
+        spec: dict = {
+            "selector": {"matchLabels": {"app": f"app-{n % 50}"}},
+            "template": {**template, "spec": _pod_spec(rng, gpu)},
+        }
         if kind != "DaemonSet":
             spec["replicas"] = rng.randint(1, 6)
         return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec}
     if kind == "Job":
-        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
-                "spec": {"parallelism": rng.randint(1, 4), "template": {**template, "spec": _pod_spec(rng, gpu, "Never")}}}
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": meta,
+            "spec": {
+                "parallelism": rng.randint(1, 4),
+                "template": {**template, "spec": _pod_spec(rng, gpu, "Never")},
+            },
+        }
     if kind == "PyTorchJob":
-        replicas = {"Master": {"replicas": 1, "template": {"spec": _pod_spec(rng, gpu)}},
-                    "Worker": {"replicas": rng.randint(1, 8), "template": {"spec": _pod_spec(rng, gpu)}}}
-        return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta,
-                "spec": {"pytorchReplicaSpecs": replicas}}
+        replicas = {
+            "Master": {"replicas": 1, "template": {"spec": _pod_spec(rng, gpu)}},
+            "Worker": {"replicas": rng.randint(1, 8), "template": {"spec": _pod_spec(rng, gpu)}},
+        }
+        return {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": meta,
+            "spec": {"pytorchReplicaSpecs": replicas},
+        }
     if kind == "Pod":
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": _pod_spec(rng, gpu)}
     if kind == "Service":
-        return {"apiVersion": "v1", "kind": "Service", "metadata": meta,
-                "spec": {"selector": {"app": f"app-{n % 50}"}, "ports": [{"port": 80}]}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": meta,
+            "spec": {"selector": {"app": f"app-{n % 50}"}, "ports": [{"port": 80}]},
+        }
     if kind == "ConfigMap":
-        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
-                "data": {"key": f"value-{n}", "other": "line one\nline two\n"}}
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta,
+            "data": {"key": f"value-{n}", "other": "line one\nline two\n"},
+        }
     if kind == "ResourceQuota":
         key = rng.choice(["requests.nvidia.com/gpu", "limits.nvidia.com/gpu"])
-        return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": meta,
-                "spec": {"hard": {key: rng.randint(1, 64), "pods": "100"}}}
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"pc-{n}"},
-            "value": rng.randint(0, 100000)}
+        return {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": meta,
+            "spec": {"hard": {key: rng.randint(1, 64), "pods": "100"}},
+        }
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": f"pc-{n}"},
+        "value": rng.randint(0, 100000),
+    }
 
 
 def build_corpus(folder: str, objects: int, files: int, seed: int = 7) -> int:
@@ -122,8 +172,11 @@ def time_parse(folder: str) -> tuple[float, float]:
 def time_lint(folder: str) -> tuple[float, float, int]:
     """Wall and CPU seconds of ``gpuplane lint -f json`` in a fresh process, and its finding count."""
     start, cpu = time.perf_counter(), _cpu(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, "-m", "gpuplane", "lint", "-f", "json", "--fail-on", "never", folder],
-                          capture_output=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuplane", "lint", "-f", "json", "--fail-on", "never", folder],
+        capture_output=True,
+        cwd=ROOT,
+    )
     elapsed = time.perf_counter() - start
     cpu = _cpu(resource.RUSAGE_CHILDREN) - cpu
     if proc.returncode not in (0, 1):

@@ -32,8 +32,22 @@ def ensure_snapshot(nodes: int, pods: int, seed: int) -> Path:
     path = OUT / f"cluster-{nodes}x{pods}-p0-s{seed}.json"
     if not path.exists():
         print(f"generating {path.relative_to(ROOT)} ...", flush=True)
-        subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), "--nodes", str(nodes), "--pods", str(pods),
-                        "--seed", str(seed), "-o", str(path)], check=True, cwd=ROOT)
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "gen_cluster.py"),
+                "--nodes",
+                str(nodes),
+                "--pods",
+                str(pods),
+                "--seed",
+                str(seed),
+                "-o",
+                str(path),
+            ],
+            check=True,
+            cwd=ROOT,
+        )
     return path
 
 
@@ -49,19 +63,30 @@ def make_pods(count: int) -> list:
     templates = []
     for res in shapes:
         limits = {k: v for k, v in res.items() if "/" in k}
-        templates.append({
-            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-            "containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:24.08-py3",
-                            "resources": {"requests": res, "limits": limits}}],
-        })
-    bases = [pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "bench"}, "spec": t})
-             for t in templates]
+        templates.append(
+            {
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "nvcr.io/nvidia/pytorch:24.08-py3",
+                        "resources": {"requests": res, "limits": limits},
+                    }
+                ],
+            }
+        )
+    bases = [
+        pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "bench"}, "spec": t})
+        for t in templates
+    ]
     import msgspec
 
     out = []
     for i in range(count):
         base = bases[i % len(bases)]
-        out.append(msgspec.structs.replace(base, metadata=msgspec.structs.replace(base.metadata, name=f"p{i}")))
+        out.append(
+            msgspec.structs.replace(base, metadata=msgspec.structs.replace(base.metadata, name=f"p{i}"))
+        )
     return out
 
 
@@ -94,10 +119,14 @@ def main() -> None:
             failed += 1
     t3 = time.perf_counter()
     cycles = placed + failed
-    print(f"cluster: {len(state.nodes)} nodes, {len(state.pods)} pods; index + classes built in {t1 - t0:.2f} s; "
-          f"{sim.placer.k if sim.placer else 0} node classes at the end")
-    print(f"{cycles} scheduling cycles ({placed} placed, {failed} unschedulable) in {t3 - t2:.2f} s: "
-          f"{cycles / (t3 - t2):,.0f} cycles/s, {placed / (t3 - t2):,.0f} placements/s (target >= 10,000)")
+    print(
+        f"cluster: {len(state.nodes)} nodes, {len(state.pods)} pods; index + classes built in {t1 - t0:.2f} s; "
+        f"{sim.placer.k if sim.placer else 0} node classes at the end"
+    )
+    print(
+        f"{cycles} scheduling cycles ({placed} placed, {failed} unschedulable) in {t3 - t2:.2f} s: "
+        f"{cycles / (t3 - t2):,.0f} cycles/s, {placed / (t3 - t2):,.0f} placements/s (target >= 10,000)"
+    )
 
 
 if __name__ == "__main__":

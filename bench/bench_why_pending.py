@@ -57,13 +57,31 @@ def ensure_snapshot(nodes: int, pods: int, pending: int, seed: int) -> Path:
     path = OUT / f"cluster-{nodes}x{pods}-p{pending}-s{seed}.json"
     if not path.exists():
         print(f"generating {path.relative_to(ROOT)} ...", flush=True)
-        subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), "--nodes", str(nodes), "--pods", str(pods),
-                        "--pending", str(pending), "--seed", str(seed), "-o", str(path)], check=True, cwd=ROOT)
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "gen_cluster.py"),
+                "--nodes",
+                str(nodes),
+                "--pods",
+                str(pods),
+                "--pending",
+                str(pending),
+                "--seed",
+                str(seed),
+                "-o",
+                str(path),
+            ],
+            check=True,
+            cwd=ROOT,
+        )
     return path
 
 
 def child(code: str, *args: str) -> list[str]:
-    run = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, check=False)
+    run = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     if run.returncode != 0:
         raise SystemExit(run.stderr)
     return run.stdout.split()
@@ -87,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     load = statistics.median(float(r[1]) for r in engine_runs)
     explain = statistics.median(float(r[2]) for r in engine_runs)
     print(f"json.load                        {baseline:7.2f} s")
-    print(f"why-pending engine (all pending) {total:7.2f} s  = load {load:.2f} s + explain {explain:.2f} s "
-          f"for {engine_runs[0][3]} pods")
+    print(
+        f"why-pending engine (all pending) {total:7.2f} s  = load {load:.2f} s + explain {explain:.2f} s "
+        f"for {engine_runs[0][3]} pods"
+    )
     peak = statistics.median(float(r[4]) for r in engine_runs)
     print(f"engine peak RSS                  {peak:7.0f} MiB")
     print(f"ratio                            {total / baseline:7.2f}  (target <= 1.5)")
@@ -96,7 +116,12 @@ def main(argv: list[str] | None = None) -> int:
         exe = Path(sys.executable).with_name("gpuplane")
         cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "gpuplane"]
         start = time.perf_counter()
-        subprocess.run([*cmd, "why-pending", "--cluster", str(snapshot)], stdout=subprocess.DEVNULL, cwd=ROOT, check=False)
+        subprocess.run(
+            [*cmd, "why-pending", "--cluster", str(snapshot)],
+            stdout=subprocess.DEVNULL,
+            cwd=ROOT,
+            check=False,
+        )
         print(f"gpuplane why-pending (text, e2e) {time.perf_counter() - start:7.2f} s")
     return 0 if total <= 1.5 * baseline else 1
 

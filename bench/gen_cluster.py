@@ -44,8 +44,18 @@ import msgspec
 BASE_TIME = 1_767_225_600  # 2026-01-01T00:00:00Z, fixed so output depends only on the seed
 KUBELET_VERSION = "v1.31.4-eks-2d5f260"
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
-TEAMS = ("team-vision", "team-nlp", "team-speech", "team-recsys", "team-research", "ml-platform",
-         "inference", "data-eng", "batch", "notebooks")
+TEAMS = (
+    "team-vision",
+    "team-nlp",
+    "team-speech",
+    "team-recsys",
+    "team-research",
+    "ml-platform",
+    "inference",
+    "data-eng",
+    "batch",
+    "notebooks",
+)
 SYSTEM_NS = ("kube-system", "gpu-operator", "monitoring", "karpenter")
 
 
@@ -96,13 +106,36 @@ class Pool:
 POOLS = (
     Pool("cpu-general", "m6i.16xlarge", 0.40, 64, 256),
     Pool("a100-40gb", "p4d.24xlarge", 0.14, 96, 1152, 8, "NVIDIA-A100-SXM4-40GB", 40960, "ampere", (8, 0)),
-    Pool("h100-80gb", "p5.48xlarge", 0.14, 192, 2048, 8, "NVIDIA-H100-80GB-HBM3", 81559, "hopper", (9, 0),
-         taint=True),
+    Pool(
+        "h100-80gb",
+        "p5.48xlarge",
+        0.14,
+        192,
+        2048,
+        8,
+        "NVIDIA-H100-80GB-HBM3",
+        81559,
+        "hopper",
+        (9, 0),
+        taint=True,
+    ),
     Pool("l4", "g6.xlarge", 0.12, 4, 16, 1, "NVIDIA-L4", 23034, "ada-lovelace", (8, 9)),
     Pool("l4-shared", "g6.2xlarge", 0.06, 8, 32, 1, "NVIDIA-L4", 23034, "ada-lovelace", (8, 9), replicas=4),
     Pool("l40s", "g6e.12xlarge", 0.10, 48, 384, 4, "NVIDIA-L40S", 46068, "ada-lovelace", (8, 9)),
-    Pool("a100-80gb-mig", "p4de.24xlarge", 0.04, 96, 1152, 8, "NVIDIA-A100-SXM4-80GB", 81920, "ampere", (8, 0),
-         mig={"3g.40gb": 8, "1g.10gb": 28}, mig_memory={"3g.40gb": 40192, "1g.10gb": 9728}),
+    Pool(
+        "a100-80gb-mig",
+        "p4de.24xlarge",
+        0.04,
+        96,
+        1152,
+        8,
+        "NVIDIA-A100-SXM4-80GB",
+        81920,
+        "ampere",
+        (8, 0),
+        mig={"3g.40gb": 8, "1g.10gb": 28},
+        mig_memory={"3g.40gb": 40192, "1g.10gb": 9728},
+    ),
 )
 
 
@@ -139,35 +172,39 @@ def node_labels(pool: Pool, name: str, zone: str) -> dict[str, str]:
     }
     if not pool.gpus:
         return labels
-    labels.update({
-        "feature.node.kubernetes.io/pci-10de.present": "true",
-        "nvidia.com/gpu.present": "true",
-        "nvidia.com/gpu.deploy.device-plugin": "true",
-        "nvidia.com/gpu.deploy.driver": "true",
-        "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
-        "nvidia.com/gpu.deploy.dcgm-exporter": "true",
-        "nvidia.com/gpu.product": pool.product + ("-SHARED" if pool.replicas > 1 else ""),
-        "nvidia.com/gpu.count": str(pool.gpus),
-        "nvidia.com/gpu.memory": str(pool.gpu_memory_mib),
-        "nvidia.com/gpu.family": pool.family,
-        "nvidia.com/gpu.compute.major": str(pool.compute[0]),
-        "nvidia.com/gpu.compute.minor": str(pool.compute[1]),
-        "nvidia.com/gpu.machine": pool.instance_type.replace(".", "-"),
-        "nvidia.com/gpu.mode": "compute",
-        "nvidia.com/gpu.replicas": str(pool.replicas),
-        "nvidia.com/gpu.sharing-strategy": "time-slicing" if pool.replicas > 1 else "none",
-        "nvidia.com/cuda.driver-version.full": "550.127.05",
-        "nvidia.com/cuda.driver-version.major": "550",
-        "nvidia.com/cuda.driver-version.minor": "127",
-        "nvidia.com/cuda.driver-version.revision": "05",
-        "nvidia.com/cuda.runtime-version.full": "12.4",
-        "nvidia.com/cuda.runtime-version.major": "12",
-        "nvidia.com/cuda.runtime-version.minor": "4",
-        "nvidia.com/mig.capable": "true" if pool.family in ("ampere", "hopper") and pool.gpus == 8 else "false",
-        "nvidia.com/mps.capable": "false",
-        "karpenter.k8s.aws/instance-gpu-count": str(pool.gpus),
-        "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
-    })
+    labels.update(
+        {
+            "feature.node.kubernetes.io/pci-10de.present": "true",
+            "nvidia.com/gpu.present": "true",
+            "nvidia.com/gpu.deploy.device-plugin": "true",
+            "nvidia.com/gpu.deploy.driver": "true",
+            "nvidia.com/gpu.deploy.gpu-feature-discovery": "true",
+            "nvidia.com/gpu.deploy.dcgm-exporter": "true",
+            "nvidia.com/gpu.product": pool.product + ("-SHARED" if pool.replicas > 1 else ""),
+            "nvidia.com/gpu.count": str(pool.gpus),
+            "nvidia.com/gpu.memory": str(pool.gpu_memory_mib),
+            "nvidia.com/gpu.family": pool.family,
+            "nvidia.com/gpu.compute.major": str(pool.compute[0]),
+            "nvidia.com/gpu.compute.minor": str(pool.compute[1]),
+            "nvidia.com/gpu.machine": pool.instance_type.replace(".", "-"),
+            "nvidia.com/gpu.mode": "compute",
+            "nvidia.com/gpu.replicas": str(pool.replicas),
+            "nvidia.com/gpu.sharing-strategy": "time-slicing" if pool.replicas > 1 else "none",
+            "nvidia.com/cuda.driver-version.full": "550.127.05",
+            "nvidia.com/cuda.driver-version.major": "550",
+            "nvidia.com/cuda.driver-version.minor": "127",
+            "nvidia.com/cuda.driver-version.revision": "05",
+            "nvidia.com/cuda.runtime-version.full": "12.4",
+            "nvidia.com/cuda.runtime-version.major": "12",
+            "nvidia.com/cuda.runtime-version.minor": "4",
+            "nvidia.com/mig.capable": "true"
+            if pool.family in ("ampere", "hopper") and pool.gpus == 8
+            else "false",
+            "nvidia.com/mps.capable": "false",
+            "karpenter.k8s.aws/instance-gpu-count": str(pool.gpus),
+            "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+        }
+    )
     if pool.replicas > 1:
         labels["nvidia.com/device-plugin.config"] = "l4-time-sliced-4"
     if pool.mig:
@@ -184,11 +221,21 @@ def node_labels(pool: Pool, name: str, zone: str) -> dict[str, str]:
 
 
 IMAGE_REPOS = (
-    "nvcr.io/nvidia/pytorch", "nvcr.io/nvidia/tritonserver", "vllm/vllm-openai", "nvcr.io/nvidia/k8s-device-plugin",
-    "nvcr.io/nvidia/driver", "nvcr.io/nvidia/k8s/dcgm-exporter", "registry.k8s.io/kube-proxy",
-    "602401143452.dkr.ecr.us-east-1.amazonaws.com/amazon-k8s-cni", "quay.io/prometheus/node-exporter",
-    "docker.io/library/python", "ghcr.io/huggingface/text-generation-inference", "rayproject/ray-ml",
-    "public.ecr.aws/eks-distro/kubernetes/pause", "docker.io/bitnami/redis", "gcr.io/kubeflow-images-public/training-operator",
+    "nvcr.io/nvidia/pytorch",
+    "nvcr.io/nvidia/tritonserver",
+    "vllm/vllm-openai",
+    "nvcr.io/nvidia/k8s-device-plugin",
+    "nvcr.io/nvidia/driver",
+    "nvcr.io/nvidia/k8s/dcgm-exporter",
+    "registry.k8s.io/kube-proxy",
+    "602401143452.dkr.ecr.us-east-1.amazonaws.com/amazon-k8s-cni",
+    "quay.io/prometheus/node-exporter",
+    "docker.io/library/python",
+    "ghcr.io/huggingface/text-generation-inference",
+    "rayproject/ray-ml",
+    "public.ecr.aws/eks-distro/kubernetes/pause",
+    "docker.io/bitnami/redis",
+    "gcr.io/kubeflow-images-public/training-operator",
 )
 
 
@@ -198,7 +245,12 @@ def node_images(rng: random.Random) -> list[dict[str, Any]]:
         repo = IMAGE_REPOS[i % len(IMAGE_REPOS)]
         tag = f"{rng.randint(20, 25)}.{rng.randint(1, 12):02d}-py3"
         digest = hashlib.sha256(f"{repo}{tag}{i}".encode()).hexdigest()
-        images.append({"names": [f"{repo}@sha256:{digest}", f"{repo}:{tag}"], "sizeBytes": rng.randint(20, 20000) * 1_000_000})
+        images.append(
+            {
+                "names": [f"{repo}@sha256:{digest}", f"{repo}:{tag}"],
+                "sizeBytes": rng.randint(20, 20000) * 1_000_000,
+            }
+        )
     return images
 
 
@@ -223,17 +275,30 @@ def make_node(rng: random.Random, pool: Pool, index: int) -> dict[str, Any]:
         allocatable[resource] = str(count)
     taints = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}] if pool.taint else []
     conditions = [
-        {"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": ts(90000),
-         "lastTransitionTime": created}
+        {
+            "type": t,
+            "status": "False",
+            "reason": r,
+            "message": m,
+            "lastHeartbeatTime": ts(90000),
+            "lastTransitionTime": created,
+        }
         for t, r, m in (
             ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
             ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
             ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
         )
     ]
-    conditions.append({"type": "Ready", "status": "True", "reason": "KubeletReady",
-                       "message": "kubelet is posting ready status", "lastHeartbeatTime": ts(90000),
-                       "lastTransitionTime": created})
+    conditions.append(
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "KubeletReady",
+            "message": "kubelet is posting ready status",
+            "lastHeartbeatTime": ts(90000),
+            "lastTransitionTime": created,
+        }
+    )
     ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 256}"
     node: dict[str, Any] = {
         "apiVersion": "v1",
@@ -281,22 +346,62 @@ def make_node(rng: random.Random, pool: Pool, index: int) -> dict[str, Any]:
 # -- pods ----------------------------------------------------------------------------------------
 
 DEFAULT_TOLERATIONS = [
-    {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
-    {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
+    {
+        "effect": "NoExecute",
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "tolerationSeconds": 300,
+    },
+    {
+        "effect": "NoExecute",
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "tolerationSeconds": 300,
+    },
 ]
 GPU_TOLERATION = {"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}
-HTTP_PROBE = {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "initialDelaySeconds": 10,
-              "periodSeconds": 10, "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3}
-READY_PROBE = {"httpGet": {"path": "/ready", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 5,
-               "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3}
-STARTUP_PROBE = {"httpGet": {"path": "/health", "port": 8000, "scheme": "HTTP"}, "periodSeconds": 10,
-                 "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 60}
-SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "runAsNonRoot": True}
+HTTP_PROBE = {
+    "httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+    "initialDelaySeconds": 10,
+    "periodSeconds": 10,
+    "timeoutSeconds": 1,
+    "successThreshold": 1,
+    "failureThreshold": 3,
+}
+READY_PROBE = {
+    "httpGet": {"path": "/ready", "port": 8080, "scheme": "HTTP"},
+    "periodSeconds": 5,
+    "timeoutSeconds": 1,
+    "successThreshold": 1,
+    "failureThreshold": 3,
+}
+STARTUP_PROBE = {
+    "httpGet": {"path": "/health", "port": 8000, "scheme": "HTTP"},
+    "periodSeconds": 10,
+    "timeoutSeconds": 1,
+    "successThreshold": 1,
+    "failureThreshold": 60,
+}
+SECURITY_CONTEXT = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+}
 
-CPU_IMAGES = ("docker.io/library/python:3.11-slim", "docker.io/bitnami/redis:7.2", "quay.io/prometheus/node-exporter:v1.8.2",
-              "ghcr.io/acme/feature-store:2.3.1", "ghcr.io/acme/etl-worker:1.14.0")
-GPU_IMAGES = ("nvcr.io/nvidia/pytorch:24.08-py3", "vllm/vllm-openai:v0.6.3", "nvcr.io/nvidia/tritonserver:24.08-py3",
-              "ghcr.io/huggingface/text-generation-inference:2.3", "rayproject/ray-ml:2.35.0-gpu")
+CPU_IMAGES = (
+    "docker.io/library/python:3.11-slim",
+    "docker.io/bitnami/redis:7.2",
+    "quay.io/prometheus/node-exporter:v1.8.2",
+    "ghcr.io/acme/feature-store:2.3.1",
+    "ghcr.io/acme/etl-worker:1.14.0",
+)
+GPU_IMAGES = (
+    "nvcr.io/nvidia/pytorch:24.08-py3",
+    "vllm/vllm-openai:v0.6.3",
+    "nvcr.io/nvidia/tritonserver:24.08-py3",
+    "ghcr.io/huggingface/text-generation-inference:2.3",
+    "rayproject/ray-ml:2.35.0-gpu",
+)
 
 
 @dataclass(slots=True)
@@ -312,8 +417,15 @@ class NodeRoom:
     gpu: dict[str, int]
 
 
-def container(rng: random.Random, name: str, image: str, cpu_m: int, mem_mi: int, gpu: tuple[str, int] | None,
-              serving: bool) -> dict[str, Any]:
+def container(
+    rng: random.Random,
+    name: str,
+    image: str,
+    cpu_m: int,
+    mem_mi: int,
+    gpu: tuple[str, int] | None,
+    serving: bool,
+) -> dict[str, Any]:
     requests: dict[str, str] = {"cpu": f"{cpu_m}m", "memory": f"{mem_mi}Mi"}
     limits: dict[str, str] = {"memory": f"{mem_mi}Mi"}
     if gpu:
@@ -326,7 +438,10 @@ def container(rng: random.Random, name: str, image: str, cpu_m: int, mem_mi: int
         "args": ["--port=8080", f"--workers={rng.randint(1, 8)}"],
         "env": [
             {"name": "LOG_LEVEL", "value": "info"},
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
+            {
+                "name": "POD_NAME",
+                "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}},
+            },
             {"name": "NCCL_DEBUG", "value": "WARN"},
         ],
         "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
@@ -336,8 +451,13 @@ def container(rng: random.Random, name: str, image: str, cpu_m: int, mem_mi: int
         "securityContext": SECURITY_CONTEXT,
         "terminationMessagePath": "/dev/termination-log",
         "terminationMessagePolicy": "File",
-        "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": "kube-api-access",
-                          "readOnly": True}],
+        "volumeMounts": [
+            {
+                "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                "name": "kube-api-access",
+                "readOnly": True,
+            }
+        ],
     }
     if serving:
         c["startupProbe"] = STARTUP_PROBE
@@ -346,12 +466,21 @@ def container(rng: random.Random, name: str, image: str, cpu_m: int, mem_mi: int
 
 def owner(rng: random.Random, kind: str, name: str) -> list[dict[str, Any]]:
     api = "batch/v1" if kind == "Job" else "apps/v1"
-    return [{"apiVersion": api, "kind": kind, "name": name, "uid": uid(rng), "controller": True,
-             "blockOwnerDeletion": True}]
+    return [
+        {
+            "apiVersion": api,
+            "kind": kind,
+            "name": name,
+            "uid": uid(rng),
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
 
 
-def running_status(containers: list[dict[str, Any]], node: NodeRoom | None, started: str, phase: str,
-                   ip: str) -> dict[str, Any]:
+def running_status(
+    containers: list[dict[str, Any]], node: NodeRoom | None, started: str, phase: str, ip: str
+) -> dict[str, Any]:
     ready = "True" if phase == "Running" else "False"
     statuses = []
     for c in containers:
@@ -359,21 +488,44 @@ def running_status(containers: list[dict[str, Any]], node: NodeRoom | None, star
             state: dict[str, Any] = {"running": {"startedAt": started}}
         else:
             code = 0 if phase == "Succeeded" else 1
-            state = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
-                                    "startedAt": started, "finishedAt": started,
-                                    "containerID": "containerd://" + hashlib.md5(c["name"].encode()).hexdigest()}}
-        statuses.append({
-            "containerID": "containerd://" + hashlib.md5((c["name"] + started).encode()).hexdigest(),
-            "image": c["image"], "imageID": c["image"] + "@sha256:" + "0" * 64, "lastState": {},
-            "name": c["name"], "ready": phase == "Running", "restartCount": 0, "started": phase == "Running",
-            "state": state,
-        })
+            state = {
+                "terminated": {
+                    "exitCode": code,
+                    "reason": "Completed" if code == 0 else "Error",
+                    "startedAt": started,
+                    "finishedAt": started,
+                    "containerID": "containerd://" + hashlib.md5(c["name"].encode()).hexdigest(),
+                }
+            }
+        statuses.append(
+            {
+                "containerID": "containerd://" + hashlib.md5((c["name"] + started).encode()).hexdigest(),
+                "image": c["image"],
+                "imageID": c["image"] + "@sha256:" + "0" * 64,
+                "lastState": {},
+                "name": c["name"],
+                "ready": phase == "Running",
+                "restartCount": 0,
+                "started": phase == "Running",
+                "state": state,
+            }
+        )
     return {
         "conditions": [
-            {"type": "PodReadyToStartContainers", "status": "True", "lastProbeTime": None, "lastTransitionTime": started},
+            {
+                "type": "PodReadyToStartContainers",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": started,
+            },
             {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": started},
             {"type": "Ready", "status": ready, "lastProbeTime": None, "lastTransitionTime": started},
-            {"type": "ContainersReady", "status": ready, "lastProbeTime": None, "lastTransitionTime": started},
+            {
+                "type": "ContainersReady",
+                "status": ready,
+                "lastProbeTime": None,
+                "lastTransitionTime": started,
+            },
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": started},
         ],
         "containerStatuses": statuses,
@@ -387,8 +539,16 @@ def running_status(containers: list[dict[str, Any]], node: NodeRoom | None, star
     }
 
 
-def base_pod(rng: random.Random, index: int, namespace: str, app: str, kind: str, owner_name: str,
-             containers: list[dict[str, Any]], tolerations: list[dict[str, Any]]) -> dict[str, Any]:
+def base_pod(
+    rng: random.Random,
+    index: int,
+    namespace: str,
+    app: str,
+    kind: str,
+    owner_name: str,
+    containers: list[dict[str, Any]],
+    tolerations: list[dict[str, Any]],
+) -> dict[str, Any]:
     suffix = f"{rng.getrandbits(24):06x}"[:5]
     name = f"{owner_name}-{suffix}" if kind != "StatefulSet" else f"{owner_name}-{index % 16}"
     return {
@@ -401,8 +561,11 @@ def base_pod(rng: random.Random, index: int, namespace: str, app: str, kind: str
             "uid": uid(rng),
             "resourceVersion": str(200000 + index),
             "creationTimestamp": ts(3600 + index % 80000),
-            "labels": {"app.kubernetes.io/name": app, "app.kubernetes.io/part-of": namespace,
-                       "pod-template-hash": f"{rng.getrandbits(40):010x}"[:10]},
+            "labels": {
+                "app.kubernetes.io/name": app,
+                "app.kubernetes.io/part-of": namespace,
+                "pod-template-hash": f"{rng.getrandbits(40):010x}"[:10],
+            },
             "annotations": {"kubectl.kubernetes.io/default-container": containers[0]["name"]},
             "ownerReferences": owner(rng, kind, owner_name),
         },
@@ -419,10 +582,23 @@ def base_pod(rng: random.Random, index: int, namespace: str, app: str, kind: str
             "serviceAccountName": "default",
             "terminationGracePeriodSeconds": 30,
             "tolerations": tolerations + DEFAULT_TOLERATIONS,
-            "volumes": [{"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
-                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
-            ]}}],
+            "volumes": [
+                {
+                    "name": "kube-api-access",
+                    "projected": {
+                        "defaultMode": 420,
+                        "sources": [
+                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                            {
+                                "configMap": {
+                                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                                    "name": "kube-root-ca.crt",
+                                }
+                            },
+                        ],
+                    },
+                }
+            ],
         },
     }
 
@@ -436,7 +612,11 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
         resource = rng.choice(sorted(r for r, n in room.gpu.items() if n > 0) or [""])
         if resource:
             left = room.gpu[resource]
-            want = rng.choice([1, 1, 1, 2, 4, 8]) if resource == "nvidia.com/gpu" and room.pool.replicas == 1 else 1
+            want = (
+                rng.choice([1, 1, 1, 2, 4, 8])
+                if resource == "nvidia.com/gpu" and room.pool.replicas == 1
+                else 1
+            )
             want = min(want, left)
             gpu = (resource, want)
     n_containers = 1 if gpu else rng.choice((1, 1, 2, 3))
@@ -449,8 +629,15 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
     images = GPU_IMAGES if gpu else CPU_IMAGES
     serving = bool(gpu) and rng.random() < 0.5
     containers = [
-        container(rng, f"c{i}" if i else ("main" if not gpu else "trainer" if not serving else "server"),
-                  images[(index + i) % len(images)], cpu_each, mem_each, gpu if i == 0 else None, serving)
+        container(
+            rng,
+            f"c{i}" if i else ("main" if not gpu else "trainer" if not serving else "server"),
+            images[(index + i) % len(images)],
+            cpu_each,
+            mem_each,
+            gpu if i == 0 else None,
+            serving,
+        )
         for i in range(n_containers)
     ]
     namespace = TEAMS[index % len(TEAMS)] if gpu or index % 7 else SYSTEM_NS[index % len(SYSTEM_NS)]
@@ -462,12 +649,28 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
     spec = pod["spec"]
     spec["nodeName"] = room.name
     if index % 5 == 0:
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": [room.pool.name]}]}]}}}
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "karpenter.sh/nodepool", "operator": "In", "values": [room.pool.name]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
     if index % 9 == 0:
-        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-                                              "whenUnsatisfiable": "ScheduleAnyway",
-                                              "labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}}}]
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}},
+            }
+        ]
     if gpu and kind == "Job":
         spec["volumes"].append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}})
         containers[0]["volumeMounts"].append({"mountPath": "/dev/shm", "name": "dshm"})
@@ -484,8 +687,18 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
     return pod
 
 
-PENDING_KINDS = ("too-many-gpus", "untolerated-taint", "mig-resource", "no-such-product", "zone-affinity",
-                 "anti-affinity", "missing-pvc", "cpu-only-huge", "priority-class", "shared-gpu")
+PENDING_KINDS = (
+    "too-many-gpus",
+    "untolerated-taint",
+    "mig-resource",
+    "no-such-product",
+    "zone-affinity",
+    "anti-affinity",
+    "missing-pvc",
+    "cpu-only-huge",
+    "priority-class",
+    "shared-gpu",
+)
 
 
 def pending_pod(rng: random.Random, index: int) -> dict[str, Any]:
@@ -504,30 +717,74 @@ def pending_pod(rng: random.Random, index: int) -> dict[str, Any]:
         gpu = None
     elif variant == "shared-gpu":
         gpu = ("nvidia.com/gpu.shared", 1)
-    containers = [container(rng, "trainer", GPU_IMAGES[index % len(GPU_IMAGES)],
-                            512000 if variant == "cpu-only-huge" else 8000, 65536, gpu, False)]
+    containers = [
+        container(
+            rng,
+            "trainer",
+            GPU_IMAGES[index % len(GPU_IMAGES)],
+            512000 if variant == "cpu-only-huge" else 8000,
+            65536,
+            gpu,
+            False,
+        )
+    ]
     namespace = TEAMS[index % len(TEAMS)]
     owner_name = f"pending-{variant}-{index}"
-    pod = base_pod(rng, 10_000_000 + index, namespace, f"pending-{variant}", "Job", owner_name, containers, tolerations)
+    pod = base_pod(
+        rng, 10_000_000 + index, namespace, f"pending-{variant}", "Job", owner_name, containers, tolerations
+    )
     spec = pod["spec"]
     if variant == "no-such-product":
         spec["nodeSelector"] = {"nvidia.com/gpu.product": "NVIDIA-B200"}
     elif variant == "zone-affinity":
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}]}]}}}
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": "topology.kubernetes.io/zone",
+                                    "operator": "In",
+                                    "values": ["us-west-2a"],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
     elif variant == "anti-affinity":
-        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchExpressions": [{"key": "app.kubernetes.io/name", "operator": "Exists"}]},
-             "topologyKey": "kubernetes.io/hostname"}]}}
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {
+                            "matchExpressions": [{"key": "app.kubernetes.io/name", "operator": "Exists"}]
+                        },
+                        "topologyKey": "kubernetes.io/hostname",
+                    }
+                ]
+            }
+        }
     elif variant == "missing-pvc":
-        spec["volumes"].append({"name": "data", "persistentVolumeClaim": {"claimName": f"missing-data-{index}"}})
+        spec["volumes"].append(
+            {"name": "data", "persistentVolumeClaim": {"claimName": f"missing-data-{index}"}}
+        )
     elif variant == "priority-class":
         spec["priorityClassName"] = "training-high"
         spec["priority"] = 100000
     created = ts(86000 + index)
     pod["status"] = {
-        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                        "lastProbeTime": None, "lastTransitionTime": created}],
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "lastProbeTime": None,
+                "lastTransitionTime": created,
+            }
+        ],
         "phase": "Pending",
         "qosClass": "Burstable",
     }
@@ -539,19 +796,40 @@ def pending_pod(rng: random.Random, index: int) -> dict[str, Any]:
 
 def extra_objects(rng: random.Random) -> Iterator[dict[str, Any]]:
     for ns in (*SYSTEM_NS, *TEAMS, "default"):
-        yield {"apiVersion": "v1", "kind": "Namespace",
-               "metadata": {"name": ns, "uid": uid(rng), "creationTimestamp": ts(0),
-                            "labels": {"kubernetes.io/metadata.name": ns}},
-               "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
+        yield {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": ns,
+                "uid": uid(rng),
+                "creationTimestamp": ts(0),
+                "labels": {"kubernetes.io/metadata.name": ns},
+            },
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"},
+        }
     for name, value in (("training-high", 100000), ("inference-critical", 1000000), ("batch-low", -10)):
-        yield {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-               "metadata": {"name": name, "uid": uid(rng), "creationTimestamp": ts(0)},
-               "value": value, "globalDefault": False, "preemptionPolicy": "PreemptLowerPriority"}
+        yield {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name, "uid": uid(rng), "creationTimestamp": ts(0)},
+            "value": value,
+            "globalDefault": False,
+            "preemptionPolicy": "PreemptLowerPriority",
+        }
     for i, team in enumerate(TEAMS):
-        yield {"apiVersion": "v1", "kind": "ResourceQuota",
-               "metadata": {"name": "gpu-quota", "namespace": team, "uid": uid(rng), "creationTimestamp": ts(0)},
-               "spec": {"hard": {"requests.nvidia.com/gpu": str(64 + 16 * i), "requests.cpu": "2000",
-                                 "requests.memory": "16Ti"}}}
+        yield {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "gpu-quota", "namespace": team, "uid": uid(rng), "creationTimestamp": ts(0)},
+            "spec": {
+                "hard": {
+                    "requests.nvidia.com/gpu": str(64 + 16 * i),
+                    "requests.cpu": "2000",
+                    "requests.memory": "16Ti",
+                }
+            },
+        }
 
 
 # -- assembly ------------------------------------------------------------------------------------
@@ -566,11 +844,17 @@ def generate(nodes: int, pods: int, pending: int, seed: int) -> Iterator[dict[st
         pool = pick_pool(rng)
         node = make_node(rng, pool, index)
         alloc = node["status"]["allocatable"]
-        rooms.append(NodeRoom(
-            node["metadata"]["name"], pool, node["metadata"]["labels"]["topology.kubernetes.io/zone"],
-            int(alloc["cpu"][:-1]), int(alloc["memory"][:-2]) // 1024, int(alloc["pods"]) - 4,
-            dict(gpu_resources(pool)),
-        ))
+        rooms.append(
+            NodeRoom(
+                node["metadata"]["name"],
+                pool,
+                node["metadata"]["labels"]["topology.kubernetes.io/zone"],
+                int(alloc["cpu"][:-1]),
+                int(alloc["memory"][:-2]) // 1024,
+                int(alloc["pods"]) - 4,
+                dict(gpu_resources(pool)),
+            )
+        )
         yield node
     placed = 0
     index = 0
@@ -608,7 +892,7 @@ def write_yaml(objects: Iterator[dict[str, Any]], out: Any) -> int:
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    out.write(b"apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\nitems:\n")
+    out.write(b'apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: ""\nitems:\n')
     count = 0
     for obj in objects:
         text = yaml.dump([obj], Dumper=dumper, default_flow_style=False, sort_keys=False)

@@ -10,8 +10,18 @@ from click.testing import CliRunner
 from gpuplane.cli.main import COMMANDS, cli
 
 SPEC_COMMANDS = {
-    "lint", "rules", "explain", "why-pending", "diagnose", "inventory",
-    "simulate", "generate", "advise", "ask", "snapshot", "mcp",
+    "lint",
+    "rules",
+    "explain",
+    "why-pending",
+    "diagnose",
+    "inventory",
+    "simulate",
+    "generate",
+    "advise",
+    "ask",
+    "snapshot",
+    "mcp",
 }
 
 
@@ -63,7 +73,9 @@ def test_fast_help_is_clicks_help() -> None:
 
 def test_fast_paths_through_the_console_script() -> None:
     code = "import sys; from gpuplane.cli.entry import main; sys.argv = ['gpuplane', sys.argv[1]]; main()"
-    out = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, "--version"], capture_output=True, text=True, check=True
+    )
     assert out.stdout == "gpuplane, version 0.1.0\n"
     out = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("Usage: gpuplane [OPTIONS] COMMAND [ARGS]...\n")
@@ -81,7 +93,12 @@ def test_shell_completion_knows_the_commands() -> None:
     """click's completion protocol: `eval "$(_GPUPLANE_COMPLETE=bash_source gpuplane)"`."""
     import os
 
-    env = {**os.environ, "COMP_WORDS": "gpuplane li", "COMP_CWORD": "1", "_GPUPLANE_COMPLETE": "bash_complete"}
+    env = {
+        **os.environ,
+        "COMP_WORDS": "gpuplane li",
+        "COMP_CWORD": "1",
+        "_GPUPLANE_COMPLETE": "bash_complete",
+    }
     code = "from gpuplane.cli.entry import main; import sys; sys.argv = ['gpuplane']; main()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stdout.strip().splitlines() == ["plain,lint"]

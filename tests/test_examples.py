@@ -29,8 +29,11 @@ def test_demo_snapshot_loads_without_errors() -> None:
 
 def test_demo_snapshot_is_what_the_builder_writes(tmp_path: Path) -> None:
     out = tmp_path / "demo.yaml"
-    subprocess.run([sys.executable, str(EXAMPLES / "clusters" / "build_demo.py"), str(out)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(EXAMPLES / "clusters" / "build_demo.py"), str(out)],
+        check=True,
+        capture_output=True,
+    )
     assert out.read_text() == DEMO.read_text()
 
 
@@ -60,8 +63,10 @@ def test_demo_recorded_messages_are_what_why_pending_computes() -> None:
     """The builder writes each Pending pod's PodScheduled message with its own model of kube-scheduler;
     gpuplane's scheduler model must compute exactly the same text for the same state."""
     state, _ = load_cluster_state(str(DEMO))
-    recorded = {pod.key: next(c.message for c in pod.status.conditions if c.type == "PodScheduled")
-                for pod in state.pending_pods}
+    recorded = {
+        pod.key: next(c.message for c in pod.status.conditions if c.type == "PodScheduled")
+        for pod in state.pending_pods
+    }
     result = CliRunner().invoke(cli, ["why-pending", "--cluster", str(DEMO), "-f", "json"])
     assert result.exit_code == 0, result.output
     computed = {p["pod"]: p["message"] for p in json.loads(result.stdout)["pods"]}
@@ -92,10 +97,15 @@ def test_demo_is_coherent() -> None:
     assert max(v for n, v in whole.items() if not n.startswith("node-l4")) == 4
     # Quota status.used matches the pods (requests.nvidia.com/gpu of non-terminal pods).
     quota = next(q for q in state.quotas if q.namespace == "team-nlp")
-    gpus = sum(int(c.resources.limits.get("nvidia.com/gpu", 0)) for p in state.pods
-               if p.metadata.namespace == "team-nlp" and p.status.phase not in ("Succeeded", "Failed")
-               for c in p.spec.containers)
-    assert quota.get("status", "used", "requests.nvidia.com/gpu") == str(gpus) == "37"  # 32 Volcano + 4 qwen-sft (Pending pods count) + 1 bert-eval
+    gpus = sum(
+        int(c.resources.limits.get("nvidia.com/gpu", 0))
+        for p in state.pods
+        if p.metadata.namespace == "team-nlp" and p.status.phase not in ("Succeeded", "Failed")
+        for c in p.spec.containers
+    )
+    assert (
+        quota.get("status", "used", "requests.nvidia.com/gpu") == str(gpus) == "37"
+    )  # 32 Volcano + 4 qwen-sft (Pending pods count) + 1 bert-eval
     assert Counter(o.kind for o in state.objects)["ResourceQuota"] == 2
 
 
@@ -140,9 +150,23 @@ def test_each_bad_manifest_shows_the_rule_its_name_announces() -> None:
         assert rule in rules, f"{name}: {sorted(rules)}"
 
 
-HELP_COMMANDS = [["diagnose"], ["advise"], ["advise", "mig"], ["advise", "sharing"], ["advise", "capacity"],
-                 ["ask"], ["generate"], ["inventory"], ["snapshot"], ["mcp"], ["lint"], ["rules"], ["explain"],
-                 ["why-pending"], ["simulate"]]
+HELP_COMMANDS = [
+    ["diagnose"],
+    ["advise"],
+    ["advise", "mig"],
+    ["advise", "sharing"],
+    ["advise", "capacity"],
+    ["ask"],
+    ["generate"],
+    ["inventory"],
+    ["snapshot"],
+    ["mcp"],
+    ["lint"],
+    ["rules"],
+    ["explain"],
+    ["why-pending"],
+    ["simulate"],
+]
 
 
 def test_help_texts_teach_with_runnable_examples() -> None:

@@ -78,14 +78,25 @@ def test_cold_start_typical_sums_typical_figures() -> None:
     assert cs.worst_s == 30 + 240 + 900 + 600
     assert cs.estimated == ["gpu_stack_ready"]
     gpu = next(c for c in cs.components if c["phase"] == "gpu_stack_ready")
-    assert (gpu["typical_s"], gpu["worst_s"], gpu["estimate"]) == (450.0, 900, "midpoint of the sourced 0-15 min range")
+    assert (gpu["typical_s"], gpu["worst_s"], gpu["estimate"]) == (
+        450.0,
+        900,
+        "midpoint of the sourced 0-15 min range",
+    )
     assert "typical_estimated" not in next(c for c in cs.components if c["phase"] == "vm_provisioning")
 
 
 @pytest.mark.parametrize(
     ("gpus", "instance", "nodes"),
-    [(8, "a2-highgpu-8g", 1), (1, "a2-highgpu-1g", 1), (3, "a2-highgpu-1g", 3), (4, "a2-highgpu-4g", 1),
-     (12, "a2-highgpu-4g", 3), (16, "a2-megagpu-16g", 1), (17, "a2-highgpu-4g", 5)],
+    [
+        (8, "a2-highgpu-8g", 1),
+        (1, "a2-highgpu-1g", 1),
+        (3, "a2-highgpu-1g", 3),
+        (4, "a2-highgpu-4g", 1),
+        (12, "a2-highgpu-4g", 3),
+        (16, "a2-megagpu-16g", 1),
+        (17, "a2-highgpu-4g", 5),
+    ],
 )
 def test_fewer_larger_nodes_for_multi_gpu_demand(gpus: int, instance: str, nodes: int) -> None:
     """Regression: GCP A100-40GB=8 gave 8 x a2-highgpu-1g. Shape decides, not (missing) price."""
@@ -98,14 +109,21 @@ def test_unpriced_choice_makes_the_cost_partial() -> None:
     plan = plan_capacity({"A100-40GB": 4, "L4": 1}, "gcp")
     a100 = plan.models[0]
     assert a100.choice is not None and a100.choice.instance == "a2-highgpu-4g" and a100.choice.price is None
-    assert a100.note == "no price for a2-highgpu-4g: add one with --prices FILE (priced alternatives: a2-highgpu-1g, a2-highgpu-8g)"
+    assert (
+        a100.note
+        == "no price for a2-highgpu-4g: add one with --prices FILE (priced alternatives: a2-highgpu-1g, a2-highgpu-8g)"
+    )
     doc = plan.to_json()
     assert doc["total_monthly_usd"] is None
     assert doc["priced_monthly_usd"] == round(0.7068 * 730, 2)
     assert doc["cost_partial"] is True
     assert doc["cost_gaps"] == ["A100-40GB: no price for gcp a2-highgpu-4g in the price table"]
     full = plan_capacity({"A100-40GB": 8}, "gcp").to_json()
-    assert (full["cost_partial"], full["cost_gaps"], full["total_monthly_usd"]) == (False, [], round(29.387 * 730, 2))
+    assert (full["cost_partial"], full["cost_gaps"], full["total_monthly_usd"]) == (
+        False,
+        [],
+        round(29.387 * 730, 2),
+    )
 
 
 def test_capacity_text_labels_estimates_and_partial_cost() -> None:
@@ -116,9 +134,15 @@ def test_capacity_text_labels_estimates_and_partial_cost() -> None:
     console = Console(record=True, width=400)
     render_capacity(plan_capacity({"A100-40GB": 4, "L4": 1}, "gcp"), console)
     lines = console.export_text().splitlines()
-    assert "Total: $516 per month, partial (not priced: A100-40GB: no price for gcp a2-highgpu-4g in the price table); "\
+    assert (
+        "Total: $516 per month, partial (not priced: A100-40GB: no price for gcp a2-highgpu-4g in the price table); "
         "pass --prices FILE with your rate card" in lines
-    assert ("Cold start of a GPU node: ~21 min typical, up to 30 min (autoscaler + VM + GPU driver/device plugin + "
-            "image pull); spare GPUs cover --growth over the worst case.") in lines
-    assert ("  typical gpu stack ready: ~7.5 min is an estimate, the midpoint of the sourced 0-15 min range (no "
-            "typical figure is published)") in lines
+    )
+    assert (
+        "Cold start of a GPU node: ~21 min typical, up to 30 min (autoscaler + VM + GPU driver/device plugin + "
+        "image pull); spare GPUs cover --growth over the worst case."
+    ) in lines
+    assert (
+        "  typical gpu stack ready: ~7.5 min is an estimate, the midpoint of the sourced 0-15 min range (no "
+        "typical figure is published)"
+    ) in lines

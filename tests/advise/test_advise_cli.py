@@ -55,8 +55,15 @@ def test_mig_bad_model_is_one_line_usage_error() -> None:
 
 def test_sharing_json_and_from_file() -> None:
     r = run(
-        "sharing", "--gpu", "A100-80GB", "--from", str(FIXTURES / "advise" / "workloads.yaml"),
-        "--workload", "name=extra,mem=2,util=5", "-f", "json",
+        "sharing",
+        "--gpu",
+        "A100-80GB",
+        "--from",
+        str(FIXTURES / "advise" / "workloads.yaml"),
+        "--workload",
+        "name=extra,mem=2,util=5",
+        "-f",
+        "json",
     )
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
@@ -85,4 +92,6 @@ def test_capacity_bad_prices_file(tmp_path) -> None:
     bad.write_text("prices: [1]\n")
     r = run("capacity", "--demand", "L4=1", "--prices", str(bad))
     assert r.exit_code == 2
-    assert r.stderr == f"gpuplane: prices file {str(bad)!r} needs a 'prices:' mapping of provider -> instances\n"
+    assert (
+        r.stderr == f"gpuplane: prices file {str(bad)!r} needs a 'prices:' mapping of provider -> instances\n"
+    )

@@ -141,7 +141,10 @@ def test_gpus_limit_gives_partial_layout() -> None:
         }
     ]
     assert doc["unplaced"] == {"3g.20gb": 1}
-    assert doc["reason"] == "the demand needs 2 GPUs; the fleet has 1 x A100-40GB; best partial layout leaves 1 instance unplaced"
+    assert (
+        doc["reason"]
+        == "the demand needs 2 GPUs; the fleet has 1 x A100-40GB; best partial layout leaves 1 instance unplaced"
+    )
 
 
 def test_gpus_limit_that_fits_is_feasible() -> None:
@@ -163,7 +166,9 @@ def test_mixed_fleet_resolves_profiles_per_model() -> None:
 def test_mixed_fleet_unknown_everywhere() -> None:
     p = plan_mig(parse_fleet(["A100-80GB", "A30"]), parse_demand("3g.20gb=1"))
     assert p.feasible is False
-    assert p.reason.startswith("no GPU model of the fleet has MIG profile 3g.20gb: A100-80GB has no MIG profile 3g.20gb")
+    assert p.reason.startswith(
+        "no GPU model of the fleet has MIG profile 3g.20gb: A100-80GB has no MIG profile 3g.20gb"
+    )
 
 
 def test_mixed_fleet_over_capacity() -> None:
@@ -179,13 +184,22 @@ def test_mixed_fleet_over_capacity() -> None:
         ((["Z100"], "1g.5gb=1"), "unknown GPU model 'Z100'"),
         ((["A100-40GB"], "1g.5gb"), "--demand '1g.5gb': expected PROFILE=COUNT, e.g. 3g.40gb=2"),
         ((["A100-40GB"], "1g.5gb=x"), "--demand '1g.5gb=x': COUNT must be a whole number >= 1"),
-        ((["A100-40GB"], "big=1"), "'big' is not a MIG profile name (e.g. 3g.40gb, 1g.10gb+me, nvidia.com/mig-3g.40gb)"),
+        (
+            (["A100-40GB"], "big=1"),
+            "'big' is not a MIG profile name (e.g. 3g.40gb, 1g.10gb+me, nvidia.com/mig-3g.40gb)",
+        ),
         # 0 and -1 get the message of any other bad count (was "--demand is empty" for 0 only).
         ((["A100-40GB"], "1g.5gb=0"), "--demand '1g.5gb=0': COUNT must be a whole number >= 1"),
         ((["A100-40GB"], "1g.5gb=-1"), "--demand '1g.5gb=-1': COUNT must be a whole number >= 1"),
         ((["A100-40GB"], ","), "--demand is empty: give PROFILE=COUNT with COUNT >= 1"),
-        ((["A100-40GB:x"], "1g.5gb=1"), "--gpu 'A100-40GB:x': the count after ':' must be a whole number >= 1"),
-        ((["A100-40GB:0"], "1g.5gb=1"), "--gpu 'A100-40GB:0': the count after ':' must be a whole number >= 1"),
+        (
+            (["A100-40GB:x"], "1g.5gb=1"),
+            "--gpu 'A100-40GB:x': the count after ':' must be a whole number >= 1",
+        ),
+        (
+            (["A100-40GB:0"], "1g.5gb=1"),
+            "--gpu 'A100-40GB:0': the count after ':' must be a whole number >= 1",
+        ),
     ],
 )
 def test_bad_input_messages(args: tuple, message: str) -> None:

@@ -34,11 +34,13 @@ def test_infeasible_mig_json_has_null_config() -> None:
     r = run("mig", "--gpu", "A100-40GB", "--demand", "3g.20gb=3", "--gpus", "1", "-f", "json")
     doc = json.loads(r.stdout)
     assert r.exit_code == 1 and doc["feasible"] is False and doc["mig_parted"] is None
-    assert doc["reason"] == ("the demand needs 2 GPUs; the fleet has 1 x A100-40GB; "
-                             "best partial layout leaves 1 instance unplaced")
+    assert doc["reason"] == (
+        "the demand needs 2 GPUs; the fleet has 1 x A100-40GB; best partial layout leaves 1 instance unplaced"
+    )
     r = run("mig", "--gpu", "A100-40GB", "--demand", "3g.20gb=1", "-f", "json")
     assert json.loads(r.stdout)["mig_parted"]["mig-configs"]["gpuplane-plan"] == [
-        {"devices": [0], "mig-enabled": True, "mig-devices": {"3g.20gb": 1}}]
+        {"devices": [0], "mig-enabled": True, "mig-devices": {"3g.20gb": 1}}
+    ]
 
 
 def test_singular_gpu_and_where_to_apply() -> None:
@@ -61,17 +63,26 @@ def test_bad_counts_are_one_line_usage_errors() -> None:
 
 
 def test_sharing_text_is_human() -> None:
-    r = run("sharing", "--gpu", "A100-80GB",
-            "--workload", "name=notebooks,mem=10,util=15,isolation=tenant,latency=interactive,count=20",
-            "--workload", "name=batch-embed,mem=8,util=20,count=12")
+    r = run(
+        "sharing",
+        "--gpu",
+        "A100-80GB",
+        "--workload",
+        "name=notebooks,mem=10,util=15,isolation=tenant,latency=interactive,count=20",
+        "--workload",
+        "name=batch-embed,mem=8,util=20,count=12",
+    )
     assert r.exit_code == 0
     out = r.stdout
     assert out.splitlines()[0] == "Recommendation for A100-80GB: MIG"
     for raw in ("mig_parted", "device_plugin_mig_strategy", "device_plugin_configmap", "\\n"):
         assert raw not in out
     lines = out.splitlines()
-    for heading in ("MIG layout (nvidia-mig-parted config)", "Device plugin MIG strategy",
-                    "Device plugin sharing config (ConfigMap)"):
+    for heading in (
+        "MIG layout (nvidia-mig-parted config)",
+        "Device plugin MIG strategy",
+        "Device plugin sharing config (ConfigMap)",
+    ):
         assert heading in lines
     assert "  time-slicing: |" in lines  # the embedded device plugin config is a readable block
     assert "          replicas: 5" in lines

@@ -108,7 +108,9 @@ def test_parse_workload_and_errors() -> None:
     assert w == Workload("nb", 10.0, 15.0, "tenant", "interactive", 20)
     with pytest.raises(SharingInputError, match=r"^workload 'x': util= is required"):
         parse_workload("name=x,mem=4")
-    with pytest.raises(SharingInputError, match=r"^workload 'x': isolation must be one of none, team, tenant$"):
+    with pytest.raises(
+        SharingInputError, match=r"^workload 'x': isolation must be one of none, team, tenant$"
+    ):
         parse_workload("name=x,mem=4,util=5,isolation=strict")
     with pytest.raises(SharingInputError, match=r"^workload 'x': unknown key\(s\) gpu"):
         parse_workload("name=x,mem=4,util=5,gpu=2")
@@ -123,7 +125,9 @@ def test_s1_mig_config_is_per_node_and_covers_every_gpu() -> None:
     adv = one(Workload("nb", mem_gb=10, util_pct=15, isolation="tenant", latency="interactive", count=20))
     assert adv.config["mig_parted"] == {
         "version": "v1",
-        "mig-configs": {"gpuplane-plan": [{"devices": "all", "mig-enabled": True, "mig-devices": {"2g.20gb": 3}}]},
+        "mig-configs": {
+            "gpuplane-plan": [{"devices": "all", "mig-enabled": True, "mig-devices": {"2g.20gb": 3}}]
+        },
     }
     assert adv.config["mig_node_labels"] == [
         {"config": "gpuplane-plan", "nodes": 1, "label": "nvidia.com/mig.config=gpuplane-plan"}
@@ -144,7 +148,9 @@ def test_per_node_configs_differ_when_layouts_differ() -> None:
     parted, configs = per_node_mig_parted(plan, 2)
     assert [(c.name, c.nodes) for c in configs] == [("gpuplane-plan-1", 1), ("gpuplane-plan-2", 1)]
     entries = parted["mig-configs"]
-    assert entries["gpuplane-plan-1"] == [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}]
+    assert entries["gpuplane-plan-1"] == [
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}
+    ]
     node2 = entries["gpuplane-plan-2"]
     assert sorted(i for e in node2 for i in (e["devices"] if e["devices"] != "all" else [0, 1])) == [0, 1]
     assert parse_mig_parted_config(parted)[1] == []
@@ -162,7 +168,10 @@ def test_s1_shows_smaller_slices_the_utilisation_threshold_excluded() -> None:
         "1g.20gb x4/GPU (5 GPUs), instead of 2g.20gb x3/GPU"
     )
     # A workload the threshold did not constrain gets no alternative.
-    assert one(Workload("s", mem_gb=9, util_pct=10, isolation="tenant", count=7)).workloads[0].mig_alternatives == []
+    assert (
+        one(Workload("s", mem_gb=9, util_pct=10, isolation="tenant", count=7)).workloads[0].mig_alternatives
+        == []
+    )
 
 
 def test_gpus_per_node_is_validated() -> None:

@@ -27,9 +27,17 @@ def test_json_contract_on_demo() -> None:
     assert document["inventory"]["summary"]["gpuNodes"] == 12
     rules = Counter(f["rule"] for f in document["findings"] if "evidence" in f)
     # The demo shows every kind of cluster finding (the acceptance criterion).
-    assert rules == Counter({"pending-gpu-pod": 5, "gpu-fragmentation": 4, "gang-partially-running": 1,
-                             "gpu-node-not-advertising": 2, "gpu-operator-pods-failing": 1,
-                             "gpu-unhealthy-devices": 1, "mig-config-failed": 1})
+    assert rules == Counter(
+        {
+            "pending-gpu-pod": 5,
+            "gpu-fragmentation": 4,
+            "gang-partially-running": 1,
+            "gpu-node-not-advertising": 2,
+            "gpu-operator-pods-failing": 1,
+            "gpu-unhealthy-devices": 1,
+            "mig-config-failed": 1,
+        }
+    )
     summary = document["summary"]
     assert summary["clusterFindings"] == 15
     assert summary["findings"] == len(document["findings"])
@@ -43,17 +51,24 @@ def test_json_contract_on_demo() -> None:
     # The node's status.allocatable line in the snapshot (was 0 before typed objects got positions).
     assert node["path"] == DEMO and node["line"] == 2311
     # A failed MIG change: the device plugin runs, yet has nothing to serve; the MIG manager is the broken link.
-    assert ("broken link: mig-manager: the MIG manager failed to apply nvidia.com/mig.config='all-3g.20gb' "
-            "(nvidia.com/mig.config.state=failed)") in mig_node["message"]
+    assert (
+        "broken link: mig-manager: the MIG manager failed to apply nvidia.com/mig.config='all-3g.20gb' "
+        "(nvidia.com/mig.config.state=failed)"
+    ) in mig_node["message"]
     mig = next(f for f in document["findings"] if f["rule"] == "mig-config-failed")
     assert mig["message"] == (
         "node node-a100-mig-2: the MIG manager failed to apply nvidia.com/mig.config='all-3g.20gb' "
         "(nvidia.com/mig.config.state=failed); entry 'all-3g.20gb' does not exist in the mig-parted config "
-        "gpu-operator/custom-mig-config; its GPUs keep the previous layout or none")
-    assert "broken link: device-plugin: pod gpu-operator/nvidia-device-plugin-daemonset-474gw is CrashLoopBackOff" \
+        "gpu-operator/custom-mig-config; its GPUs keep the previous layout or none"
+    )
+    assert (
+        "broken link: device-plugin: pod gpu-operator/nvidia-device-plugin-daemonset-474gw is CrashLoopBackOff"
         in node["message"]
+    )
     gang = next(f for f in document["findings"] if f["rule"] == "gang-partially-running")
-    assert gang["object"]["kind"] == "PodGroup" and gang["line"] > 0  # the PodGroup's own line in the snapshot
+    assert (
+        gang["object"]["kind"] == "PodGroup" and gang["line"] > 0
+    )  # the PodGroup's own line in the snapshot
 
 
 def test_text_report_on_demo() -> None:
@@ -63,7 +78,10 @@ def test_text_report_on_demo() -> None:
     assert "(Kubernetes 1.31, 14 nodes, 12 GPU nodes, 71 GPUs, 124 pods, 5 Pending)" in out.splitlines()[0]
     assert "Cluster findings (15)" in out
     assert "  error    gpu-node-not-advertising  Node node-l40s-1" in out
-    assert "             - Node node-l40s-1 metadata.labels[nvidia.com/gpu.present] = true (marks a GPU node)" in out
+    assert (
+        "             - Node node-l40s-1 metadata.labels[nvidia.com/gpu.present] = true (marks a GPU node)"
+        in out
+    )
     assert "GPU inventory" in out
 
 
@@ -76,8 +94,14 @@ def test_fail_on_and_html_output(tmp_path: Path) -> None:
     assert f"gpuplane: wrote {target}" in err
     page = target.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
-    for chart in ("chart-by-model", "chart-by-pool", "chart-by-namespace", "chart-pending-reasons",
-                  "chart-fragmentation", "chart-severity"):
+    for chart in (
+        "chart-by-model",
+        "chart-by-pool",
+        "chart-by-namespace",
+        "chart-pending-reasons",
+        "chart-fragmentation",
+        "chart-severity",
+    ):
         assert f'<figure id="{chart}">' in page
     assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in page

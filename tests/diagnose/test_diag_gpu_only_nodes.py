@@ -44,8 +44,18 @@ def test_fragmentation_uses_the_scheduler_node_set(result) -> None:
 
 def test_article_by_sound() -> None:
     assert [(n, _article(n)) for n in (1, 2, 8, 11, 18, 80, 100, 800, 8000, 11000, 18000, 110)] == [
-        (1, "a"), (2, "a"), (8, "an"), (11, "an"), (18, "an"), (80, "an"), (100, "a"), (800, "an"),
-        (8000, "an"), (11000, "an"), (18000, "an"), (110, "a"),
+        (1, "a"),
+        (2, "a"),
+        (8, "an"),
+        (11, "an"),
+        (18, "an"),
+        (80, "an"),
+        (100, "a"),
+        (800, "an"),
+        (8000, "an"),
+        (11000, "an"),
+        (18000, "an"),
+        (110, "a"),
     ]
 
 
@@ -70,4 +80,6 @@ def test_pod_pinned_by_nodepool_label_is_not_unpinned(result) -> None:
         "(NVIDIA-A100-SXM4-40GB, NVIDIA-H100-80GB-HBM3, NVIDIA-L4, NVIDIA-L40S)"
     ) in messages
     fixes = [f.fix for f in result.findings if f.rule == "gpu-type-unpinned"]
-    assert all("NVIDIA-A100-SXM4-40GB, NVIDIA-H100-80GB-HBM3, NVIDIA-L4, NVIDIA-L40S>" in str(f) for f in fixes)
+    assert all(
+        "NVIDIA-A100-SXM4-40GB, NVIDIA-H100-80GB-HBM3, NVIDIA-L4, NVIDIA-L40S>" in str(f) for f in fixes
+    )

@@ -20,8 +20,14 @@ from gpuplane.report.html import render_html
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "examples" / "clusters" / "demo.yaml"
-CHARTS = ("chart-by-model", "chart-by-pool", "chart-by-namespace", "chart-pending-reasons", "chart-fragmentation",
-          "chart-severity")
+CHARTS = (
+    "chart-by-model",
+    "chart-by-pool",
+    "chart-by-namespace",
+    "chart-pending-reasons",
+    "chart-fragmentation",
+    "chart-severity",
+)
 
 
 def _chromium() -> str:
@@ -34,10 +40,23 @@ def _chromium() -> str:
 def _browser(binary: str, *args: str) -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory() as profile:
         return subprocess.run(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", *args],
-            capture_output=True, text=True, timeout=120, check=False,
+            [
+                binary,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
 
 

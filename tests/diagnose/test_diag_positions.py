@@ -78,8 +78,15 @@ def test_demo_has_no_zero_lines() -> None:
     assert [f for f in findings if not f["line"]] == []  # every object of the demo file has its line
     assert _where(findings, "gpu-operator-pods-failing") == (DEMO, 12547, "status")
     assert _where(findings, "mig-strategy-mismatch") == (
-        DEMO, 15892, "spec.containers[0].resources.limits[nvidia.com/gpu]")
-    assert _where(findings, "mig-config-failed") == (DEMO, 1573, "metadata.labels[nvidia.com/mig.config.state]")
+        DEMO,
+        15892,
+        "spec.containers[0].resources.limits[nvidia.com/gpu]",
+    )
+    assert _where(findings, "mig-config-failed") == (
+        DEMO,
+        1573,
+        "metadata.labels[nvidia.com/mig.config.state]",
+    )
     worker = [f["line"] for f in findings if f["rule"] == "pending-gpu-pod"]
     assert worker == [13647, 13732, 15741, 15814, 15884]
 
@@ -105,12 +112,16 @@ def test_json_list_items_without_kind(tmp_path: Path) -> None:
 
 
 def test_folder_source_points_at_the_file(tmp_path: Path) -> None:
-    (tmp_path / "a-namespaces.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n",
-                                                encoding="utf-8")
+    (tmp_path / "a-namespaces.yaml").write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n", encoding="utf-8"
+    )
     (tmp_path / "b-nodes.yaml").write_text(MULTI_DOC, encoding="utf-8")
     findings = _findings("--cluster", str(tmp_path))
-    assert _where(findings, "gpu-node-not-advertising") == (str(tmp_path / "b-nodes.yaml"), 15,
-                                                            "status.allocatable")
+    assert _where(findings, "gpu-node-not-advertising") == (
+        str(tmp_path / "b-nodes.yaml"),
+        15,
+        "status.allocatable",
+    )
 
 
 def test_stdin_has_no_line_null_in_json_and_none_in_text() -> None:
@@ -124,6 +135,8 @@ def test_stdin_has_no_line_null_in_json_and_none_in_text() -> None:
 def test_text_report_shows_file_and_line() -> None:
     result = CliRunner().invoke(cli, ["diagnose", "--cluster", DEMO])
     assert f"  error    gpu-node-not-advertising  Node node-l40s-1  ({DEMO}:2311)\n" in result.stdout
-    assert f"  info     gpu-workload-without-priority  Pod team-vision/notebook-alice-0  ({DEMO}:14024)\n" \
+    assert (
+        f"  info     gpu-workload-without-priority  Pod team-vision/notebook-alice-0  ({DEMO}:14024)\n"
         in result.stdout
+    )
     assert ":0)" not in result.stdout

@@ -19,17 +19,29 @@ REVIEW = Path(__file__).resolve().parent.parent / "fixtures" / "simulate" / "rev
 
 
 def _owned_pod(name: str, api_version: str, kind: str, owner: str) -> object:
-    return pod_from_dict({
-        "metadata": {"name": name, "namespace": "ml",
-                     "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": owner, "controller": True}]},
-        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "x"}]},
-        "status": {"phase": "Running"},
-    })
+    return pod_from_dict(
+        {
+            "metadata": {
+                "name": name,
+                "namespace": "ml",
+                "ownerReferences": [
+                    {"apiVersion": api_version, "kind": kind, "name": owner, "controller": True}
+                ],
+            },
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "x"}]},
+            "status": {"phase": "Running"},
+        }
+    )
 
 
 def test_owner_match_includes_the_api_group() -> None:
-    volcano_job = Manifest({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
-                            "metadata": {"name": "train", "namespace": "ml"}})
+    volcano_job = Manifest(
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": "train", "namespace": "ml"},
+        }
+    )
     pods = [
         _owned_pod("train-0", "batch/v1", "Job", "train"),  # a batch Job named like the Volcano Job
         _owned_pod("vc-0", "batch.volcano.sh/v1alpha1", "Job", "train"),  # captured by the Volcano Job
@@ -47,7 +59,9 @@ def test_a_failing_scheduler_model_is_reported(monkeypatch: pytest.MonkeyPatch) 
             raise OverflowError("int too big")
 
     monkeypatch.setattr(scheduler_module, "Scheduler", Broken)
-    result = CliRunner().invoke(cli, ["diagnose", "--cluster", str(REVIEW / "pending-huge.yaml"), "-f", "json"])
+    result = CliRunner().invoke(
+        cli, ["diagnose", "--cluster", str(REVIEW / "pending-huge.yaml"), "-f", "json"]
+    )
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.stderr == (
         "gpuplane: the kube-scheduler model failed on this cluster (OverflowError: int too big); "

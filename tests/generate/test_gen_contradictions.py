@@ -42,15 +42,19 @@ def test_mig_profile_not_offered() -> None:
 def test_quota_larger_than_pool() -> None:
     data = _load("gke-inference")
     data["tenants"][0]["gpu_quota"] = {"L4": 40}
-    assert _refused(data) == ["tenants[0].gpu_quota.L4: quota 40 is larger than the pools' 24 at their largest size"]
+    assert _refused(data) == [
+        "tenants[0].gpu_quota.L4: quota 40 is larger than the pools' 24 at their largest size"
+    ]
 
 
 def test_queue_names_missing_flavor() -> None:
     data = _load("eks-training")
     data["tenants"][0]["flavors"] = ["a100-train"]
     problems = _refused(data)
-    assert problems == ["tenants[0].flavors[0]: queue names flavor 'a100-train', but no gpu_pool of that name exists "
-                        "(flavors: h100-train, l40s-serve)"]
+    assert problems == [
+        "tenants[0].flavors[0]: queue names flavor 'a100-train', but no gpu_pool of that name exists "
+        "(flavors: h100-train, l40s-serve)"
+    ]
 
 
 def test_rwo_shared_dataset() -> None:
@@ -66,8 +70,10 @@ def test_rwo_shared_dataset() -> None:
 def test_layout_that_does_not_fit() -> None:
     data = _load("onprem-dgx-mig")
     data["gpu_pools"][1]["sharing"]["mig_layout"] = {"4g.40gb": 1, "3g.40gb": 1, "1g.10gb": 1}
-    assert _refused(data)[:1] == ["gpu_pools[1].sharing.mig_layout: 1 x 4g.40gb + 1 x 3g.40gb + 1 x 1g.10gb needs 8 compute "
-                              "slices; H100-80GB has 7"]
+    assert _refused(data)[:1] == [
+        "gpu_pools[1].sharing.mig_layout: 1 x 4g.40gb + 1 x 3g.40gb + 1 x 1g.10gb needs 8 compute "
+        "slices; H100-80GB has 7"
+    ]
 
 
 def test_mig_on_model_without_mig() -> None:
@@ -94,8 +100,11 @@ def test_cli_refuses_without_traceback(tmp_path: Path) -> None:
     bp = tmp_path / "bad.yaml"
     bp.write_text(yaml.safe_dump(data))
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "gpuplane", "generate", str(bp), "-o", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuplane", "generate", str(bp), "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert "storage.shared_datasets[0].access_mode" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -103,15 +112,23 @@ def test_cli_refuses_without_traceback(tmp_path: Path) -> None:
 
 
 def test_schema_and_explain() -> None:
-    proc = subprocess.run([sys.executable, "-m", "gpuplane", "generate", "--schema"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuplane", "generate", "--schema"], capture_output=True, text=True
+    )
     schema = json.loads(proc.stdout)
     assert schema["title"] == "gpuplane platform blueprint"
     assert {"provider", "gpu_pools", "tenants", "storage", "workloads"} <= set(schema["properties"])
-    proc = subprocess.run([sys.executable, "-m", "gpuplane", "generate", str(EXAMPLES / "onprem-dgx-mig.yaml"), "--explain"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuplane", "generate", str(EXAMPLES / "onprem-dgx-mig.yaml"), "--explain"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "[gpu-sharing] gpu_pools[1].sharing: MIG (1 x 1g.10gb" not in proc.stdout
-    assert "[gpu-sharing] gpu_pools[1].sharing: MIG (2 x 1g.10gb, 1 x 2g.20gb, 1 x 3g.40gb per GPU)" in proc.stdout
+    assert (
+        "[gpu-sharing] gpu_pools[1].sharing: MIG (2 x 1g.10gb, 1 x 2g.20gb, 1 x 3g.40gb per GPU)"
+        in proc.stdout
+    )
     assert "WaitForFirstConsumer" in proc.stdout
 
 
@@ -143,4 +160,6 @@ def test_mig_demand_too_big_for_the_pool() -> None:
     sharing.pop("mig_layout")
     sharing["mig_demand"] = {"7g.80gb": 100}
     problems = _refused(data)
-    assert any(p.startswith("gpu_pools[1].sharing.mig_demand") and "cannot host" in p for p in problems), problems
+    assert any(p.startswith("gpu_pools[1].sharing.mig_demand") and "cannot host" in p for p in problems), (
+        problems
+    )

@@ -61,6 +61,7 @@ def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 # --- A1: requests fit the nodes -----------------------------------------------------------------
 
+
 def test_allocatable_rule_for_g2_standard_8() -> None:
     # 8 vCPU / 32 GiB: CPU reserve 60 + 10 + 2 x 5 + 4 x 2.5 = 90m (+1 CPU DaemonSets); memory
     # 1 + 0.8 + 0.8 + 0.96 GiB (= 3646Mi, rounded up) + 100Mi eviction + 2Gi DaemonSets.
@@ -70,14 +71,19 @@ def test_allocatable_rule_for_g2_standard_8() -> None:
     assert sizing.pod_share(shape, 1, 4) == sizing.PodShare(1700, 6 * 1024)
 
 
-@pytest.mark.parametrize(("name", "kind", "obj", "ns", "node_cpu", "node_mem_gi"), [
-    ("gke-inference", "Deployment", "mistral-7b", "chat", 8, 32),
-    ("gke-inference", "Deployment", "qwen-0-5b", "chat", 8 / 4, 32 / 4),
-    ("eks-training", "PyTorchJob", "llm-pretrain", "prod-training", 192, 2048),
-    ("eks-training", "Deployment", "llama-8b", "serving", 48 / 4, 384 / 4),
-    ("onprem-dgx-mig", "Job", "resnet-ddp", "vision", 224, 2048),
-])
-def test_requests_fit_the_nodes_share(name: str, kind: str, obj: str, ns: str, node_cpu: float, node_mem_gi: float) -> None:
+@pytest.mark.parametrize(
+    ("name", "kind", "obj", "ns", "node_cpu", "node_mem_gi"),
+    [
+        ("gke-inference", "Deployment", "mistral-7b", "chat", 8, 32),
+        ("gke-inference", "Deployment", "qwen-0-5b", "chat", 8 / 4, 32 / 4),
+        ("eks-training", "PyTorchJob", "llm-pretrain", "prod-training", 192, 2048),
+        ("eks-training", "Deployment", "llama-8b", "serving", 48 / 4, 384 / 4),
+        ("onprem-dgx-mig", "Job", "resnet-ddp", "vision", 224, 2048),
+    ],
+)
+def test_requests_fit_the_nodes_share(
+    name: str, kind: str, obj: str, ns: str, node_cpu: float, node_mem_gi: float
+) -> None:
     bundle = _render(name)
     for c in _containers(_obj(bundle, kind, obj, ns)):
         req = c["resources"]["requests"]
@@ -135,6 +141,7 @@ def test_node_disk_must_hold_every_pods_ephemeral_storage() -> None:
 
 # --- A2: vLLM on shared GPUs -------------------------------------------------------------------------
 
+
 def test_7b_model_on_time_sliced_l4_is_refused() -> None:
     data = _load("gke-inference")
     data["workloads"]["inference"][0]["pool"] = "l4-shared"
@@ -167,6 +174,7 @@ def test_gpu_memory_utilization_is_the_share() -> None:
 
 # --- A3: controllers for the CRDs used ---------------------------------------------------------------
 
+
 def test_controllers_installed_for_the_kinds_used(tmp_path: Path) -> None:
     write_bundle(_render("eks-training"), tmp_path / "eks")
     kust = yaml.safe_load((tmp_path / "eks" / "10-operators" / "kustomization.yaml").read_text())
@@ -175,43 +183,74 @@ def test_controllers_installed_for_the_kinds_used(tmp_path: Path) -> None:
         "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
     ]
     readme = (tmp_path / "eks" / "README.md").read_text()
-    assert ('`kubectl apply --server-side -k "github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4"`'
-            in readme)
+    assert (
+        '`kubectl apply --server-side -k "github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4"`'
+        in readme
+    )
     write_bundle(_render("onprem-dgx-mig"), tmp_path / "dgx")
     kust = yaml.safe_load((tmp_path / "dgx" / "10-operators" / "kustomization.yaml").read_text())
-    assert kust["resources"] == ["https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml"]
-    assert kust["patches"] == [{
-        "target": {"kind": "Deployment", "name": "mpi-operator", "namespace": "mpi-operator"},
-        "patch": "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --gang-scheduling=volcano\n",
-    }]
+    assert kust["resources"] == [
+        "https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml"
+    ]
+    assert kust["patches"] == [
+        {
+            "target": {"kind": "Deployment", "name": "mpi-operator", "namespace": "mpi-operator"},
+            "patch": "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --gang-scheduling=volcano\n",
+        }
+    ]
 
 
 def test_pytorchjob_and_mpijob_together_are_refused() -> None:
     data = _load("eks-training")
     data["workloads"]["training"][1]["kind"] = "mpijob"
-    assert _refused(data)[0].startswith("workloads.training: pytorchjob needs Kubeflow training-operator v1.9")
+    assert _refused(data)[0].startswith(
+        "workloads.training: pytorchjob needs Kubeflow training-operator v1.9"
+    )
 
 
 # --- A4: launch commands -----------------------------------------------------------------------------
+
 
 def test_launch_commands_wire_rank_and_rendezvous() -> None:
     eks, dgx = _render("eks-training"), _render("onprem-dgx-mig")
     tail = ["--nnodes=2", "--nproc-per-node=8"]
     pt = _obj(eks, "PyTorchJob", "llm-pretrain", "prod-training")
     assert pt["spec"]["nprocPerNode"] == "8"
-    assert _containers(pt)[0]["command"] == ["torchrun", *tail, "--node-rank=$(PET_NODE_RANK)",
-                                             "--master-addr=$(MASTER_ADDR)", "--master-port=$(MASTER_PORT)", "train.py"]
+    assert _containers(pt)[0]["command"] == [
+        "torchrun",
+        *tail,
+        "--node-rank=$(PET_NODE_RANK)",
+        "--master-addr=$(MASTER_ADDR)",
+        "--master-port=$(MASTER_PORT)",
+        "train.py",
+    ]
     assert _containers(_obj(eks, "JobSet", "sweep", "research"))[0]["command"] == [
-        "torchrun", *tail, "--node-rank=$(JOB_COMPLETION_INDEX)", "--master-addr=sweep-workers-0-0.sweep",
-        "--master-port=29500", "train.py"]
+        "torchrun",
+        *tail,
+        "--node-rank=$(JOB_COMPLETION_INDEX)",
+        "--master-addr=sweep-workers-0-0.sweep",
+        "--master-port=29500",
+        "train.py",
+    ]
     assert _containers(_obj(dgx, "Job", "resnet-ddp", "vision"))[0]["command"] == [
-        "torchrun", *tail, "--node-rank=$(RANK)", "--master-addr=$(MASTER_ADDR)", "--master-port=$(MASTER_PORT)",
-        "train.py"]
+        "torchrun",
+        *tail,
+        "--node-rank=$(RANK)",
+        "--master-addr=$(MASTER_ADDR)",
+        "--master-port=$(MASTER_PORT)",
+        "train.py",
+    ]
     job = _obj(dgx, "Job", "notebook-finetune", "students")
     assert job["spec"]["template"]["spec"]["subdomain"] == "notebook-finetune"
     assert _containers(job)[0]["command"] == [
-        "torchrun", "--nnodes=2", "--nproc-per-node=1", "--node-rank=$(JOB_COMPLETION_INDEX)",
-        "--master-addr=notebook-finetune-0.notebook-finetune", "--master-port=29500", "train.py"]
+        "torchrun",
+        "--nnodes=2",
+        "--nproc-per-node=1",
+        "--node-rank=$(JOB_COMPLETION_INDEX)",
+        "--master-addr=notebook-finetune-0.notebook-finetune",
+        "--master-port=29500",
+        "train.py",
+    ]
     mpi = _obj(dgx, "MPIJob", "bert-mpi", "nlp")["spec"]["mpiReplicaSpecs"]
     launcher = mpi["Launcher"]["template"]["spec"]["containers"][0]["command"]
     assert launcher[:4] == ["mpirun", "-np", "16", "--allow-run-as-root"]
@@ -228,12 +267,22 @@ def test_command_override_is_kept() -> None:
 
 # --- B4: storage reuse ---------------------------------------------------------------------------------
 
+
 def test_checkpoints_and_cache_are_folders_of_the_named_volume() -> None:
     bundle = _render("eks-training")
-    claims = sorted((o["metadata"]["namespace"], o["metadata"]["name"]) for o in bundle.all_objects()
-                    if o["kind"] == "PersistentVolumeClaim")
-    assert claims == [("prod-training", "datasets"), ("prod-training", "fsx-scratch"), ("research", "datasets"),
-                      ("research", "fsx-scratch"), ("serving", "datasets"), ("serving", "fsx-scratch")]
+    claims = sorted(
+        (o["metadata"]["namespace"], o["metadata"]["name"])
+        for o in bundle.all_objects()
+        if o["kind"] == "PersistentVolumeClaim"
+    )
+    assert claims == [
+        ("prod-training", "datasets"),
+        ("prod-training", "fsx-scratch"),
+        ("research", "datasets"),
+        ("research", "fsx-scratch"),
+        ("serving", "datasets"),
+        ("serving", "fsx-scratch"),
+    ]
     pv = _obj(bundle, "PersistentVolume", "fsx-scratch-serving")
     assert pv["spec"]["csi"]["volumeHandle"] == "fs-0fedcba9876543210"
     serving = _containers(_obj(bundle, "Deployment", "llama-8b", "serving"))[0]["volumeMounts"]
@@ -245,7 +294,11 @@ def test_checkpoints_and_cache_are_folders_of_the_named_volume() -> None:
 
 def test_readonly_efs_dataset_binds_the_existing_file_system() -> None:
     pv = _obj(_render("eks-training"), "PersistentVolume", "datasets-research")
-    assert pv["spec"]["csi"] == {"driver": "efs.csi.aws.com", "volumeHandle": "fs-0123456789abcdef0", "readOnly": True}
+    assert pv["spec"]["csi"] == {
+        "driver": "efs.csi.aws.com",
+        "volumeHandle": "fs-0123456789abcdef0",
+        "readOnly": True,
+    }
     assert pv["spec"]["claimRef"] == {"namespace": "research", "name": "datasets"}
 
 
@@ -254,10 +307,12 @@ def test_readonly_dataset_on_dynamic_backend_is_refused() -> None:
     data["storage"]["shared_datasets"][0]["access_mode"] = "ReadOnlyMany"
     assert _refused(data)[-1].startswith(
         "storage.shared_datasets[0].access_mode: a ReadOnlyMany claim on a dynamically provisioned filestore volume "
-        "starts empty")
+        "starts empty"
+    )
 
 
 # --- B5, B6, polish ------------------------------------------------------------------------------------
+
 
 def test_toolkit_disabled_only_with_eks_preinstalled_driver() -> None:
     assert _render("eks-training").shared["operator_values"]["toolkit"] == {"enabled": False}
@@ -267,8 +322,14 @@ def test_toolkit_disabled_only_with_eks_preinstalled_driver() -> None:
 def test_gated_models_read_an_optional_hf_token(tmp_path: Path) -> None:
     bundle = _render("gke-inference")
     env = _containers(_obj(bundle, "Deployment", "mistral-7b", "chat"))[0]["env"]
-    assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token", "optional": True}}} in env
-    assert all(e["name"] != "HF_TOKEN" for e in _containers(_obj(bundle, "Deployment", "qwen-0-5b", "chat"))[0]["env"])
+    assert {
+        "name": "HF_TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token", "optional": True}},
+    } in env
+    assert all(
+        e["name"] != "HF_TOKEN"
+        for e in _containers(_obj(bundle, "Deployment", "qwen-0-5b", "chat"))[0]["env"]
+    )
     write_bundle(bundle, tmp_path)
     readme = (tmp_path / "README.md").read_text()
     assert "`kubectl -n chat create secret generic hf-token --from-literal=token=hf_...`" in readme
@@ -277,8 +338,11 @@ def test_gated_models_read_an_optional_hf_token(tmp_path: Path) -> None:
 
 def test_one_ec2nodeclass_per_root_volume_size() -> None:
     bundle = _render("eks-training")
-    classes = {o["metadata"]["name"]: o["spec"]["blockDeviceMappings"][0]["ebs"]["volumeSize"]
-               for o in bundle.all_objects() if o["kind"] == "EC2NodeClass"}
+    classes = {
+        o["metadata"]["name"]: o["spec"]["blockDeviceMappings"][0]["ebs"]["volumeSize"]
+        for o in bundle.all_objects()
+        if o["kind"] == "EC2NodeClass"
+    }
     assert classes == {"gpu-300gi": "300Gi", "gpu-500gi": "500Gi"}
     ref = _obj(bundle, "NodePool", "l40s-serve")["spec"]["template"]["spec"]["nodeClassRef"]["name"]
     assert ref == "gpu-300gi"
@@ -286,17 +350,24 @@ def test_one_ec2nodeclass_per_root_volume_size() -> None:
 
 def test_karpenter_irsa_role_is_required_and_annotated() -> None:
     rel = next(r for r in _render("eks-training").releases if r.release == "karpenter")
-    assert rel.values["serviceAccount"] == {"annotations": {
-        "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/KarpenterControllerRole-ml-prod"}}
+    assert rel.values["serviceAccount"] == {
+        "annotations": {
+            "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/KarpenterControllerRole-ml-prod"
+        }
+    }
     data = _load("eks-training")
     del data["autoscaling"]["iam_role_arn"]
-    assert _refused(data)[0].startswith("autoscaling.iam_role_arn: the Karpenter controller needs an IAM role")
+    assert _refused(data)[0].startswith(
+        "autoscaling.iam_role_arn: the Karpenter controller needs an IAM role"
+    )
 
 
 def test_volcano_config_goes_through_chart_values() -> None:
     bundle = _render("onprem-dgx-mig")
-    assert not any(o["kind"] == "ConfigMap" and o["metadata"]["name"] == "volcano-scheduler-configmap"
-                   for o in bundle.all_objects())
+    assert not any(
+        o["kind"] == "ConfigMap" and o["metadata"]["name"] == "volcano-scheduler-configmap"
+        for o in bundle.all_objects()
+    )
     rel = next(r for r in bundle.releases if r.release == "volcano")
     conf = yaml.safe_load(rel.values["custom"]["scheduler_config_override"])
     assert conf["actions"] == "enqueue, allocate, backfill"

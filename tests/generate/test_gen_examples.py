@@ -50,8 +50,12 @@ def test_validates_against_upstream_crds(name: str, shared_dir: Path) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_output_lints_clean(name: str, tmp_path: Path) -> None:
     write_bundle(generate(load_blueprint(EXAMPLES / f"{name}.yaml")).bundle, tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "gpuplane", "lint", str(tmp_path), "-f", "json", "--fail-on", "warning"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuplane", "lint", str(tmp_path), "-f", "json", "--fail-on", "warning"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["summary"]["findings"] == 0
 

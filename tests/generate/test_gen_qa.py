@@ -49,7 +49,8 @@ def test_crd_validator_rejects_unknown_field(tmp_path: Path) -> None:
         "          apiVersion: {type: string}\n          kind: {type: string}\n          metadata: {type: object}\n"
         "          spec:\n            type: object\n            properties:\n              size:\n"
         "                type: integer\n          status:\n            type: object\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (tmp_path / "other.yaml").write_text("kind: ConfigMap\napiVersion: v1\n", encoding="utf-8")
     crds = CrdSchemas(tmp_path)
     validator = crds.validator("example.com/v1", "Widget")

@@ -31,8 +31,24 @@ def test_every_entry_has_a_source(cat: Catalog) -> None:
 
 
 def test_brief_models_present(cat: Catalog) -> None:
-    for name in ("A100-40GB", "A100-80GB", "A30", "H100-80GB", "H100-94GB", "H200-141GB", "B200", "L4",
-                 "L40S", "T4", "A10G", "V100-16GB", "V100-32GB", "H20", "GB200", "MI300X"):
+    for name in (
+        "A100-40GB",
+        "A100-80GB",
+        "A30",
+        "H100-80GB",
+        "H100-94GB",
+        "H200-141GB",
+        "B200",
+        "L4",
+        "L40S",
+        "T4",
+        "A10G",
+        "V100-16GB",
+        "V100-32GB",
+        "H20",
+        "GB200",
+        "MI300X",
+    ):
         assert name in cat.models
 
 
@@ -85,8 +101,10 @@ def test_every_pci_id_maps_back(cat: Catalog) -> None:
 def test_a100_40gb_mig_table(cat: Catalog) -> None:
     """[MIG-UG] A100 table + getting-started lgipp, exactly."""
     model = cat.model("A100-40GB")
-    rows = {p.name: (p.profile_id, p.compute_slices, p.memory_slices, p.max_instances, p.placements, p.size)
-            for p in model.mig_profiles}
+    rows = {
+        p.name: (p.profile_id, p.compute_slices, p.memory_slices, p.max_instances, p.placements, p.size)
+        for p in model.mig_profiles
+    }
     assert rows == {
         "1g.5gb": (19, 1, 1, 7, (0, 1, 2, 3, 4, 5, 6), 1),
         "1g.5gb+me": (20, 1, 1, 1, (0, 1, 2, 3, 4, 5, 6), 1),
@@ -110,12 +128,78 @@ def test_same_name_different_shape(cat: Catalog) -> None:
 @pytest.mark.parametrize(
     ("model", "expected"),
     [
-        ("A100-80GB", {"1g.10gb": 7, "1g.10gb+me": 1, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1}),
-        ("H100-80GB", {"1g.10gb": 7, "1g.10gb+me": 1, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1}),
-        ("H100-94GB", {"1g.12gb": 7, "1g.12gb+me": 1, "1g.24gb": 4, "2g.24gb": 3, "3g.47gb": 2, "4g.47gb": 1, "7g.94gb": 1}),
-        ("H200-141GB", {"1g.18gb": 7, "1g.18gb+me": 1, "1g.35gb": 4, "2g.35gb": 3, "3g.71gb": 2, "4g.71gb": 1, "7g.141gb": 1}),
-        ("B200", {"1g.23gb": 7, "1g.23gb+me": 1, "1g.45gb": 4, "2g.45gb": 3, "3g.90gb": 2, "4g.90gb": 1, "7g.180gb": 1}),
-        ("GB200", {"1g.23gb": 7, "1g.23gb+me": 1, "1g.47gb": 4, "2g.47gb": 3, "3g.93gb": 2, "4g.93gb": 1, "7g.186gb": 1}),
+        (
+            "A100-80GB",
+            {
+                "1g.10gb": 7,
+                "1g.10gb+me": 1,
+                "1g.20gb": 4,
+                "2g.20gb": 3,
+                "3g.40gb": 2,
+                "4g.40gb": 1,
+                "7g.80gb": 1,
+            },
+        ),
+        (
+            "H100-80GB",
+            {
+                "1g.10gb": 7,
+                "1g.10gb+me": 1,
+                "1g.20gb": 4,
+                "2g.20gb": 3,
+                "3g.40gb": 2,
+                "4g.40gb": 1,
+                "7g.80gb": 1,
+            },
+        ),
+        (
+            "H100-94GB",
+            {
+                "1g.12gb": 7,
+                "1g.12gb+me": 1,
+                "1g.24gb": 4,
+                "2g.24gb": 3,
+                "3g.47gb": 2,
+                "4g.47gb": 1,
+                "7g.94gb": 1,
+            },
+        ),
+        (
+            "H200-141GB",
+            {
+                "1g.18gb": 7,
+                "1g.18gb+me": 1,
+                "1g.35gb": 4,
+                "2g.35gb": 3,
+                "3g.71gb": 2,
+                "4g.71gb": 1,
+                "7g.141gb": 1,
+            },
+        ),
+        (
+            "B200",
+            {
+                "1g.23gb": 7,
+                "1g.23gb+me": 1,
+                "1g.45gb": 4,
+                "2g.45gb": 3,
+                "3g.90gb": 2,
+                "4g.90gb": 1,
+                "7g.180gb": 1,
+            },
+        ),
+        (
+            "GB200",
+            {
+                "1g.23gb": 7,
+                "1g.23gb+me": 1,
+                "1g.47gb": 4,
+                "2g.47gb": 3,
+                "3g.93gb": 2,
+                "4g.93gb": 1,
+                "7g.186gb": 1,
+            },
+        ),
         ("A30", {"1g.6gb": 4, "1g.6gb+me": 1, "2g.12gb": 2, "2g.12gb+me": 1, "4g.24gb": 1}),
     ],
 )
@@ -125,7 +209,9 @@ def test_mig_profile_counts_match_reference(cat: Catalog, model: str, expected: 
 
 def test_h100_placements_and_sms(cat: Catalog) -> None:
     h100 = cat.model("H100-80GB")
-    assert [(p.name, p.placements, p.size, p.multiprocessors) for p in h100.mig_profiles if "+" not in p.name] == [
+    assert [
+        (p.name, p.placements, p.size, p.multiprocessors) for p in h100.mig_profiles if "+" not in p.name
+    ] == [
         ("1g.10gb", (0, 1, 2, 3, 4, 5, 6), 1, 16),
         ("1g.20gb", (0, 2, 4, 6), 2, 26),
         ("2g.20gb", (0, 2, 4), 2, 32),
@@ -149,7 +235,13 @@ def test_instance_types_reference_known_models(cat: Catalog) -> None:
         assert it.gpu_count >= 1
         assert it.provider in ("aws", "gcp", "azure")
     p4d = cat.instance("p4d.24xlarge")
-    assert (p4d.provider, p4d.gpu_model, p4d.gpu_count, p4d.vcpus, p4d.memory_gib) == ("aws", "A100-40GB", 8, 96, 1152.0)
+    assert (p4d.provider, p4d.gpu_model, p4d.gpu_count, p4d.vcpus, p4d.memory_gib) == (
+        "aws",
+        "A100-40GB",
+        8,
+        96,
+        1152.0,
+    )
     assert cat.instance("a2-highgpu-8g").gpu_model == "A100-40GB"
     assert cat.instance("a3-ultragpu-8g").gpu_model == "H200-141GB"
     nd = cat.instance("Standard_ND96asr_v4")
@@ -164,8 +256,14 @@ def test_instance_types_reference_known_models(cat: Catalog) -> None:
         ({"nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb"}, "A100-40GB"),
         ({"node.kubernetes.io/instance-type": "p4de.24xlarge"}, "A100-80GB"),
         ({"beta.kubernetes.io/instance-type": "g5.xlarge"}, "A10G"),
-        ({"karpenter.k8s.aws/instance-gpu-name": "a100", "karpenter.k8s.aws/instance-gpu-memory": "81920"}, "A100-80GB"),
-        ({"karpenter.k8s.aws/instance-gpu-name": "a100", "karpenter.k8s.aws/instance-gpu-memory": "40960"}, "A100-40GB"),
+        (
+            {"karpenter.k8s.aws/instance-gpu-name": "a100", "karpenter.k8s.aws/instance-gpu-memory": "81920"},
+            "A100-80GB",
+        ),
+        (
+            {"karpenter.k8s.aws/instance-gpu-name": "a100", "karpenter.k8s.aws/instance-gpu-memory": "40960"},
+            "A100-40GB",
+        ),
         ({"karpenter.k8s.aws/instance-gpu-name": "l40s"}, "L40S"),
         ({"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}, "T4"),
         ({"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"}, "H100-80GB"),

@@ -12,7 +12,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gpu" / "clusterpo
 
 
 def test_upstream_sample(shared_dir: Path) -> None:
-    obj = yaml.safe_load((shared_dir / "corpus/upstream/nvidia/gpu-operator/v1_clusterpolicy.yaml").read_text())
+    obj = yaml.safe_load(
+        (shared_dir / "corpus/upstream/nvidia/gpu-operator/v1_clusterpolicy.yaml").read_text()
+    )
     view, problems = parse_clusterpolicy(obj)
     assert problems == []
     assert view == ClusterPolicyView(
@@ -30,14 +32,32 @@ def test_upstream_sample(shared_dir: Path) -> None:
 
 
 def test_defaults_follow_the_operator_not_the_chart() -> None:
-    spec = {k: {} for k in ("daemonsets", "dcgm", "dcgmExporter", "devicePlugin", "driver", "gfd",
-                            "nodeStatusExporter", "operator", "toolkit")}
+    spec = {
+        k: {}
+        for k in (
+            "daemonsets",
+            "dcgm",
+            "dcgmExporter",
+            "devicePlugin",
+            "driver",
+            "gfd",
+            "nodeStatusExporter",
+            "operator",
+            "toolkit",
+        )
+    }
     view, problems = parse_clusterpolicy(spec)
     assert problems == []
     # No CRD default for mig.strategy: the device plugin's own default (none) applies.
     assert view.mig_strategy == "none"
-    assert (view.driver_enabled, view.toolkit_enabled, view.gfd_enabled, view.dcgm_exporter_enabled,
-            view.mig_manager_enabled, view.device_plugin_enabled) == (True, True, True, True, True, True)
+    assert (
+        view.driver_enabled,
+        view.toolkit_enabled,
+        view.gfd_enabled,
+        view.dcgm_exporter_enabled,
+        view.mig_manager_enabled,
+        view.device_plugin_enabled,
+    ) == (True, True, True, True, True, True)
     assert view.mig_manager_config == ("default-mig-parted-config", "all-disabled")
 
 
@@ -45,20 +65,46 @@ def test_invalid_clusterpolicy_exact_messages() -> None:
     view, problems = parse_clusterpolicy(yaml.safe_load((FIXTURES / "invalid.yaml").read_text()))
     assert [(p.message, p.path, p.severity) for p in problems] == [
         ("spec.toolkit: Required value", ("spec", "toolkit"), "error"),
-        ('spec.mig.strategy: Unsupported value: "Mixed": supported values: "none", "single", "mixed"',
-         ("spec", "mig", "strategy"), "error"),
-        ('spec.migManager.config.default: Unsupported value: "all-balanced": supported values: "all-disabled", ""',
-         ("spec", "migManager", "config", "default"), "error"),
-        ("devicePlugin.config.default is ignored without devicePlugin.config.name: the operator only mounts a "
-         "device-plugin ConfigMap when its name is set", ("spec", "devicePlugin", "config", "default"), "warning"),
+        (
+            'spec.mig.strategy: Unsupported value: "Mixed": supported values: "none", "single", "mixed"',
+            ("spec", "mig", "strategy"),
+            "error",
+        ),
+        (
+            'spec.migManager.config.default: Unsupported value: "all-balanced": supported values: "all-disabled", ""',
+            ("spec", "migManager", "config", "default"),
+            "error",
+        ),
+        (
+            "devicePlugin.config.default is ignored without devicePlugin.config.name: the operator only mounts a "
+            "device-plugin ConfigMap when its name is set",
+            ("spec", "devicePlugin", "config", "default"),
+            "warning",
+        ),
     ]
-    assert (view.driver_enabled, view.dcgm_exporter_enabled, view.mig_manager_enabled) == (False, False, False)
+    assert (view.driver_enabled, view.dcgm_exporter_enabled, view.mig_manager_enabled) == (
+        False,
+        False,
+        False,
+    )
     assert view.device_plugin_config is None
 
 
 def test_mig_strategy_without_mig_manager_warns() -> None:
-    spec = {k: {} for k in ("daemonsets", "dcgm", "dcgmExporter", "devicePlugin", "driver", "gfd",
-                            "nodeStatusExporter", "operator", "toolkit")}
+    spec = {
+        k: {}
+        for k in (
+            "daemonsets",
+            "dcgm",
+            "dcgmExporter",
+            "devicePlugin",
+            "driver",
+            "gfd",
+            "nodeStatusExporter",
+            "operator",
+            "toolkit",
+        )
+    }
     spec["mig"] = {"strategy": "mixed"}
     spec["migManager"] = {"enabled": False}
     _, problems = parse_clusterpolicy(spec)

@@ -18,7 +18,13 @@ UPSTREAM_CONFIGS = {
     "k8s-device-plugin/dp-example-config0.yaml": ("none", None, {"nvidia.com/gpu"}, 1, False),
     "k8s-device-plugin/dp-example-config1.yaml": ("mixed", None, {"nvidia.com/gpu"}, 1, False),
     "k8s-device-plugin/time-slicing-replicas10.yaml": ("none", "timeSlicing", {"nvidia.com/gpu"}, 10, False),
-    "k8s-device-plugin/time-slicing-rename-by-default.yaml": ("none", "timeSlicing", {"nvidia.com/gpu.shared"}, 10, False),
+    "k8s-device-plugin/time-slicing-rename-by-default.yaml": (
+        "none",
+        "timeSlicing",
+        {"nvidia.com/gpu.shared"},
+        10,
+        False,
+    ),
     "k8s-device-plugin/mps-replicas10.yaml": ("none", "mps", {"nvidia.com/gpu"}, 10, True),
     "k8s-device-plugin/mps-rename-by-default.yaml": ("none", "mps", {"nvidia.com/gpu.shared"}, 10, True),
     "gpu-operator/time-slicing-plugin-config.yaml": ("none", "timeSlicing", {"nvidia.com/gpu"}, 10, False),
@@ -44,12 +50,19 @@ def test_rename_by_default_sets_effective_rename(shared_dir: Path) -> None:
     )
     assert cfg is not None and cfg.rename_by_default
     [res] = cfg.shared
-    assert (res.name, res.rename, res.replicas, res.devices) == ("nvidia.com/gpu", "nvidia.com/gpu.shared", 10, "all")
+    assert (res.name, res.rename, res.replicas, res.devices) == (
+        "nvidia.com/gpu",
+        "nvidia.com/gpu.shared",
+        10,
+        "all",
+    )
 
 
 def test_gpu_operator_docs_configmap(shared_dir: Path) -> None:
     """NVIDIA's gpu-sharing.rst example: its a100-40gb entry asks 1 replica, which the plugin rejects."""
-    cm = yaml.safe_load((shared_dir / UPSTREAM / "cloud-native-docs/time-slicing-config.configmap.yaml").read_text())
+    cm = yaml.safe_load(
+        (shared_dir / UPSTREAM / "cloud-native-docs/time-slicing-config.configmap.yaml").read_text()
+    )
     parsed = configs_from_configmap(cm)
     assert sorted(parsed) == ["a100-40gb", "tesla-t4"]
     t4_cfg, t4_problems = parsed["tesla-t4"]
@@ -61,7 +74,10 @@ def test_gpu_operator_docs_configmap(shared_dir: Path) -> None:
     # migStrategy is not in the file (the operator passes MIG_STRATEGY), so MIG names are not flagged.
     assert a100_cfg is not None and not a100_cfg.mig_strategy_set
     assert a100_cfg.exposed_resource_names() == {
-        "nvidia.com/gpu", "nvidia.com/mig-2g.10gb", "nvidia.com/mig-3g.20gb", "nvidia.com/mig-7g.40gb",
+        "nvidia.com/gpu",
+        "nvidia.com/mig-2g.10gb",
+        "nvidia.com/mig-3g.20gb",
+        "nvidia.com/mig-7g.40gb",
     }
     assert configs_from_configmap(cm["data"]).keys() == parsed.keys()
 
@@ -70,38 +86,89 @@ E = "error"
 W = "warning"
 INVALID = {
     "unknown-version.yaml": (False, [("unknown version: v2", ("version",), E)]),
-    "replicas-one.yaml": (True, [("number of replicas must be >= 2", ("sharing", "timeSlicing", "resources", 0, "replicas"), E)]),
+    "replicas-one.yaml": (
+        True,
+        [("number of replicas must be >= 2", ("sharing", "timeSlicing", "resources", 0, "replicas"), E)],
+    ),
     "no-resources.yaml": (True, [("no resources specified", ("sharing", "timeSlicing"), E)]),
-    "missing-name-and-replicas.yaml": (True, [
-        ("no resource name specified", ("sharing", "timeSlicing", "resources", 0), E),
-        ("no replicas specified", ("sharing", "timeSlicing", "resources", 1), E),
-    ]),
-    "bad-flags.yaml": (True, [
-        ("unknown MIG strategy: mixd", ("flags", "migStrategy"), E),
-        ("invalid --device-discovery-strategy option cuda", ("flags", "deviceDiscoveryStrategy"), E),
-        ("invalid --device-id-strategy option: serial", ("flags", "plugin", "deviceIDStrategy"), E),
-    ]),
-    "both-sharing-modes.yaml": (True, [
-        ("timeSlicing and mps are mutually exclusive; the device plugin uses mps and ignores timeSlicing", ("sharing",), E),
-    ]),
-    "mps-on-mig.yaml": (True, [
-        ("sharing using MPS is not supported for MIG devices", ("sharing", "mps", "resources", 0, "name"), E),
-        ("using --mig-strategy=mixed is not supported with MPS", ("flags", "migStrategy"), E),
-    ]),
-    "bad-devices.yaml": (True, [
-        ("devices set as 'some' but the only valid string input is 'all'", ("sharing", "timeSlicing", "resources", 0, "devices"), E),
-        ("devices set as '0' but a count of devices must be > 0", ("sharing", "timeSlicing", "resources", 1, "devices"), E),
-    ]),
-    "ignored-settings.yaml": (True, [
-        ("unknown field 'pluginn' is ignored by the device plugin", ("flags", "pluginn"), W),
-        ("Customizing the 'resources' field is not yet supported in the config. Ignoring...", ("resources",), W),
-        ("rename is ignored: the device plugin disables resource renaming in the config "
-         "(DisableResourceNamingInConfig); use renameByDefault", ("sharing", "timeSlicing", "resources", 0, "rename"), W),
-        ("nvidia.com/mig-1g.5gb is only advertised with migStrategy mixed (migStrategy is none); this entry has no effect",
-         ("sharing", "timeSlicing", "resources", 1, "name"), W),
-        ("nvidia.com/gpus is not a resource the NVIDIA device plugin advertises; this entry has no effect",
-         ("sharing", "timeSlicing", "resources", 2, "name"), W),
-    ]),
+    "missing-name-and-replicas.yaml": (
+        True,
+        [
+            ("no resource name specified", ("sharing", "timeSlicing", "resources", 0), E),
+            ("no replicas specified", ("sharing", "timeSlicing", "resources", 1), E),
+        ],
+    ),
+    "bad-flags.yaml": (
+        True,
+        [
+            ("unknown MIG strategy: mixd", ("flags", "migStrategy"), E),
+            ("invalid --device-discovery-strategy option cuda", ("flags", "deviceDiscoveryStrategy"), E),
+            ("invalid --device-id-strategy option: serial", ("flags", "plugin", "deviceIDStrategy"), E),
+        ],
+    ),
+    "both-sharing-modes.yaml": (
+        True,
+        [
+            (
+                "timeSlicing and mps are mutually exclusive; the device plugin uses mps and ignores timeSlicing",
+                ("sharing",),
+                E,
+            ),
+        ],
+    ),
+    "mps-on-mig.yaml": (
+        True,
+        [
+            (
+                "sharing using MPS is not supported for MIG devices",
+                ("sharing", "mps", "resources", 0, "name"),
+                E,
+            ),
+            ("using --mig-strategy=mixed is not supported with MPS", ("flags", "migStrategy"), E),
+        ],
+    ),
+    "bad-devices.yaml": (
+        True,
+        [
+            (
+                "devices set as 'some' but the only valid string input is 'all'",
+                ("sharing", "timeSlicing", "resources", 0, "devices"),
+                E,
+            ),
+            (
+                "devices set as '0' but a count of devices must be > 0",
+                ("sharing", "timeSlicing", "resources", 1, "devices"),
+                E,
+            ),
+        ],
+    ),
+    "ignored-settings.yaml": (
+        True,
+        [
+            ("unknown field 'pluginn' is ignored by the device plugin", ("flags", "pluginn"), W),
+            (
+                "Customizing the 'resources' field is not yet supported in the config. Ignoring...",
+                ("resources",),
+                W,
+            ),
+            (
+                "rename is ignored: the device plugin disables resource renaming in the config "
+                "(DisableResourceNamingInConfig); use renameByDefault",
+                ("sharing", "timeSlicing", "resources", 0, "rename"),
+                W,
+            ),
+            (
+                "nvidia.com/mig-1g.5gb is only advertised with migStrategy mixed (migStrategy is none); this entry has no effect",
+                ("sharing", "timeSlicing", "resources", 1, "name"),
+                W,
+            ),
+            (
+                "nvidia.com/gpus is not a resource the NVIDIA device plugin advertises; this entry has no effect",
+                ("sharing", "timeSlicing", "resources", 2, "name"),
+                W,
+            ),
+        ],
+    ),
 }
 
 
@@ -122,14 +189,23 @@ def test_ignored_settings_still_yield_the_effective_config() -> None:
     assert cfg is not None
     # "gpu" is prefixed to nvidia.com/gpu; its rename: is ignored upstream.
     assert [(r.name, r.rename, r.replicas) for r in cfg.shared] == [
-        ("nvidia.com/gpu", None, 3), ("nvidia.com/mig-1g.5gb", None, 2), ("nvidia.com/gpus", None, 2),
+        ("nvidia.com/gpu", None, 3),
+        ("nvidia.com/mig-1g.5gb", None, 2),
+        ("nvidia.com/gpus", None, 2),
     ]
 
 
 def test_mps_defaults_fail_requests_and_explicit_false_wins() -> None:
     cfg, problems = parse_device_plugin_config(
-        {"version": "v1", "sharing": {"mps": {"failRequestsGreaterThanOne": False,
-                                              "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}
+        {
+            "version": "v1",
+            "sharing": {
+                "mps": {
+                    "failRequestsGreaterThanOne": False,
+                    "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+                }
+            },
+        }
     )
     assert problems == [] and cfg is not None
     assert cfg.sharing_mode == "mps" and cfg.fail_requests_greater_than_one is False
@@ -168,7 +244,13 @@ def test_empty_document_is_the_default_config() -> None:
 def test_resource_name_limits() -> None:
     long_name = "nvidia.com/" + "a" * 60
     _, problems = parse_device_plugin_config(
-        {"sharing": {"timeSlicing": {"resources": [{"name": long_name, "replicas": 2}, {"name": "GPU_X", "replicas": 2}]}}}
+        {
+            "sharing": {
+                "timeSlicing": {
+                    "resources": [{"name": long_name, "replicas": 2}, {"name": "GPU_X", "replicas": 2}]
+                }
+            }
+        }
     )
     assert [p.message for p in problems] == [
         f"fully-qualified resource name must be 63 characters or less: {long_name}",
@@ -178,18 +260,47 @@ def test_resource_name_limits() -> None:
 
 def test_device_list_accepts_indexes_and_uuids() -> None:
     _, problems = parse_device_plugin_config(
-        {"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2, "devices": [
-            0, "1", "0:1", "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763", "MIG-GPU-b1028956-cfa2-0990-bf4a-5da9abb51763/3/0",
-        ]}]}}}
+        {
+            "sharing": {
+                "timeSlicing": {
+                    "resources": [
+                        {
+                            "name": "nvidia.com/gpu",
+                            "replicas": 2,
+                            "devices": [
+                                0,
+                                "1",
+                                "0:1",
+                                "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763",
+                                "MIG-GPU-b1028956-cfa2-0990-bf4a-5da9abb51763/3/0",
+                            ],
+                        }
+                    ]
+                }
+            }
+        }
     )
     assert [(p.message, p.severity) for p in problems] == [
-        ("devices is ignored: the device plugin replicates all devices of a resource (DisableResourceNamingInConfig)", "warning"),
+        (
+            "devices is ignored: the device plugin replicates all devices of a resource (DisableResourceNamingInConfig)",
+            "warning",
+        ),
     ]
     _, problems = parse_device_plugin_config(
-        {"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2, "devices": ["GPU-x"]}]}}}
+        {
+            "sharing": {
+                "timeSlicing": {
+                    "resources": [{"name": "nvidia.com/gpu", "replicas": 2, "devices": ["GPU-x"]}]
+                }
+            }
+        }
     )
     assert [p.message for p in problems] == ["unsupported type for device in devices list: GPU-x, string"]
     _, problems = parse_device_plugin_config(
-        {"sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2, "devices": [1.5]}]}}}
+        {
+            "sharing": {
+                "timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2, "devices": [1.5]}]}
+            }
+        }
     )
     assert [p.message for p in problems] == ["unsupported type for device in devices list: , string"]

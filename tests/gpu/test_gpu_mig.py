@@ -60,7 +60,9 @@ def test_upstream_mig_parted_configs_fit_their_gpus(shared_dir: Path, rel: str) 
 
 
 def test_default_config_counts_and_filters(shared_dir: Path) -> None:
-    cm = yaml.safe_load((shared_dir / UPSTREAM / "gpu-operator/default-mig-parted-config.configmap.yaml").read_text())
+    cm = yaml.safe_load(
+        (shared_dir / UPSTREAM / "gpu-operator/default-mig-parted-config.configmap.yaml").read_text()
+    )
     configs, problems = parse_mig_parted_config(cm)
     assert problems == []
     assert len(configs) == 81
@@ -76,7 +78,9 @@ def test_default_config_counts_and_filters(shared_dir: Path) -> None:
 
 
 def test_examples_custom_config(shared_dir: Path) -> None:
-    configs, _ = parse_mig_parted_config((shared_dir / UPSTREAM / "mig-parted/examples-config.yaml").read_text())
+    configs, _ = parse_mig_parted_config(
+        (shared_dir / UPSTREAM / "mig-parted/examples-config.yaml").read_text()
+    )
     custom = configs["custom-config"]
     assert [e.devices for e in custom] == [(0, 1, 2, 3), (4,), (5,), (6,), (7,)]
     assert [e.mig_enabled for e in custom] == [False, True, True, True, True]
@@ -85,14 +89,22 @@ def test_examples_custom_config(shared_dir: Path) -> None:
 def test_invalid_entries_exact_messages() -> None:
     configs, problems = parse_mig_parted_config((FIXTURES / "invalid-entries.yaml").read_text())
     assert [(p.message, p.path) for p in problems] == [
-        ("missing required field 'mig-devices' when 'mig-enabled' is true", ("mig-configs", "enabled-without-devices", 0)),
+        (
+            "missing required field 'mig-devices' when 'mig-enabled' is true",
+            ("mig-configs", "enabled-without-devices", 0),
+        ),
         ("MIG devices included when 'mig-enabled' is false", ("mig-configs", "devices-when-disabled", 0)),
         ("missing required field: devices", ("mig-configs", "missing-devices", 0)),
         ("invalid string input for 'devices': some", ("mig-configs", "bad-device-string", 0, "devices")),
-        ("error validating values in 'mig-devices' field: invalid format for '3g.20': not a MIG profile name like "
-         "1g.5gb, 1g.10gb+me or 1c.3g.20gb", ("mig-configs", "bad-profile", 0, "mig-devices", "3g.20")),
-        ("error validating values in 'mig-devices' field: invalid count for '1g.5gb': -1",
-         ("mig-configs", "bad-profile", 0, "mig-devices", "1g.5gb")),
+        (
+            "error validating values in 'mig-devices' field: invalid format for '3g.20': not a MIG profile name like "
+            "1g.5gb, 1g.10gb+me or 1c.3g.20gb",
+            ("mig-configs", "bad-profile", 0, "mig-devices", "3g.20"),
+        ),
+        (
+            "error validating values in 'mig-devices' field: invalid count for '1g.5gb': -1",
+            ("mig-configs", "bad-profile", 0, "mig-devices", "1g.5gb"),
+        ),
         ("unexpected field: gpu-model", ("mig-configs", "extra-field", 0, "gpu-model")),
         ("at least one entry in 'empty' is required", ("mig-configs", "empty")),
     ]
@@ -111,10 +123,14 @@ def test_missing_version() -> None:
     [
         ({"version": "v2", "mig-configs": {}}, "unknown version: v2"),
         ({"version": "v1", "mig-configs": {}}, "at least one entry in 'mig-configs' is required"),
-        ({"version": "v1", "mig-configs": {"a": [{"devices": "all", "mig-enabled": False}]}, "extra": 1},
-         "unexpected field: extra"),
-        ({"kind": "ConfigMap", "data": {"other.yaml": ""}},
-         "ConfigMap has no config.yaml key (the MIG manager reads that key)"),
+        (
+            {"version": "v1", "mig-configs": {"a": [{"devices": "all", "mig-enabled": False}]}, "extra": 1},
+            "unexpected field: extra",
+        ),
+        (
+            {"kind": "ConfigMap", "data": {"other.yaml": ""}},
+            "ConfigMap has no config.yaml key (the MIG manager reads that key)",
+        ),
     ],
 )
 def test_document_level_problems(doc: dict, message: str) -> None:
@@ -126,8 +142,11 @@ def test_layout_warnings_for_filtered_entries() -> None:
     configs, problems = parse_mig_parted_config((FIXTURES / "a100-overcommitted.yaml").read_text())
     assert problems == []
     assert [(p.message, p.path, p.severity) for p in check_mig_parted_layouts(configs)] == [
-        ("0x20B010DE (A100-40GB): 2 x 3g.20gb + 1 x 2g.10gb needs 8 compute slices; A100-40GB has 7",
-         ("mig-configs", "too-many-3g", 0, "mig-devices"), "warning"),
+        (
+            "0x20B010DE (A100-40GB): 2 x 3g.20gb + 1 x 2g.10gb needs 8 compute slices; A100-40GB has 7",
+            ("mig-configs", "too-many-3g", 0, "mig-devices"),
+            "warning",
+        ),
     ]
 
 
@@ -146,18 +165,50 @@ A100 = "A100-40GB"
         (A100, {}, (True, "")),
         (A100, {"1g.5gb": 0}, (True, "")),
         (A100, {"1g.5gb": 8}, (False, "8 x 1g.5gb exceeds the maximum of 7 on A100-40GB")),
-        (A100, {"7g.40gb": 1, "1g.5gb": 1}, (False, "1 x 7g.40gb + 1 x 1g.5gb needs 8 compute slices; A100-40GB has 7")),
-        (A100, {"3g.20gb": 2, "1g.5gb": 1}, (False, "2 x 3g.20gb + 1 x 1g.5gb needs 9 memory slices; A100-40GB has 8")),
-        (A100, {"1g.10gb": 4, "1g.5gb": 1}, (False, "4 x 1g.10gb + 1 x 1g.5gb needs 9 memory slices; A100-40GB has 8")),
+        (
+            A100,
+            {"7g.40gb": 1, "1g.5gb": 1},
+            (False, "1 x 7g.40gb + 1 x 1g.5gb needs 8 compute slices; A100-40GB has 7"),
+        ),
+        (
+            A100,
+            {"3g.20gb": 2, "1g.5gb": 1},
+            (False, "2 x 3g.20gb + 1 x 1g.5gb needs 9 memory slices; A100-40GB has 8"),
+        ),
+        (
+            A100,
+            {"1g.10gb": 4, "1g.5gb": 1},
+            (False, "4 x 1g.10gb + 1 x 1g.5gb needs 9 memory slices; A100-40GB has 8"),
+        ),
         (A100, {"1g.5gb+me": 1, "1g.5gb": 6}, (True, "")),
-        (A100, {"3g.40gb": 1}, (False, "A100-40GB has no MIG profile 3g.40gb (profiles: 1g.5gb, 1g.5gb+me, 1g.10gb, "
-                                       "2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb)")),
-        (A100, {"1c.3g.20gb": 1}, (False, "1c.3g.20gb is a compute-instance profile; layout_fits checks GPU-instance "
-                                          "profiles such as 3g.20gb")),
+        (
+            A100,
+            {"3g.40gb": 1},
+            (
+                False,
+                "A100-40GB has no MIG profile 3g.40gb (profiles: 1g.5gb, 1g.5gb+me, 1g.10gb, "
+                "2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb)",
+            ),
+        ),
+        (
+            A100,
+            {"1c.3g.20gb": 1},
+            (
+                False,
+                "1c.3g.20gb is a compute-instance profile; layout_fits checks GPU-instance "
+                "profiles such as 3g.20gb",
+            ),
+        ),
         (A100, {"1g.5gb": -1}, (False, "invalid count for 1g.5gb: -1")),
         ("A30", {"2g.12gb": 1, "1g.6gb": 2}, (True, "")),
-        ("A30", {"2g.12gb+me": 1, "1g.6gb+me": 1}, (False, "1 x 2g.12gb+me + 1 x 1g.6gb+me: only one media-extension "
-                                                          "(+me) instance fits on one GPU")),
+        (
+            "A30",
+            {"2g.12gb+me": 1, "1g.6gb+me": 1},
+            (
+                False,
+                "1 x 2g.12gb+me + 1 x 1g.6gb+me: only one media-extension (+me) instance fits on one GPU",
+            ),
+        ),
         ("T4", {"1g.5gb": 1}, (False, "T4 does not support MIG")),
         ("H100-80GB", {"1g.10gb": 7}, (True, "")),
         ("RTX-PRO-6000", {"1g.24gb": 2, "2g.48gb": 1}, (True, "")),
@@ -185,7 +236,8 @@ def test_placement_only_failure() -> None:
     two = MigPlacementProfile("2g.10gb", None, 2, 2, 10.0, 2, (0,), 2)
     model = GpuModel("TOY", 20.0, True, (two,), (), "toy", "test", memory_slices=4, total_compute_slices=4)
     assert layout_fits(model, {"2g.10gb": 2}) == (
-        False, "2 x 2g.10gb has no non-overlapping placement on TOY's 4 memory slices"
+        False,
+        "2 x 2g.10gb has no non-overlapping placement on TOY's 4 memory slices",
     )
 
 
@@ -197,9 +249,7 @@ def _maximal_mixes(model_name: str) -> int:
         layout = {p.name: c for p, c in zip(profiles, counts) if c}
         if layout and layout_fits(model, layout)[0]:
             fits.append(counts)
-    return sum(
-        1 for c in fits if not any(o != c and all(a >= b for a, b in zip(o, c)) for o in fits)
-    )
+    return sum(1 for c in fits if not any(o != c and all(a >= b for a, b in zip(o, c)) for o in fits))
 
 
 def test_28_maximal_mixes_on_seven_slice_gpus() -> None:

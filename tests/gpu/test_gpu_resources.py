@@ -21,11 +21,26 @@ from gpuplane.gpu.resources import (
         ("nvidia.com/gpu", GpuResource("nvidia.com/gpu", "nvidia", "gpu")),
         ("nvidia.com/gpu.shared", GpuResource("nvidia.com/gpu.shared", "nvidia", "shared")),
         ("nvidia.com/mig-3g.40gb", GpuResource("nvidia.com/mig-3g.40gb", "nvidia", "mig", "3g.40gb")),
-        ("nvidia.com/mig-1g.10gb.me", GpuResource("nvidia.com/mig-1g.10gb.me", "nvidia", "mig", "1g.10gb+me")),
-        ("nvidia.com/mig-1g.24gb.me.all", GpuResource("nvidia.com/mig-1g.24gb.me.all", "nvidia", "mig", "1g.24gb+me.all")),
-        ("nvidia.com/mig-1g.24gb-me", GpuResource("nvidia.com/mig-1g.24gb-me", "nvidia", "mig", "1g.24gb-me")),
-        ("nvidia.com/mig-2g.48gb.gfx", GpuResource("nvidia.com/mig-2g.48gb.gfx", "nvidia", "mig", "2g.48gb+gfx")),
-        ("nvidia.com/mig-1g.5gb.shared", GpuResource("nvidia.com/mig-1g.5gb.shared", "nvidia", "shared", "1g.5gb")),
+        (
+            "nvidia.com/mig-1g.10gb.me",
+            GpuResource("nvidia.com/mig-1g.10gb.me", "nvidia", "mig", "1g.10gb+me"),
+        ),
+        (
+            "nvidia.com/mig-1g.24gb.me.all",
+            GpuResource("nvidia.com/mig-1g.24gb.me.all", "nvidia", "mig", "1g.24gb+me.all"),
+        ),
+        (
+            "nvidia.com/mig-1g.24gb-me",
+            GpuResource("nvidia.com/mig-1g.24gb-me", "nvidia", "mig", "1g.24gb-me"),
+        ),
+        (
+            "nvidia.com/mig-2g.48gb.gfx",
+            GpuResource("nvidia.com/mig-2g.48gb.gfx", "nvidia", "mig", "2g.48gb+gfx"),
+        ),
+        (
+            "nvidia.com/mig-1g.5gb.shared",
+            GpuResource("nvidia.com/mig-1g.5gb.shared", "nvidia", "shared", "1g.5gb"),
+        ),
         # compute-instance subdivisions are never registered by the plugin (C != G)
         ("nvidia.com/mig-1c.3g.20gb", GpuResource("nvidia.com/mig-1c.3g.20gb", "nvidia", "unknown")),
         ("nvidia.com/gpus", GpuResource("nvidia.com/gpus", "nvidia", "unknown")),

@@ -107,9 +107,19 @@ def test_object_indexes(state: ClusterState) -> None:
 
 
 def test_from_objects_reports_bad_pods_without_raising() -> None:
-    bad = Manifest({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"},
-                    "spec": {"containers": "not-a-list"}}, "bad.yaml", 3)
-    good = Manifest({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ok"}, "spec": {"containers": []}})
+    bad = Manifest(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "bad"},
+            "spec": {"containers": "not-a-list"},
+        },
+        "bad.yaml",
+        3,
+    )
+    good = Manifest(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ok"}, "spec": {"containers": []}}
+    )
     state = ClusterState.from_objects([bad, good])
     assert names(state.pods) == ["ok"]
     assert len(state.errors) == 1

@@ -199,8 +199,12 @@ def test_aggregate_requests_matches_pod_requests_with_sidecars() -> None:
     init containers" shape (sidecars add to the total and to later init containers)."""
     from gpuplane.k8s.requests import aggregate_requests
 
-    init = [ctr("s1", limits={"cpu": "1"}, sidecar=True), ctr("i1", limits={"cpu": "5"}),
-            ctr("s2", limits={"cpu": "2"}, sidecar=True), ctr("i2", limits={"cpu": "4"})]
+    init = [
+        ctr("s1", limits={"cpu": "1"}, sidecar=True),
+        ctr("i1", limits={"cpu": "5"}),
+        ctr("s2", limits={"cpu": "2"}, sidecar=True),
+        ctr("i2", limits={"cpu": "4"}),
+    ]
     app = [ctr("a", limits={"cpu": "1"})]
     spec = _spec(init, app)
     typed = pod_requests(pod_from_dict({"kind": "Pod", "metadata": {"name": "p"}, "spec": spec}))

@@ -34,10 +34,16 @@ def test_quantity_accessors_saturate_at_int64() -> None:
 
 
 def test_pod_requests_saturate_like_the_scheduler() -> None:
-    pod = pod_from_dict({"spec": {"containers": [
-        {"name": "a", "resources": {"limits": {"nvidia.com/gpu": "100E"}}},
-        {"name": "b", "resources": {"limits": {"nvidia.com/gpu": "100E"}}},
-    ]}})
+    pod = pod_from_dict(
+        {
+            "spec": {
+                "containers": [
+                    {"name": "a", "resources": {"limits": {"nvidia.com/gpu": "100E"}}},
+                    {"name": "b", "resources": {"limits": {"nvidia.com/gpu": "100E"}}},
+                ]
+            }
+        }
+    )
     assert pod_requests(pod) == {"nvidia.com/gpu": MAX}
 
 
@@ -80,8 +86,19 @@ def test_default_storage_class_follows_get_default_class() -> None:
 
 @pytest.mark.parametrize(
     ("text", "mib"),
-    [("512m", 512), ("4g", 4096), ("4G", 4096), ("2048", 2048), (2048, 2048), ("512k", 0), ("1536k", 1),
-     ("1t", 1024 * 1024), ("3gb", 3072), (" 8g ", 8192), ("1048576b", 1)],
+    [
+        ("512m", 512),
+        ("4g", 4096),
+        ("4G", 4096),
+        ("2048", 2048),
+        (2048, 2048),
+        ("512k", 0),
+        ("1536k", 1),
+        ("1t", 1024 * 1024),
+        ("3gb", 3072),
+        (" 8g ", 8192),
+        ("1048576b", 1),
+    ],
 )
 def test_spark_sizes_are_integer_mib(text: object, mib: int) -> None:
     assert spark_mib(text, 1024) == mib
@@ -89,9 +106,13 @@ def test_spark_sizes_are_integer_mib(text: object, mib: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("1.5g", "Failed to parse byte string: 1.5g"), (float("inf"), "Failed to parse byte string: inf"),
-     ("4x", 'Invalid suffix: "x"'), (True, "Failed to parse byte string: True"),
-     ("9223372036854775807t", "Conversion of 9223372036854775807 exceeds Long.MAX_VALUE in MiB")],
+    [
+        ("1.5g", "Failed to parse byte string: 1.5g"),
+        (float("inf"), "Failed to parse byte string: inf"),
+        ("4x", 'Invalid suffix: "x"'),
+        (True, "Failed to parse byte string: True"),
+        ("9223372036854775807t", "Conversion of 9223372036854775807 exceeds Long.MAX_VALUE in MiB"),
+    ],
 )
 def test_spark_refuses_what_byte_string_as_mib_refuses(text: object, message: str) -> None:
     with pytest.raises(SparkSizeError) as info:
@@ -100,9 +121,18 @@ def test_spark_refuses_what_byte_string_as_mib_refuses(text: object, message: st
 
 
 def test_spark_pod_memory_is_integer_mib_and_inf_never_raises() -> None:
-    app = Manifest({"apiVersion": "sparkoperator.k8s.io/v1beta2", "kind": "SparkApplication",
-                    "metadata": {"name": "s"},
-                    "spec": {"type": "Scala", "driver": {"memory": "1000m"}, "executor": {"instances": 1, "memory": "4g"}}})
+    app = Manifest(
+        {
+            "apiVersion": "sparkoperator.k8s.io/v1beta2",
+            "kind": "SparkApplication",
+            "metadata": {"name": "s"},
+            "spec": {
+                "type": "Scala",
+                "driver": {"memory": "1000m"},
+                "executor": {"instances": 1, "memory": "4g"},
+            },
+        }
+    )
     podsets = expand_all([app])
     memory = [ps.template["spec"]["containers"][0]["resources"]["requests"]["memory"] for ps in podsets]
     # 1000 + max(384, int(0.1 * 1000)) and 4096 + int(0.1 * 4096)
@@ -112,8 +142,10 @@ def test_spark_pod_memory_is_integer_mib_and_inf_never_raises() -> None:
 
 def test_kubernetes_version_accepts_major_1_only() -> None:
     def state(server: str | None, kubelets: list[str]) -> ClusterState:
-        nodes = [node_from_dict({"metadata": {"name": f"n{i}"}, "status": {"nodeInfo": {"kubeletVersion": v}}})
-                 for i, v in enumerate(kubelets)]
+        nodes = [
+            node_from_dict({"metadata": {"name": f"n{i}"}, "status": {"nodeInfo": {"kubeletVersion": v}}})
+            for i, v in enumerate(kubelets)
+        ]
         return ClusterState(nodes, [], [], server_version=server)
 
     assert state("v2.99.1", []).kubernetes_version() is None

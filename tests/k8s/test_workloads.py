@@ -39,16 +39,58 @@ CORPUS_EXPECTED = [
     ("nvidia/dra-driver-gpu/gpu-test1.v1beta1.yaml", "Pod", "pod2", "pod2", "pod", 1),
     ("nvidia/dra-driver-gpu/gpu-test2.v1.yaml", "Pod", "pod", "pod", "pod", 1),
     ("nvidia/dra-driver-gpu/gpu-test4-mig.v1.yaml", "Deployment", "pod", "pod", "replica", 4),
-    ("platform/disruption/karpenter-provider-aws-workload-disruption-budget.yaml", "Deployment", "pdb", "pdb", "replica", 10),
-    ("platform/karpenter/azure-karpenter-gpu-placeholder-INVALID.yaml", "Deployment", "gpu-placeholders", "gpu-placeholders", "replica", 2),
-    ("platform/karpenter/karpenter-blueprints-gpu-workload.yaml", "Pod", "nvidia-smi", "nvidia-smi", "pod", 1),
-    ("platform/karpenter/karpenter-provider-aws-workload-gpu-nvidia.yaml", "Deployment", "gpu-nvidia", "gpu-nvidia", "replica", 0),
+    (
+        "platform/disruption/karpenter-provider-aws-workload-disruption-budget.yaml",
+        "Deployment",
+        "pdb",
+        "pdb",
+        "replica",
+        10,
+    ),
+    (
+        "platform/karpenter/azure-karpenter-gpu-placeholder-INVALID.yaml",
+        "Deployment",
+        "gpu-placeholders",
+        "gpu-placeholders",
+        "replica",
+        2,
+    ),
+    (
+        "platform/karpenter/karpenter-blueprints-gpu-workload.yaml",
+        "Pod",
+        "nvidia-smi",
+        "nvidia-smi",
+        "pod",
+        1,
+    ),
+    (
+        "platform/karpenter/karpenter-provider-aws-workload-gpu-nvidia.yaml",
+        "Deployment",
+        "gpu-nvidia",
+        "gpu-nvidia",
+        "replica",
+        0,
+    ),
     ("scheduling/coscheduling/podgroup-replicaset-demo.yaml", "ReplicaSet", "nginx", "nginx", "replica", 6),
     ("scheduling/kueue/jobset-tas-required.yaml", "JobSet", "jobset-tas-required", "workers", "worker", 4),
     ("scheduling/kueue/jobset.yaml", "JobSet", "sleep-job-", "workers", "worker", 1),
     ("scheduling/kueue/jobset.yaml", "JobSet", "sleep-job-", "driver", "driver", 1),
-    ("scheduling/kueue/leaderworkerset.yaml", "LeaderWorkerSet", "nginx-leaderworkerset", "leader", "leader", 2),
-    ("scheduling/kueue/leaderworkerset.yaml", "LeaderWorkerSet", "nginx-leaderworkerset", "worker", "worker", 4),
+    (
+        "scheduling/kueue/leaderworkerset.yaml",
+        "LeaderWorkerSet",
+        "nginx-leaderworkerset",
+        "leader",
+        "leader",
+        2,
+    ),
+    (
+        "scheduling/kueue/leaderworkerset.yaml",
+        "LeaderWorkerSet",
+        "nginx-leaderworkerset",
+        "worker",
+        "worker",
+        4,
+    ),
     ("scheduling/kueue/mpijob-v2beta1.yaml", "MPIJob", "pi", "launcher", "launcher", 1),
     ("scheduling/kueue/mpijob-v2beta1.yaml", "MPIJob", "pi", "worker", "worker", 2),
     ("scheduling/kueue/pytorchjob.yaml", "PyTorchJob", "pytorch-simple", "master", "master", 1),
@@ -56,8 +98,22 @@ CORPUS_EXPECTED = [
     ("scheduling/kueue/rayjob.yaml", "RayJob", "rayjob-sample", "head", "head", 1),
     ("scheduling/kueue/rayjob.yaml", "RayJob", "rayjob-sample", "small-group", "worker", 1),
     ("scheduling/kueue/rayjob.yaml", "RayJob", "rayjob-sample", "submitter", "submitter", 1),
-    ("scheduling/kueue/tas-indexed-job-required.yaml", "Job", "tas-sample-required", "tas-sample-required", "pod", 10),
-    ("scheduling/kueue/trainjob-torch-distributed.yaml", "TrainJob", "pytorch-distributed", "node", "trainer", 2),
+    (
+        "scheduling/kueue/tas-indexed-job-required.yaml",
+        "Job",
+        "tas-sample-required",
+        "tas-sample-required",
+        "pod",
+        10,
+    ),
+    (
+        "scheduling/kueue/trainjob-torch-distributed.yaml",
+        "TrainJob",
+        "pytorch-distributed",
+        "node",
+        "trainer",
+        2,
+    ),
     ("scheduling/volcano/vcjob-mpi.yaml", "Job", "lm-mpi-job", "mpimaster", "master", 1),
     ("scheduling/volcano/vcjob-mpi.yaml", "Job", "lm-mpi-job", "mpiworker", "worker", 2),
     ("scheduling/volcano/vcjob-nginx-gang.yaml", "Job", "test-job", "default-nginx", "worker", 6),
@@ -85,10 +141,14 @@ def test_upstream_corpus_gangs(shared_dir: Path) -> None:
     # coscheduling: ReplicaSet pods join PodGroup "nginx" (minMember 3 from the PodGroup object)
     assert by_name[("nginx", "nginx")].gang == Gang("coscheduling", "nginx", 3)
     # Kueue admits the whole TrainJob (2 nodes) from LocalQueue user-queue
-    assert by_name[("pytorch-distributed", "node")].gang == Gang("kueue", "pytorch-distributed", 2, "user-queue")
+    assert by_name[("pytorch-distributed", "node")].gang == Gang(
+        "kueue", "pytorch-distributed", 2, "user-queue"
+    )
     assert by_name[("pytorch-distributed", "node")].queue == "user-queue"
     # LWS: one Kueue workload per group of size 3
-    assert by_name[("nginx-leaderworkerset", "worker")].gang == Gang("kueue", "nginx-leaderworkerset", 3, "user-queue")
+    assert by_name[("nginx-leaderworkerset", "worker")].gang == Gang(
+        "kueue", "nginx-leaderworkerset", 3, "user-queue"
+    )
     # Volcano Job: minAvailable and default queue
     assert by_name[("test-job", "default-nginx")].gang == Gang("volcano", "test-job", 3, "default")
     assert by_name[("pytorch-job", "worker")].pod().spec.scheduler_name == "volcano"
@@ -96,7 +156,11 @@ def test_upstream_corpus_gangs(shared_dir: Path) -> None:
     node = by_name[("pytorch-distributed", "node")]
     assert node.synthetic and node.template_source is not None
     assert node.template_source.kind == "ClusterTrainingRuntime"
-    assert node.pod().spec.containers[0].resources.requests == {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"}
+    assert node.pod().spec.containers[0].resources.requests == {
+        "cpu": "4",
+        "memory": "8Gi",
+        "nvidia.com/gpu": "1",
+    }
     assert node.distributed is True
 
 
@@ -127,7 +191,9 @@ def test_core_controllers() -> None:
 
 
 def test_bare_pod_template_is_the_pod() -> None:
-    pod = Manifest({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {}})
+    pod = Manifest(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {}}
+    )
     (ps,) = expand(pod)
     assert ps.template is pod.data and ps.template_path == () and ps.spec_path == ("spec",)
     assert ps.pod().metadata.namespace == "ns"
@@ -195,7 +261,9 @@ def test_trainjob_with_and_without_runtime() -> None:
     assert [(e.name, e.value) for e in container.env] == [("NCCL_DEBUG", "INFO")]
     assert node.synthetic and not init.synthetic and init.template_source is node.template_source
     # the runtime itself is untouched
-    runtime_container = node.template_source.data["spec"]["template"]["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]["containers"][0]
+    runtime_container = node.template_source.data["spec"]["template"]["spec"]["replicatedJobs"][1][
+        "template"
+    ]["spec"]["template"]["spec"]["containers"][0]
     assert runtime_container["image"].startswith("pytorch/") and "resources" not in runtime_container
     assert orphan.template_path == ("spec", "trainer") and orphan.synthetic
     assert orphan.pod().spec.containers[0].resources.limits == {"nvidia.com/gpu": 4}
@@ -229,7 +297,8 @@ def test_ray() -> None:
     assert podsets[1].max_count == 16
     submitter = podsets[3]
     assert submitter.synthetic and submitter.pod().spec.containers[0].resources.requests == {
-        "cpu": "500m", "memory": "200Mi"
+        "cpu": "500m",
+        "memory": "200Mi",
     }
     assert podsets[5].gang == Gang("volcano", "ray-interactive-pg", 4, "interactive")
     assert podsets[0].distributed and not podsets[6].distributed
@@ -258,7 +327,9 @@ def test_inferenceservice() -> None:
     ]
     predictor = podsets[0]
     pod = predictor.pod()
-    assert predictor.max_count == 5 and predictor.synthetic and predictor.template_path == ("spec", "predictor")
+    assert (
+        predictor.max_count == 5 and predictor.synthetic and predictor.template_path == ("spec", "predictor")
+    )
     assert pod.spec.node_selector == {"nvidia.com/gpu.product": "NVIDIA-L4"}
     (container,) = pod.spec.containers
     assert (container.name, container.image) == ("kserve-container", "kserve/huggingfaceserver:v0.14.0-gpu")
@@ -276,7 +347,9 @@ def test_sparkapplication() -> None:
     # driver: 4g + max(384Mi, 0.4 × 4g) for a Python app
     assert driver.pod().spec.containers[0].resources.requests == {"cpu": "2", "memory": "5734Mi"}
     assert executor.pod().spec.containers[0].resources.limits == {
-        "memory": "32768Mi", "cpu": "8", "nvidia.com/gpu": 1
+        "memory": "32768Mi",
+        "cpu": "8",
+        "nvidia.com/gpu": 1,
     }
     assert executor.pod().spec.node_selector == {"nvidia.com/gpu.present": "true"}
     assert executor.gang == Gang("volcano", "spark-rapids-etl-pg", 1, "etl")
@@ -330,15 +403,32 @@ def test_expand_all_is_cheap(count: int) -> None:
     for i in range(count):
         kind = ("Deployment", "Job", "PyTorchJob", "ConfigMap")[i % 4]
         if kind == "Deployment":
-            data = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": f"d{i}"},
-                    "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}}
+            data = {
+                "apiVersion": "apps/v1",
+                "kind": kind,
+                "metadata": {"name": f"d{i}"},
+                "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c"}]}}},
+            }
         elif kind == "Job":
-            data = {"apiVersion": "batch/v1", "kind": kind, "metadata": {"name": f"j{i}"},
-                    "spec": {"parallelism": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}}
+            data = {
+                "apiVersion": "batch/v1",
+                "kind": kind,
+                "metadata": {"name": f"j{i}"},
+                "spec": {"parallelism": 2, "template": {"spec": {"containers": [{"name": "c"}]}}},
+            }
         elif kind == "PyTorchJob":
             tpl = {"spec": {"containers": [{"name": "pytorch"}]}}
-            data = {"apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": f"p{i}"},
-                    "spec": {"pytorchReplicaSpecs": {"Master": {"template": tpl}, "Worker": {"replicas": 3, "template": tpl}}}}
+            data = {
+                "apiVersion": "kubeflow.org/v1",
+                "kind": kind,
+                "metadata": {"name": f"p{i}"},
+                "spec": {
+                    "pytorchReplicaSpecs": {
+                        "Master": {"template": tpl},
+                        "Worker": {"replicas": 3, "template": tpl},
+                    }
+                },
+            }
         else:
             data = {"apiVersion": "v1", "kind": kind, "metadata": {"name": f"c{i}"}}
         objects.append(Manifest(data))
@@ -352,20 +442,58 @@ def test_expand_all_is_cheap(count: int) -> None:
 def test_suspended_workloads_keep_their_resume_size() -> None:
     """Suspended controllers create no pods (count 0, as lint sees them) but keep the size they
     resume with, which the simulator submits to Kueue."""
-    job = Manifest({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ml"},
-                    "spec": {"suspend": True, "parallelism": 3, "completions": 6,
-                             "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+    job = Manifest(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "j", "namespace": "ml"},
+            "spec": {
+                "suspend": True,
+                "parallelism": 3,
+                "completions": 6,
+                "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}},
+            },
+        }
+    )
     (ps,) = expand(job)
     assert (ps.count, ps.suspended, ps.resume_count) == (0, True, 3)
-    ptj = Manifest({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p"},
-                    "spec": {"runPolicy": {"suspend": True}, "pytorchReplicaSpecs": {
-                        "Master": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}},
-                        "Worker": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}}}}})
+    ptj = Manifest(
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": "p"},
+            "spec": {
+                "runPolicy": {"suspend": True},
+                "pytorchReplicaSpecs": {
+                    "Master": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}},
+                    "Worker": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}},
+                },
+            },
+        }
+    )
     assert [(p.name, p.count, p.suspended, p.resume_count, p.distributed) for p in expand(ptj)] == [
-        ("master", 0, True, 1, False), ("worker", 0, True, 3, False)]
-    jobset = Manifest({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
-                       "spec": {"suspend": True, "replicatedJobs": [{"name": "w", "replicas": 2, "template": {
-                           "spec": {"parallelism": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}}}]}})
+        ("master", 0, True, 1, False),
+        ("worker", 0, True, 3, False),
+    ]
+    jobset = Manifest(
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "js"},
+            "spec": {
+                "suspend": True,
+                "replicatedJobs": [
+                    {
+                        "name": "w",
+                        "replicas": 2,
+                        "template": {
+                            "spec": {"parallelism": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
+                        },
+                    }
+                ],
+            },
+        }
+    )
     assert [(p.count, p.resume_count) for p in expand(jobset)] == [(0, 4)]
     running = Manifest({**job.data, "spec": {**job.data["spec"], "suspend": False}})
     (ps,) = expand(running)

@@ -68,6 +68,7 @@ def test_asking_for_an_example_includes_yaml() -> None:
 
 # -- CLI ----------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(llm.ENV_BASE_URL, raising=False)
@@ -79,8 +80,10 @@ def test_cli_json(offline: None) -> None:
     doc = json.loads(result.stdout)
     assert set(doc) == {"answer", "sources"}
     assert "requests.nvidia.com/gpu" in doc["answer"]
-    assert doc["sources"][0] == {"section": "gpu-resourcequota",
-                                 "title": "ResourceQuota for GPUs - only requests.nvidia.com/gpu is enforced"}
+    assert doc["sources"][0] == {
+        "section": "gpu-resourcequota",
+        "title": "ResourceQuota for GPUs - only requests.nvidia.com/gpu is enforced",
+    }
 
 
 def test_cli_text_lists_sources(offline: None) -> None:
@@ -110,6 +113,7 @@ def test_cli_no_match_exits_zero(offline: None) -> None:
 
 
 # -- LLM mode -----------------------------------------------------------------------------------
+
 
 class FakeLLM:
     """A tiny OpenAI-compatible /chat/completions server: scripted replies, recorded requests."""
@@ -165,14 +169,20 @@ def llm_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         monkeypatch.setenv(llm.ENV_BASE_URL, url)
         monkeypatch.setenv(llm.ENV_MODEL, "fake-model")
         monkeypatch.setenv(llm.ENV_API_KEY, "sk-test")
+
     yield configure
 
 
 def test_llm_mode_grounded_with_tool_call(llm_env: Any) -> None:
-    tool_call = {"id": "call_1", "type": "function",
-                 "function": {"name": "search_knowledge", "arguments": json.dumps({"query": "MIG strategy mixed"})}}
-    replies = [(200, _message(tool_calls=[tool_call])),
-               (200, _message("Use `requests.nvidia.com/gpu` [gpu-resourcequota]."))]
+    tool_call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "search_knowledge", "arguments": json.dumps({"query": "MIG strategy mixed"})},
+    }
+    replies = [
+        (200, _message(tool_calls=[tool_call])),
+        (200, _message("Use `requests.nvidia.com/gpu` [gpu-resourcequota].")),
+    ]
     with FakeLLM(replies) as fake:
         llm_env(fake.url)
         result = CliRunner().invoke(ask, ["Which ResourceQuota key limits GPUs?", "-f", "json"])
@@ -187,14 +197,19 @@ def test_llm_mode_grounded_with_tool_call(llm_env: Any) -> None:
     system = first["messages"][0]
     assert system["role"] == "system" and "[gpu-resourcequota]" in system["content"]
     assert first["messages"][1] == {"role": "user", "content": "Which ResourceQuota key limits GPUs?"}
-    assert {t["function"]["name"] for t in first["tools"]} == {"search_knowledge", "explain_rule", "lint_manifests"}
+    assert {t["function"]["name"] for t in first["tools"]} == {
+        "search_knowledge",
+        "explain_rule",
+        "lint_manifests",
+    }
     tool_reply = second["messages"][-1]
     assert tool_reply["role"] == "tool" and tool_reply["tool_call_id"] == "call_1"
     assert "[mig-strategies]" in tool_reply["content"]
 
 
-@pytest.mark.parametrize("reply", [(500, {"error": "boom"}), (200, b"not json"), (200, {"choices": []}),
-                                   (200, _message(""))])
+@pytest.mark.parametrize(
+    "reply", [(500, {"error": "boom"}), (200, b"not json"), (200, {"choices": []}), (200, _message(""))]
+)
 def test_llm_failure_falls_back_to_offline(llm_env: Any, reply: tuple[int, Any]) -> None:
     with FakeLLM([reply]) as fake:
         llm_env(fake.url)

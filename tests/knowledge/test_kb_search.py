@@ -17,19 +17,37 @@ def _no_user_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUPLANE_CACHE_DIR", "off")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("requests.nvidia.com/gpu",
-     ["requests.nvidia.com/gpu", "requests.nvidia.com", "gpu", "nvidia.com/gpu", "nvidia.com", "request", "nvidia"]),
-    ("minAvailable", ["minavailable", "min", "available"]),
-    ("nvidia.com/mig-1g.10gb",
-     ["nvidia.com/mig-1g.10gb", "nvidia.com", "mig-1g.10gb", "1g.10gb", "10gb", "nvidia", "mig", "1g"]),
-    ("DCGM_FI_DEV_GPU_UTIL", ["dcgm_fi_dev_gpu_util", "dcgm", "fi", "dev", "gpu", "util"]),
-    ("nvidia.com/gpu.product", ["nvidia.com/gpu.product", "nvidia.com", "gpu.product", "product", "nvidia", "gpu"]),
-    ("ReadWriteMany", ["readwritemany", "read", "write", "many"]),
-    ("GPUs and policies for the nodes", ["gpu", "policy", "node"]),
-    ("What is the default /dev/shm size?", ["default", "dev/shm", "dev", "shm", "size"]),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "requests.nvidia.com/gpu",
+            [
+                "requests.nvidia.com/gpu",
+                "requests.nvidia.com",
+                "gpu",
+                "nvidia.com/gpu",
+                "nvidia.com",
+                "request",
+                "nvidia",
+            ],
+        ),
+        ("minAvailable", ["minavailable", "min", "available"]),
+        (
+            "nvidia.com/mig-1g.10gb",
+            ["nvidia.com/mig-1g.10gb", "nvidia.com", "mig-1g.10gb", "1g.10gb", "10gb", "nvidia", "mig", "1g"],
+        ),
+        ("DCGM_FI_DEV_GPU_UTIL", ["dcgm_fi_dev_gpu_util", "dcgm", "fi", "dev", "gpu", "util"]),
+        (
+            "nvidia.com/gpu.product",
+            ["nvidia.com/gpu.product", "nvidia.com", "gpu.product", "product", "nvidia", "gpu"],
+        ),
+        ("ReadWriteMany", ["readwritemany", "read", "write", "many"]),
+        ("GPUs and policies for the nodes", ["gpu", "policy", "node"]),
+        ("What is the default /dev/shm size?", ["default", "dev/shm", "dev", "shm", "size"]),
+        ("", []),
+    ],
+)
 def test_tokenize(text: str, expected: list[str]) -> None:
     assert tokenize(text) == expected
 
@@ -41,9 +59,18 @@ def test_stemming_keeps_exact_names() -> None:
 
 def _tiny_index() -> Index:
     docs = [
-        Document(id="quota", title="GPU quota", body="Use requests.nvidia.com/gpu in a ResourceQuota.", kind="section"),
-        Document(id="shm", title="Shared memory", body="Mount an emptyDir at /dev/shm for the DataLoader.",
-                 kind="section"),
+        Document(
+            id="quota",
+            title="GPU quota",
+            body="Use requests.nvidia.com/gpu in a ResourceQuota.",
+            kind="section",
+        ),
+        Document(
+            id="shm",
+            title="Shared memory",
+            body="Mount an emptyDir at /dev/shm for the DataLoader.",
+            kind="section",
+        ),
         Document(id="rule:x", title="x: gang", body="minAvailable must not exceed replicas.", kind="rule"),
     ]
     fields = [(d.title, "", d.body) for d in docs]
@@ -114,8 +141,9 @@ def test_disk_cache_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         assert [d.id for d in restored.documents] == [d.id for d in built.documents]
         assert restored.postings == {t: [(i, w) for i, w in p] for t, p in built.postings.items()}
         query = "time-slicing replicas failRequestsGreaterThanOne"
-        assert [(h.document.id, round(h.score, 6)) for h in restored.search(query)] == \
-               [(h.document.id, round(h.score, 6)) for h in built.search(query)]
+        assert [(h.document.id, round(h.score, 6)) for h in restored.search(query)] == [
+            (h.document.id, round(h.score, 6)) for h in built.search(query)
+        ]
         assert restored.documents[0].section is not None
         assert restored.documents[0].section.topics == built.documents[0].section.topics
     finally:

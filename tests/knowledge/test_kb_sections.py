@@ -175,7 +175,12 @@ def test_parse_section_fields() -> None:
         "a.md",
     )
     assert (sec.id, sec.title, sec.topics, sec.keywords, sec.rules) == (
-        "a", "A title", ("dev-shm",), ("x", "y"), ("shm-too-small",))
+        "a",
+        "A title",
+        ("dev-shm",),
+        ("x", "y"),
+        ("shm-too-small",),
+    )
     assert sec.body.startswith("# A title")
     assert sec.references() == ["one", "two"]
 

@@ -94,6 +94,9 @@ def test_fix_dry_run_prints_diff_and_keeps_file(tmp_path: Path) -> None:
     path.write_text(SOURCE)
     res = CliRunner().invoke(cli, ["lint", "--fix", "--dry-run", "--enable", RULES, str(path)])
     assert path.read_text() == SOURCE
-    assert "-    limits.nvidia.com/gpu: 8   # wrong key\n+    requests.nvidia.com/gpu: 8 # wrong key\n" in res.stdout
+    assert (
+        "-    limits.nvidia.com/gpu: 8   # wrong key\n+    requests.nvidia.com/gpu: 8 # wrong key\n"
+        in res.stdout
+    )
     assert "+            limits:\n+              nvidia.com/gpu: 2\n" in res.stdout
     assert "would fix 3 finding(s)" in res.stderr

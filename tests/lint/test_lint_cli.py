@@ -23,21 +23,39 @@ def test_json_and_exit_codes() -> None:
     res = run("lint", "-f", "json", "--enable", "gpu-request-without-limit", BAD)
     assert res.exit_code == 1
     doc = json.loads(res.stdout)
-    assert [(f["rule"], f["line"]) for f in doc["findings"]] == [("gpu-request-without-limit", 14),
-                                                                  ("gpu-request-without-limit", 28)]
+    assert [(f["rule"], f["line"]) for f in doc["findings"]] == [
+        ("gpu-request-without-limit", 14),
+        ("gpu-request-without-limit", 28),
+    ]
     assert doc["summary"] == {"objects": 2, "findings": 2, "error": 2, "warning": 0, "info": 0}
     assert run("lint", "--fail-on", "never", "--enable", "gpu-request-without-limit", BAD).exit_code == 0
     assert run("lint", "--enable", "gpu-request-without-limit", GOOD).exit_code == 0
-    assert run("lint", "--disable", "gpu-request-without-limit,gpu-rollout-surge-deadlock", "--fail-on", "error",
-               "--enable", "gpu-request-without-limit", BAD).exit_code == 0
+    assert (
+        run(
+            "lint",
+            "--disable",
+            "gpu-request-without-limit,gpu-rollout-surge-deadlock",
+            "--fail-on",
+            "error",
+            "--enable",
+            "gpu-request-without-limit",
+            BAD,
+        ).exit_code
+        == 0
+    )
 
 
 def test_text_output_plain_when_piped() -> None:
     res = run("lint", "--enable", "gpu-request-without-limit", BAD)
     lines = res.stdout.splitlines()
     assert lines[0] == BAD
-    assert lines[1].startswith(f"  {BAD}:14  error    gpu-request-without-limit  Deployment serve, container \"server\"")
-    assert lines[2] == "      fix: set resources.limits[nvidia.com/gpu]: 1 (a limit alone is enough: the request defaults to it)"
+    assert lines[1].startswith(
+        f'  {BAD}:14  error    gpu-request-without-limit  Deployment serve, container "server"'
+    )
+    assert (
+        lines[2]
+        == "      fix: set resources.limits[nvidia.com/gpu]: 1 (a limit alone is enough: the request defaults to it)"
+    )
     assert lines[-1] == "2 findings (2 errors, 0 warnings, 0 info) in 2 objects"
     assert "\x1b[" not in res.stdout
 
@@ -114,7 +132,9 @@ def test_skip_non_manifests_for_pre_commit(tmp_path: Path) -> None:
     """pre-commit names every YAML file: with --skip-non-manifests, kindless files are notes, not errors."""
     (tmp_path / "ci.yaml").write_text("name: ci\non: [push]\njobs: {}\n")
     pod = tmp_path / "pod.yaml"
-    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: busybox\n")
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: busybox\n"
+    )
     strict = run("lint", str(tmp_path / "ci.yaml"), str(pod))
     assert strict.exit_code == 2
     assert strict.stderr == f"{tmp_path / 'ci.yaml'}:1: object has no kind\n"

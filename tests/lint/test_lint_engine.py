@@ -45,27 +45,38 @@ def test_registry_is_complete_and_ordered() -> None:
     assert order == sorted(order)
     for meta in rules:
         assert meta.severity in ("error", "warning", "info")
-        for section in ("## What it catches", "## Why it hurts", "## How to fix", "## Bad", "## Good", "## References"):
+        for section in (
+            "## What it catches",
+            "## Why it hurts",
+            "## How to fix",
+            "## Bad",
+            "## Good",
+            "## References",
+        ):
             assert section in meta.docs, (meta.id, section)
     assert get_rule("gpu-request-without-limit").fixable is True
     assert get_rule("nope") is None
 
 
 def test_finding_json_shape_and_field_line() -> None:
-    result = run_lint(_objects(POD.replace("{ANN}", "{}")), config=LintConfig(enable={"gpu-request-without-limit"}))
+    result = run_lint(
+        _objects(POD.replace("{ANN}", "{}")), config=LintConfig(enable={"gpu-request-without-limit"})
+    )
     assert result.to_json() == {
-        "findings": [{
-            "rule": "gpu-request-without-limit",
-            "severity": "error",
-            "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "ns", "name": "p"},
-            "path": "pod.yaml",
-            "line": 13,
-            "field": "spec.containers[0].resources.requests[nvidia.com/gpu]",
-            "message": 'Pod ns/p, container "c" requests nvidia.com/gpu: 1 without a limit; the API server '
-                       'rejects it ("Limit must be set for non overcommitable resources")',
-            "fix": "set resources.limits[nvidia.com/gpu]: 1 (a limit alone is enough: the request defaults to it)",
-            "fixable": True,
-        }],
+        "findings": [
+            {
+                "rule": "gpu-request-without-limit",
+                "severity": "error",
+                "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "ns", "name": "p"},
+                "path": "pod.yaml",
+                "line": 13,
+                "field": "spec.containers[0].resources.requests[nvidia.com/gpu]",
+                "message": 'Pod ns/p, container "c" requests nvidia.com/gpu: 1 without a limit; the API server '
+                'rejects it ("Limit must be set for non overcommitable resources")',
+                "fix": "set resources.limits[nvidia.com/gpu]: 1 (a limit alone is enough: the request defaults to it)",
+                "fixable": True,
+            }
+        ],
         "summary": {"objects": 1, "findings": 1, "error": 1, "warning": 0, "info": 0},
     }
     assert result.reaches("error") and result.reaches("info") and not result.reaches("never")
@@ -82,7 +93,9 @@ def test_annotation_suppresses_listed_rules() -> None:
 
 def test_disable_enable_and_severity_override() -> None:
     objs = _objects(POD.replace("{ANN}", "{}"))
-    assert "gpu-request-without-limit" not in _rules(run_lint(objs, config=LintConfig(disable={"gpu-request-without-limit"})))
+    assert "gpu-request-without-limit" not in _rules(
+        run_lint(objs, config=LintConfig(disable={"gpu-request-without-limit"}))
+    )
     only = run_lint(objs, config=LintConfig(enable={"gpu-taint-not-tolerated"}))
     assert _rules(only) == ["gpu-taint-not-tolerated"]
     cfg = LintConfig(enable={"gpu-request-without-limit"}, severity={"gpu-request-without-limit": "warning"})
@@ -104,12 +117,15 @@ def test_config_file_found_upward(tmp_path: Path) -> None:
     assert not cfg.path_ignored(str(tmp_path / "k8s" / "x.yaml"))
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("- a\n", "expected a mapping at top level"),
-    ("frobnicate: 1\n", "unknown key 'frobnicate'"),
-    ("severity: {x: fatal}\n", "severity of x must be one of error, warning, info"),
-    ("disable: [a\n", "invalid YAML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("- a\n", "expected a mapping at top level"),
+        ("frobnicate: 1\n", "unknown key 'frobnicate'"),
+        ("severity: {x: fatal}\n", "severity of x must be one of error, warning, info"),
+        ("disable: [a\n", "invalid YAML"),
+    ],
+)
 def test_bad_config_is_one_line_error(tmp_path: Path, text: str, message: str) -> None:
     cfg = tmp_path / ".gpuplane.yaml"
     cfg.write_text(text)
@@ -118,8 +134,10 @@ def test_bad_config_is_one_line_error(tmp_path: Path, text: str, message: str) -
 
 
 def test_format_field() -> None:
-    assert format_field(("spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")) == \
-        "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"
+    assert (
+        format_field(("spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"))
+        == "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"
+    )
     assert format_field(()) == ""
 
 
@@ -128,14 +146,18 @@ def test_multi_document_lines_helm_and_list() -> None:
         "---\n# Source: chart/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
         "---\n# Source: chart/templates/pod.yaml\n" + POD.replace("{ANN}", "{}")
     )
-    result = run_lint(load_text(helm, "helm.yaml").objects, config=LintConfig(enable={"gpu-request-without-limit"}))
+    result = run_lint(
+        load_text(helm, "helm.yaml").objects, config=LintConfig(enable={"gpu-request-without-limit"})
+    )
     assert [f.line for f in result.findings] == [7 + 13]
     as_list = (
         "apiVersion: v1\nkind: List\nitems:\n"
         "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  spec:\n    containers:\n    - name: c\n"
         "      resources:\n        requests: {nvidia.com/gpu: 1}\n"
     )
-    result = run_lint(load_text(as_list, "list.yaml").objects, config=LintConfig(enable={"gpu-request-without-limit"}))
+    result = run_lint(
+        load_text(as_list, "list.yaml").objects, config=LintConfig(enable={"gpu-request-without-limit"})
+    )
     assert [f.line for f in result.findings] == [11]
 
 

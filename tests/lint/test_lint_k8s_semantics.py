@@ -60,11 +60,21 @@ def test_quantities_follow_parse_quantity(value: object, exact: Fraction | None,
 
 
 def test_as_int() -> None:
-    assert [as_int(v, None) for v in (3, "4", " 5 ", True, "x", 1.5, None)] == [3, 4, 5, None, None, None, None]
+    assert [as_int(v, None) for v in (3, "4", " 5 ", True, "x", 1.5, None)] == [
+        3,
+        4,
+        5,
+        None,
+        None,
+        None,
+        None,
+    ]
     assert as_int("nope", 1) == 1
 
 
-def _run(rule_id: str, manifests: str, tmp_path: Path, cluster: str | None = CLUSTER) -> list[tuple[int, str]]:
+def _run(
+    rule_id: str, manifests: str, tmp_path: Path, cluster: str | None = CLUSTER
+) -> list[tuple[int, str]]:
     state = None
     if cluster is not None:
         file = tmp_path / "cluster.yaml"
@@ -100,13 +110,22 @@ spec:
 @pytest.mark.parametrize(
     ("term", "expected"),
     [
-        ("{matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-A100-SXM4-80GB]}]}", []),
+        (
+            "{matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-A100-SXM4-80GB]}]}",
+            [],
+        ),
         ("{matchExpressions: [{key: nvidia.com/gpu.count, operator: Gt, values: ['07']}]}", []),
         # matchFields count: the GPU node is not named cpu-1 (nodeaffinity.go, field selector)
-        ("{matchExpressions: [{key: nvidia.com/gpu.product, operator: Exists}], "
-         "matchFields: [{key: metadata.name, operator: In, values: [cpu-1]}]}", [(7, "error")]),
+        (
+            "{matchExpressions: [{key: nvidia.com/gpu.product, operator: Exists}], "
+            "matchFields: [{key: metadata.name, operator: In, values: [cpu-1]}]}",
+            [(7, "error")],
+        ),
         # Exists with values: NewRequirement refuses it, so the term matches no node
-        ("{matchExpressions: [{key: nvidia.com/gpu.product, operator: Exists, values: [x]}]}", [(7, "error")]),
+        (
+            "{matchExpressions: [{key: nvidia.com/gpu.product, operator: Exists, values: [x]}]}",
+            [(7, "error")],
+        ),
         # Gt needs an integer on both sides (strconv.ParseInt)
         ("{matchExpressions: [{key: nvidia.com/gpu.count, operator: Gt, values: ['7.5']}]}", [(7, "error")]),
     ],

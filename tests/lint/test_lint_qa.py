@@ -61,13 +61,16 @@ spec:
 """
 
 
-@pytest.mark.parametrize(("limits", "reported"), [
-    ('nvidia.com/gpu: 0.5', False),
-    ('nvidia.com/gpu: "two"', False),
-    ('nvidia.com/gpu: 1', False),
-    ('nvidia.com/gpu: 0', True),  # an explicit zero asks for no GPU: the image still sees them all
-    ('cpu: "1"', True),
-])
+@pytest.mark.parametrize(
+    ("limits", "reported"),
+    [
+        ("nvidia.com/gpu: 0.5", False),
+        ('nvidia.com/gpu: "two"', False),
+        ("nvidia.com/gpu: 1", False),
+        ("nvidia.com/gpu: 0", True),  # an explicit zero asks for no GPU: the image still sees them all
+        ('cpu: "1"', True),
+    ],
+)
 def test_cuda_image_rule_counts_any_gpu_request(limits: str, reported: bool) -> None:
     found = _rules(CUDA_POD.format(limits=limits), "gpu-unrequested-cuda-image")
     assert bool(found) is reported, found
@@ -105,8 +108,10 @@ def test_duplicate_key_is_a_load_error_and_the_rest_is_linted(tmp_path: Path) ->
     path.write_text(DUPLICATE)
     code, out, err = _lint(str(path), "-f", "json")
     assert code == 2
-    assert err == (f'{path}:13: duplicate key "limits" (first at line 11): '
-                   "kubectl and the API server reject the object\n")
+    assert err == (
+        f'{path}:13: duplicate key "limits" (first at line 11): '
+        "kubectl and the API server reject the object\n"
+    )
     doc = json.loads(out)
     assert doc["summary"]["objects"] == 1
     assert {f["object"]["name"] for f in doc["findings"]} == {"still-read"}
@@ -119,8 +124,10 @@ def test_quota_invalid_key_message_has_no_stray_punctuation() -> None:
     code, out, _ = _lint(str(EXAMPLES / "manifests" / "quota-limits-key.yaml"), "-f", "json")
     assert code == 1
     messages = [f["message"] for f in json.loads(out)["findings"] if f["rule"] == "quota-gpu-invalid-key"]
-    assert messages == ["ResourceQuota team-vision/gpu-quota limits limits.nvidia.com/gpu: quota never charges "
-                        "extended resources under limits.: it enforces nothing"]
+    assert messages == [
+        "ResourceQuota team-vision/gpu-quota limits limits.nvidia.com/gpu: quota never charges "
+        "extended resources under limits.: it enforces nothing"
+    ]
 
 
 NODEPOOL = """apiVersion: karpenter.sh/v1
@@ -148,9 +155,15 @@ def test_consolidation_lists_each_training_job_once(tmp_path: Path) -> None:
     pool = tmp_path / "pool.yaml"
     pool.write_text(NODEPOOL)
     manifests = EXAMPLES / "manifests"
-    code, out, _ = _lint(str(pool), str(manifests / "pytorchjob-no-gang.yaml"),
-                         str(manifests / "good" / "pytorchjob-gang.yaml"), "-f", "json",
-                         "--enable", "karpenter-consolidation-disrupts-training")
+    code, out, _ = _lint(
+        str(pool),
+        str(manifests / "pytorchjob-no-gang.yaml"),
+        str(manifests / "good" / "pytorchjob-gang.yaml"),
+        "-f",
+        "json",
+        "--enable",
+        "karpenter-consolidation-disrupts-training",
+    )
     assert code == 0  # a warning, below the default --fail-on error
     messages = [f["message"] for f in json.loads(out)["findings"]]
     assert messages == [
@@ -178,16 +191,26 @@ spec:
 def test_unadvertised_mig_profile_is_reported_once(tmp_path: Path) -> None:
     path = tmp_path / "mig.yaml"
     path.write_text(MIG_POD)
-    code, out, _ = _lint(str(path), "--cluster", DEMO, "-f", "json",
-                         "--enable", "gpu-unknown-resource-name,mig-profile-unknown")
+    code, out, _ = _lint(
+        str(path),
+        "--cluster",
+        DEMO,
+        "-f",
+        "json",
+        "--enable",
+        "gpu-unknown-resource-name,mig-profile-unknown",
+    )
     assert code == 1
     findings = json.loads(out)["findings"]
-    assert [(f["rule"], f["line"], f["message"]) for f in findings] == [(
-        "mig-profile-unknown", 12,
-        'Pod team-nlp/mig-user, container "main" asks for nvidia.com/mig-5g.50gb: no GPU model offers the MIG '
-        "profile 5g.50gb, so no node ever advertises it and the pod stays Pending "
-        "(Insufficient nvidia.com/mig-5g.50gb).",
-    )]
+    assert [(f["rule"], f["line"], f["message"]) for f in findings] == [
+        (
+            "mig-profile-unknown",
+            12,
+            'Pod team-nlp/mig-user, container "main" asks for nvidia.com/mig-5g.50gb: no GPU model offers the MIG '
+            "profile 5g.50gb, so no node ever advertises it and the pod stays Pending "
+            "(Insufficient nvidia.com/mig-5g.50gb).",
+        )
+    ]
 
 
 def test_other_unadvertised_extended_resources_are_still_reported(tmp_path: Path) -> None:
@@ -199,8 +222,12 @@ def test_other_unadvertised_extended_resources_are_still_reported(tmp_path: Path
 
 
 def test_one_object_label_everywhere() -> None:
-    assert object_label(Manifest({"kind": "Deployment", "metadata": {"name": "llama-70b", "namespace": "inference"}})) \
+    assert (
+        object_label(
+            Manifest({"kind": "Deployment", "metadata": {"name": "llama-70b", "namespace": "inference"}})
+        )
         == "Deployment inference/llama-70b"
+    )
     assert object_label(Manifest({"kind": "NodePool", "metadata": {"name": "gpu"}})) == "NodePool gpu"
     assert join_labels(["a", "b", "a", "c", "d", "b", "e"]) == "a, b, c and 2 more"
     assert join_labels(["x", "x"]) == "x"
@@ -213,18 +240,25 @@ def test_example_findings_name_namespaced_objects_with_their_namespace() -> None
     for finding in json.loads(out)["findings"]:
         ref = finding["object"]
         if ref["namespace"]:
-            bare = f'{ref["kind"]} {ref["name"]}'
+            bare = f"{ref['kind']} {ref['name']}"
             assert not re.search(rf"\b{re.escape(bare)}\b", finding["message"]), finding["message"]
-            assert f'{ref["kind"]} {ref["namespace"]}/{ref["name"]}' in finding["message"], finding["message"]
+            assert f"{ref['kind']} {ref['namespace']}/{ref['name']}" in finding["message"], finding["message"]
 
 
-@pytest.mark.parametrize(("counts", "line"), [
-    ({"findings": 1, "error": 0, "warning": 1, "info": 0, "objects": 1},
-     "1 finding (0 errors, 1 warning, 0 info) in 1 object"),
-    ({"findings": 3, "error": 1, "warning": 2, "info": 0, "objects": 14},
-     "3 findings (1 error, 2 warnings, 0 info) in 14 objects"),
-    ({"findings": 0, "error": 0, "warning": 0, "info": 0, "objects": 0}, "No findings in 0 objects."),
-])
+@pytest.mark.parametrize(
+    ("counts", "line"),
+    [
+        (
+            {"findings": 1, "error": 0, "warning": 1, "info": 0, "objects": 1},
+            "1 finding (0 errors, 1 warning, 0 info) in 1 object",
+        ),
+        (
+            {"findings": 3, "error": 1, "warning": 2, "info": 0, "objects": 14},
+            "3 findings (1 error, 2 warnings, 0 info) in 14 objects",
+        ),
+        ({"findings": 0, "error": 0, "warning": 0, "info": 0, "objects": 0}, "No findings in 0 objects."),
+    ],
+)
 def test_summary_is_plural_aware(counts: dict[str, int], line: str) -> None:
     assert summary_line(counts) == line
 
@@ -243,13 +277,21 @@ def test_cpu_amounts_read_like_a_person_writes_them() -> None:
 
 def test_empty_folder_notes_it_and_exits_0(tmp_path: Path) -> None:
     code, out, err = _lint(str(tmp_path))
-    assert (code, out, err) == (0, "No findings in 0 objects.\n", f"gpuplane: no manifests found in {tmp_path}\n")
+    assert (code, out, err) == (
+        0,
+        "No findings in 0 objects.\n",
+        f"gpuplane: no manifests found in {tmp_path}\n",
+    )
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "# rendered nothing\n---\n"])
 def test_empty_stdin_notes_it_and_exits_0(text: str) -> None:
     code, out, err = _lint("-", stdin=text)
-    assert (code, out, err) == (0, "No findings in 0 objects.\n", "gpuplane: no manifests found in standard input\n")
+    assert (code, out, err) == (
+        0,
+        "No findings in 0 objects.\n",
+        "gpuplane: no manifests found in standard input\n",
+    )
 
 
 def test_an_empty_file_named_on_the_command_line_stays_an_error(tmp_path: Path) -> None:

@@ -40,35 +40,77 @@ EXPECTED: dict[tuple[str, bool], list[tuple[str, int]]] = {
     ("r1.yaml", True): [("pod-template-invalid", 7)],
     ("r2.yaml", False): [("pod-template-invalid", 7)],
     ("r2.yaml", True): [("pod-template-invalid", 7)],
-    ("r3.yaml", False): [("gang-scheduling-missing", 3), ("training-no-failure-policy", 4),
-                         ("indexed-job-no-stable-dns", 8), ("training-spread-across-zones", 8),
-                         ("gpu-taint-not-tolerated", 8), ("shm-too-small", 11), ("image-pull-always-large", 12),
-                         ("pod-template-invalid", 13)],  # command: "torchrun" (a string) is refused by the API
-    ("r3.yaml", True): [("gang-scheduling-missing", 3), ("training-no-failure-policy", 4),
-                        ("indexed-job-no-stable-dns", 8), ("shm-too-small", 11), ("image-pull-always-large", 12),
-                        ("pod-template-invalid", 13)],
+    ("r3.yaml", False): [
+        ("gang-scheduling-missing", 3),
+        ("training-no-failure-policy", 4),
+        ("indexed-job-no-stable-dns", 8),
+        ("training-spread-across-zones", 8),
+        ("gpu-taint-not-tolerated", 8),
+        ("shm-too-small", 11),
+        ("image-pull-always-large", 12),
+        ("pod-template-invalid", 13),
+    ],  # command: "torchrun" (a string) is refused by the API
+    ("r3.yaml", True): [
+        ("gang-scheduling-missing", 3),
+        ("training-no-failure-policy", 4),
+        ("indexed-job-no-stable-dns", 8),
+        ("shm-too-small", 11),
+        ("image-pull-always-large", 12),
+        ("pod-template-invalid", 13),
+    ],
     # args: 42 (lines 10 / 6 / 26) and command: "..." (line 25) are refused by the API (Container.args/command: []string)
-    ("r4.yaml", False): [("gpu-rollout-surge-deadlock", 4), ("gpu-taint-not-tolerated", 6),
-                         ("pod-template-invalid", 10), ("pod-template-invalid", 11), ("pod-template-invalid", 17)],
-    ("r4.yaml", True): [("pod-template-invalid", 10), ("pod-template-invalid", 11), ("pod-template-invalid", 17)],
+    ("r4.yaml", False): [
+        ("gpu-rollout-surge-deadlock", 4),
+        ("gpu-taint-not-tolerated", 6),
+        ("pod-template-invalid", 10),
+        ("pod-template-invalid", 11),
+        ("pod-template-invalid", 17),
+    ],
+    ("r4.yaml", True): [
+        ("pod-template-invalid", 10),
+        ("pod-template-invalid", 11),
+        ("pod-template-invalid", 17),
+    ],
     ("r5.yaml", False): [],
     ("r5.yaml", True): [],
     ("r6.yaml", False): [("gpu-taint-not-tolerated", 4), ("pod-template-invalid", 6)],
     ("r6.yaml", True): [("pod-template-invalid", 6)],
-    ("r7.yaml", False): [("gpu-taint-not-tolerated", 4), ("model-cache-ephemeral-unbounded", 5),
-                         ("pod-template-invalid", 6)],
+    ("r7.yaml", False): [
+        ("gpu-taint-not-tolerated", 4),
+        ("model-cache-ephemeral-unbounded", 5),
+        ("pod-template-invalid", 6),
+    ],
     ("r7.yaml", True): [("model-cache-ephemeral-unbounded", 5), ("pod-template-invalid", 6)],
     ("rules-bad.yaml", False): [
-        ("pod-template-invalid", 7), ("gang-scheduling-missing", 11), ("training-no-failure-policy", 12),
-        ("pod-template-invalid", 17), ("training-spread-across-zones", 18), ("gpu-taint-not-tolerated", 18),
-        ("pod-template-invalid", 20), ("shm-too-small", 23), ("image-pull-always-large", 24),
-        ("pod-template-invalid", 25), ("pod-template-invalid", 26),
-        ("pod-template-invalid", 27), ("pod-template-invalid", 28), ("pod-template-invalid", 34)],
+        ("pod-template-invalid", 7),
+        ("gang-scheduling-missing", 11),
+        ("training-no-failure-policy", 12),
+        ("pod-template-invalid", 17),
+        ("training-spread-across-zones", 18),
+        ("gpu-taint-not-tolerated", 18),
+        ("pod-template-invalid", 20),
+        ("shm-too-small", 23),
+        ("image-pull-always-large", 24),
+        ("pod-template-invalid", 25),
+        ("pod-template-invalid", 26),
+        ("pod-template-invalid", 27),
+        ("pod-template-invalid", 28),
+        ("pod-template-invalid", 34),
+    ],
     ("rules-bad.yaml", True): [
-        ("pod-template-invalid", 7), ("gang-scheduling-missing", 11), ("training-no-failure-policy", 12),
-        ("pod-template-invalid", 17), ("pod-template-invalid", 20), ("shm-too-small", 23),
-        ("image-pull-always-large", 24), ("pod-template-invalid", 25), ("pod-template-invalid", 26),
-        ("pod-template-invalid", 27), ("pod-template-invalid", 28), ("pod-template-invalid", 34)],
+        ("pod-template-invalid", 7),
+        ("gang-scheduling-missing", 11),
+        ("training-no-failure-policy", 12),
+        ("pod-template-invalid", 17),
+        ("pod-template-invalid", 20),
+        ("shm-too-small", 23),
+        ("image-pull-always-large", 24),
+        ("pod-template-invalid", 25),
+        ("pod-template-invalid", 26),
+        ("pod-template-invalid", 27),
+        ("pod-template-invalid", 28),
+        ("pod-template-invalid", 34),
+    ],
 }
 
 
@@ -97,11 +139,11 @@ def test_pod_template_invalid_message_quotes_the_api() -> None:
     loaded = load_paths([str(MISTYPED / "r4.yaml")])
     found = [f for f in run_lint(loaded.objects).findings if f.rule == "pod-template-invalid"]
     assert [f.message for f in found] == [
-        'Deployment a: spec.template.spec.containers[0].args is an integer where the API expects a list: the API '
+        "Deployment a: spec.template.spec.containers[0].args is an integer where the API expects a list: the API "
         'server rejects it: "Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
         'number into Go struct field Container.spec.template.spec.containers.args of type []string". '
         "gpuplane's other checks leave this field out.",
-        'Deployment a: spec.template.spec.containers[0].env[0].name is a list where the API expects a string: '
+        "Deployment a: spec.template.spec.containers[0].env[0].name is a list where the API expects a string: "
         'the API server rejects it: "Deployment in version "v1" cannot be handled as a Deployment: json: cannot '
         'unmarshal array into Go struct field EnvVar.spec.template.spec.containers.env.name of type string". '
         "gpuplane's other checks leave this field out.",

@@ -59,7 +59,9 @@ def test_resources_per_node_request_is_reported_on_the_trainjob() -> None:
     assert finding.path == ("spec", "trainer", "resourcesPerNode", "requests", "nvidia.com/gpu")
     assert finding.line == 39
     # --fix writes the limit next to the request, in the TrainJob.
-    assert finding.patch == (SetValue(("spec", "trainer", "resourcesPerNode", "limits", "nvidia.com/gpu"), "1"),)
+    assert finding.patch == (
+        SetValue(("spec", "trainer", "resourcesPerNode", "limits", "nvidia.com/gpu"), "1"),
+    )
 
 
 def test_fix_adds_the_limit_to_resources_per_node() -> None:
@@ -87,4 +89,7 @@ def test_two_trainjobs_on_one_runtime_each_get_their_own_finding() -> None:
     text = (FIXTURES / "fail-trainjob-resources-per-node.yaml").read_text()
     second = text.split("---\n", 1)[1].replace("pytorch-distributed", "second-job")
     findings = lint_rule("gpu-request-without-limit", text + "---\n" + second)
-    assert sorted((f.object.name, f.line) for f in findings) == [("pytorch-distributed", 39), ("second-job", 54)]
+    assert sorted((f.object.name, f.line) for f in findings) == [
+        ("pytorch-distributed", 39),
+        ("second-job", 54),
+    ]

@@ -47,26 +47,49 @@ def test_kuberay_shm_is_modelled_on_the_podsets() -> None:
     assert {name: ps.managed_shm for name, ps in podsets.items()} == {"head": "KubeRay", "submitter": None}
     pod = podsets["head"].pod()
     volume = next(v for v in pod.spec.volumes if v.name == "shared-mem")
-    assert (volume.empty_dir.medium, volume.empty_dir.size_limit) == ("Memory", "8G")  # the ray-head memory limit
-    assert [(m.name, m.mount_path) for m in pod.spec.containers[0].volume_mounts][-1] == ("shared-mem", "/dev/shm")
+    assert (volume.empty_dir.medium, volume.empty_dir.size_limit) == (
+        "Memory",
+        "8G",
+    )  # the ray-head memory limit
+    assert [(m.name, m.mount_path) for m in pod.spec.containers[0].volume_mounts][-1] == (
+        "shared-mem",
+        "/dev/shm",
+    )
     assert podsets["head"].shm_managed(0) and not podsets["head"].shm_managed(1)
 
 
 def test_kuberay_leaves_an_existing_shm_mount_alone() -> None:
-    obj = Manifest({
-        "apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "r"},
-        "spec": {"headGroupSpec": {"template": {"spec": {
-            "containers": [{"name": "ray-head", "image": "rayproject/ray",
-                            "volumeMounts": [{"name": "mine", "mountPath": "/dev/shm"}]}],
-            "volumes": [{"name": "mine", "emptyDir": {"medium": "Memory"}}]}}}},
-    })
+    obj = Manifest(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayCluster",
+            "metadata": {"name": "r"},
+            "spec": {
+                "headGroupSpec": {
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "ray-head",
+                                    "image": "rayproject/ray",
+                                    "volumeMounts": [{"name": "mine", "mountPath": "/dev/shm"}],
+                                }
+                            ],
+                            "volumes": [{"name": "mine", "emptyDir": {"medium": "Memory"}}],
+                        }
+                    }
+                }
+            },
+        }
+    )
     (head,) = expand_all([obj])
     assert not head.shm_managed(0)
     assert [v.name for v in head.pod().spec.volumes] == ["mine"]
     found = run_lint([obj], config=LintConfig(), rules=[m for m in all_rules() if m.id == "shm-unbounded"])
     assert [f.message for f in found.findings] == [
         "/dev/shm volume mine of head is memory-backed with no sizeLimit: it can grow to the node's memory and "
-        "counts against the container's memory limit (OOMKilled)."]
+        "counts against the container's memory limit (OOMKilled)."
+    ]
 
 
 # -- 2. shm-too-small only where a framework uses shared memory -------------------------------
@@ -81,7 +104,8 @@ def test_shm_too_small_still_reports_deepspeed_training() -> None:
     assert got[0][4] == (
         'PyTorchJob pytorch-deepspeed-demo (master), container "pytorch" (GPU training) has no memory-backed '
         '/dev/shm: it gets the 64 MiB container default, so PyTorch DataLoader workers die with "Bus error" and '
-        "NCCL fails to extend /dev/shm.")
+        "NCCL fails to extend /dev/shm."
+    )
 
 
 def test_shm_too_small_skips_gpu_jobs_without_a_framework() -> None:
@@ -93,24 +117,38 @@ def test_shm_too_small_skips_gpu_jobs_without_a_framework() -> None:
 
 
 def test_gang_scheduling_missing_counts_gpu_pods_only() -> None:
-    msg = ("runs 2 GPU pods that must all run together, with no gang mechanism: kube-scheduler can bind some ranks "
-           "and leave the rest Pending (Insufficient GPUs), so the bound ranks hold GPUs and hang in rendezvous.")
-    assert _findings(FIXTURES / "gang-scheduling-missing" / "fail-mpijob-cpu-launcher.yaml",
-                     "gang-scheduling-missing") == [
-        ("gang-scheduling-missing", "warning", 6, "metadata.name", f"MPIJob nccl-tests {msg}")]
-    assert _findings(FIXTURES / "gang-scheduling-missing" / "fail-byteps-cpu-servers.yaml",
-                     "gang-scheduling-missing") == [
-        ("gang-scheduling-missing", "warning", 6, "metadata.name", f"MXJob byteps-mxnet-job {msg}")]
-    assert _findings(FIXTURES / "gang-scheduling-missing" / "pass-kuberay-rayservice.yaml",
-                     "gang-scheduling-missing") == []
+    msg = (
+        "runs 2 GPU pods that must all run together, with no gang mechanism: kube-scheduler can bind some ranks "
+        "and leave the rest Pending (Insufficient GPUs), so the bound ranks hold GPUs and hang in rendezvous."
+    )
+    assert _findings(
+        FIXTURES / "gang-scheduling-missing" / "fail-mpijob-cpu-launcher.yaml", "gang-scheduling-missing"
+    ) == [("gang-scheduling-missing", "warning", 6, "metadata.name", f"MPIJob nccl-tests {msg}")]
+    assert _findings(
+        FIXTURES / "gang-scheduling-missing" / "fail-byteps-cpu-servers.yaml", "gang-scheduling-missing"
+    ) == [("gang-scheduling-missing", "warning", 6, "metadata.name", f"MXJob byteps-mxnet-job {msg}")]
+    assert (
+        _findings(
+            FIXTURES / "gang-scheduling-missing" / "pass-kuberay-rayservice.yaml", "gang-scheduling-missing"
+        )
+        == []
+    )
 
 
 def test_training_spread_across_zones_once_per_workload() -> None:
-    assert _findings(FIXTURES / "training-spread-across-zones" / "fail-pytorchjob-master-worker.yaml",
-                     "training-spread-across-zones") == [
-        ("training-spread-across-zones", "warning", 31, "spec.pytorchReplicaSpecs.Worker.template.spec",
-         "PyTorchJob pytorch-dist-mnist-nccl runs 2 GPU pods (1 master, 1 worker) with nothing keeping them in "
-         "one zone")]
+    assert _findings(
+        FIXTURES / "training-spread-across-zones" / "fail-pytorchjob-master-worker.yaml",
+        "training-spread-across-zones",
+    ) == [
+        (
+            "training-spread-across-zones",
+            "warning",
+            31,
+            "spec.pytorchReplicaSpecs.Worker.template.spec",
+            "PyTorchJob pytorch-dist-mnist-nccl runs 2 GPU pods (1 master, 1 worker) with nothing keeping them in "
+            "one zone",
+        )
+    ]
 
 
 # -- 5./6. TrainJob without its runtime: still an error, and fields that exist ------------------
@@ -119,11 +157,19 @@ def test_training_spread_across_zones_once_per_workload() -> None:
 def test_trainjob_without_runtime_request_without_limit_is_an_error() -> None:
     """resourcesPerNode replaces the runtime container's resources (kubeflow/trainer jobset
     builder.go, Builder.Trainer): the missing limit is rejected whatever the runtime declares."""
-    assert _findings(FIXTURES / "gpu-request-without-limit" / "fail-trainjob-runtime-absent.yaml",
-                     "gpu-request-without-limit") == [
-        ("gpu-request-without-limit", "error", 53, "spec.trainer.resourcesPerNode.requests[nvidia.com/gpu]",
-         'TrainJob grpo-example (node), container "node" requests nvidia.com/gpu: 2 without a limit; the API '
-         'server rejects it ("Limit must be set for non overcommitable resources")')]
+    assert _findings(
+        FIXTURES / "gpu-request-without-limit" / "fail-trainjob-runtime-absent.yaml",
+        "gpu-request-without-limit",
+    ) == [
+        (
+            "gpu-request-without-limit",
+            "error",
+            53,
+            "spec.trainer.resourcesPerNode.requests[nvidia.com/gpu]",
+            'TrainJob grpo-example (node), container "node" requests nvidia.com/gpu: 2 without a limit; the API '
+            'server rejects it ("Limit must be set for non overcommitable resources")',
+        )
+    ]
 
 
 def test_synthetic_template_findings_point_at_real_fields() -> None:
@@ -174,18 +220,33 @@ def test_expansion_problems_are_reported(tmp_path: Path) -> None:
         ("pj", ("spec", "pytorchReplicaSpecs", "Worker", "template"), "array"),
     ]
     assert _findings(bad, "pod-template-invalid") == [
-        ("pod-template-invalid", "error", 5, "spec.template",
-         'Deployment bad: spec.template is a number where the API expects a pod template (a map): the API server '
-         'rejects it: "Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal number '
-         'into Go struct field DeploymentSpec.spec.template of type v1.PodTemplateSpec". gpuplane\'s other checks '
-         "see no pods for it."),
-        ("pod-template-invalid", "error", 12, "spec.pytorchReplicaSpecs.Worker.template",
-         "PyTorchJob pj: spec.pytorchReplicaSpecs.Worker.template is a list where the API expects a pod template "
-         "(a map): the API server rejects it. gpuplane's other checks see no pods for it."),
-        ("pod-template-invalid", "error", 19, "spec.containers[0].command",
-         'Pod p: spec.containers[0].command is a string where the API expects a list: the API server rejects it: '
-         '"Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field '
-         "Container.spec.containers.command of type []string\". gpuplane's other checks leave this field out."),
+        (
+            "pod-template-invalid",
+            "error",
+            5,
+            "spec.template",
+            "Deployment bad: spec.template is a number where the API expects a pod template (a map): the API server "
+            'rejects it: "Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal number '
+            "into Go struct field DeploymentSpec.spec.template of type v1.PodTemplateSpec\". gpuplane's other checks "
+            "see no pods for it.",
+        ),
+        (
+            "pod-template-invalid",
+            "error",
+            12,
+            "spec.pytorchReplicaSpecs.Worker.template",
+            "PyTorchJob pj: spec.pytorchReplicaSpecs.Worker.template is a list where the API expects a pod template "
+            "(a map): the API server rejects it. gpuplane's other checks see no pods for it.",
+        ),
+        (
+            "pod-template-invalid",
+            "error",
+            19,
+            "spec.containers[0].command",
+            "Pod p: spec.containers[0].command is a string where the API expects a list: the API server rejects it: "
+            '"Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field '
+            "Container.spec.containers.command of type []string\". gpuplane's other checks leave this field out.",
+        ),
     ]
 
 
@@ -202,11 +263,15 @@ def test_expansion_failure_is_a_problem_not_a_traceback(monkeypatch) -> None:
     problems: list[ExpansionProblem] = []
     assert expand_all([obj], problems=problems) == []
     assert [(p.path, p.got, p.detail) for p in problems] == [
-        (("spec",), None, "OverflowError: cannot convert float infinity to integer")]
-    result = run_lint([obj], config=LintConfig(), rules=[m for m in all_rules() if m.id == "pod-template-invalid"])
+        (("spec",), None, "OverflowError: cannot convert float infinity to integer")
+    ]
+    result = run_lint(
+        [obj], config=LintConfig(), rules=[m for m in all_rules() if m.id == "pod-template-invalid"]
+    )
     assert [f.message for f in result.findings] == [
         "RayCluster r: gpuplane cannot read its pods (OverflowError: cannot convert float infinity to integer): "
-        "the object is malformed and gpuplane's other checks skip it."]
+        "the object is malformed and gpuplane's other checks skip it."
+    ]
 
 
 def test_dict_selectors_never_raise_on_mistyped_requirements() -> None:
@@ -221,8 +286,12 @@ def test_dict_selectors_never_raise_on_mistyped_requirements() -> None:
     ):
         assert label_selector_matches(selector, labels) is False
         assert label_selector_errors(selector) == []
-    assert node_selector_term_matches_labels({"matchExpressions": [{"key": {"a": 1}, "operator": "Exists"}]},
-                                             labels) is False
+    assert (
+        node_selector_term_matches_labels(
+            {"matchExpressions": [{"key": {"a": 1}, "operator": "Exists"}]}, labels
+        )
+        is False
+    )
     assert node_selector_term_matches_labels({"matchExpressions": {"key": "a"}}, labels) is False
 
 
@@ -230,8 +299,9 @@ def test_dict_selectors_never_raise_on_mistyped_requirements() -> None:
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuplane", *args], cwd=cwd, capture_output=True, text=True,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuplane", *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
 
 
 def test_folder_walk_skips_chart_metadata_and_empty_files(tmp_path: Path) -> None:

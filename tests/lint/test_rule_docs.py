@@ -33,7 +33,7 @@ def test_page_has_one_background_linking_an_existing_section(meta) -> None:
     assert "## Background" not in meta.docs, f"{meta.id}: render_page adds Background; drop it from the docs"
     section = section_for_rule(meta.id)
     assert section is not None, f"no knowledge-base section lists {meta.id} in its rules:"
-    (title, link), = _LINK.findall(page)
+    ((title, link),) = _LINK.findall(page)
     assert title == section.title
     assert link == f"../../src/gpuplane/knowledge/sections/{section.id}.md"
     assert (RULES_DIR / link).resolve() == Path(section.path).resolve()
@@ -58,5 +58,7 @@ def test_explain_prints_the_background() -> None:
     res = CliRunner().invoke(cli, ["explain", "gpu-request-limit-mismatch"])
     assert res.exit_code == 0, res.output
     assert res.output.count("## Background") == 1
-    assert ("Knowledge base: [Requesting GPUs in a pod - limits, requests and whole numbers]"
-            "(../../src/gpuplane/knowledge/sections/requesting-gpus-in-pods.md)") in res.output
+    assert (
+        "Knowledge base: [Requesting GPUs in a pod - limits, requests and whole numbers]"
+        "(../../src/gpuplane/knowledge/sections/requesting-gpus-in-pods.md)"
+    ) in res.output

@@ -41,11 +41,16 @@ def test_kubectl_strict_wording_line_and_suggestion() -> None:
     (finding,) = [f for f in lint_rule(RULE, GPU_POD) if "allowPriv" in f.message]
     assert finding.line == 13
     assert finding.severity == "error"
-    assert ('"Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field '
-            '"spec.containers[0].securityContext.allowPrivilegedEscalation""') in finding.message
+    assert (
+        '"Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field '
+        '"spec.containers[0].securityContext.allowPrivilegedEscalation""'
+    ) in finding.message
     assert "Kubernetes 1.36 API" in finding.message
     assert "drop it silently" in finding.message
-    assert finding.fix == "rename spec.containers[0].securityContext.allowPrivilegedEscalation to allowPrivilegeEscalation"
+    assert (
+        finding.fix
+        == "rename spec.containers[0].securityContext.allowPrivilegedEscalation to allowPrivilegeEscalation"
+    )
 
 
 def test_target_version_follows_the_cluster() -> None:
@@ -55,7 +60,9 @@ def test_target_version_follows_the_cluster() -> None:
     assert sorted(f.line for f in old) == [5, 13]
     assert all("Kubernetes 1.30 API" in f.message for f in old)
     # older than any bundled schema: the oldest bundled one
-    assert all("Kubernetes 1.25 API" in f.message for f in lint_rule(RULE, GPU_POD, cluster_text=_cluster("v1.20.0")))
+    assert all(
+        "Kubernetes 1.25 API" in f.message for f in lint_rule(RULE, GPU_POD, cluster_text=_cluster("v1.20.0"))
+    )
 
 
 def test_one_finding_per_unknown_field_and_no_type_errors() -> None:
@@ -80,7 +87,9 @@ spec:
 """
     findings = lint_rule(RULE, text)
     assert sorted(f.line for f in findings) == [3, 14, 15]
-    assert any('unknown field "spec.jobTemplate.spec.template.spec.containers[0].foo"' in f.message for f in findings)
+    assert any(
+        'unknown field "spec.jobTemplate.spec.template.spec.containers[0].foo"' in f.message for f in findings
+    )
     assert any(f.fix == "rename metadata.labls to labels" for f in findings)
 
 

@@ -23,12 +23,15 @@ def test_untainted_pool_fix_adds_gpu_taint() -> None:
     assert [(f.line, f.field) for f in findings] == [(9, "spec.template.spec.requirements[0]")]
     fixed = yaml.safe_load(fixed_text("karpenter-gpu-nodepool-untainted", POOL))
     assert fixed["spec"]["template"]["spec"]["taints"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
-    assert lint_rule("karpenter-gpu-nodepool-untainted", fixed_text("karpenter-gpu-nodepool-untainted", POOL)) == []
+    assert (
+        lint_rule("karpenter-gpu-nodepool-untainted", fixed_text("karpenter-gpu-nodepool-untainted", POOL))
+        == []
+    )
 
 
 def test_instance_types_and_startup_taints() -> None:
     by_type = POOL.replace(
-        "{key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: [\"0\"]}",
+        '{key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: ["0"]}',
         "{key: node.kubernetes.io/instance-type, operator: In, values: [p5.48xlarge]}",
     )
     assert len(lint_rule("karpenter-gpu-nodepool-untainted", by_type)) == 1
@@ -39,7 +42,9 @@ def test_instance_types_and_startup_taints() -> None:
 
 
 def test_root_volume_fix_al2023_and_bottlerocket() -> None:
-    al2023 = POOL + """\
+    al2023 = (
+        POOL
+        + """\
 ---
 apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
@@ -47,6 +52,7 @@ metadata: {name: gpu}
 spec:
   amiSelectorTerms: [{alias: al2023@v20240807}]
 """
+    )
     fixed = list(yaml.safe_load_all(fixed_text("gpu-node-root-volume-small", al2023)))
     assert fixed[1]["spec"]["blockDeviceMappings"] == [
         {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi", "volumeType": "gp3", "encrypted": True}}
@@ -86,4 +92,7 @@ def test_consolidation_ignores_training_pinned_elsewhere() -> None:
 def test_gpu_limit_message() -> None:
     findings = lint_rule("karpenter-gpu-limit-missing", POOL)
     assert [(f.severity, f.field) for f in findings] == [("info", "spec")]
-    assert findings[0].fix == "Set spec.limits.nvidia.com/gpu to the most GPUs this pool may hold (e.g. nvidia.com/gpu: 32)."
+    assert (
+        findings[0].fix
+        == "Set spec.limits.nvidia.com/gpu to the most GPUs this pool may hold (e.g. nvidia.com/gpu: 32)."
+    )

@@ -29,8 +29,8 @@ def test_shm_too_small_fix_adds_memory_volume_and_mount() -> None:
     findings = lint_rule("shm-too-small", TRAIN_JOB)
     assert [(f.line, f.field) for f in findings] == [(11, "spec.template.spec.containers[0].name")]
     assert findings[0].message == (
-        "Job finetune, container \"trainer\" (GPU training) has no memory-backed /dev/shm: it gets the 64 MiB container "
-        "default, so PyTorch DataLoader workers die with \"Bus error\" and NCCL fails to extend /dev/shm."
+        'Job finetune, container "trainer" (GPU training) has no memory-backed /dev/shm: it gets the 64 MiB container '
+        'default, so PyTorch DataLoader workers die with "Bus error" and NCCL fails to extend /dev/shm.'
     )
     fixed = yaml.safe_load(fixed_text("shm-too-small", TRAIN_JOB))
     spec = fixed["spec"]["template"]["spec"]
@@ -42,7 +42,9 @@ def test_shm_too_small_fix_adds_memory_volume_and_mount() -> None:
 
 
 def test_shm_too_small_skips_host_ipc_and_single_gpu_serving() -> None:
-    host_ipc = TRAIN_JOB.replace("      restartPolicy: Never\n", "      restartPolicy: Never\n      hostIPC: true\n")
+    host_ipc = TRAIN_JOB.replace(
+        "      restartPolicy: Never\n", "      restartPolicy: Never\n      hostIPC: true\n"
+    )
     assert lint_rule("shm-too-small", host_ipc) == []
     serving = """\
 apiVersion: v1
@@ -66,7 +68,10 @@ def test_shm_unbounded_fix_sets_size_limit() -> None:
     findings = lint_rule("shm-unbounded", text)
     assert [f.field for f in findings] == ["spec.template.spec.volumes[0].emptyDir"]
     fixed = yaml.safe_load(fixed_text("shm-unbounded", text))
-    assert fixed["spec"]["template"]["spec"]["volumes"][0]["emptyDir"] == {"medium": "Memory", "sizeLimit": "4Gi"}
+    assert fixed["spec"]["template"]["spec"]["volumes"][0]["emptyDir"] == {
+        "medium": "Memory",
+        "sizeLimit": "4Gi",
+    }
 
 
 PYTORCHJOB = """\
@@ -158,7 +163,9 @@ spec:
 """
     findings = lint_rule("gang-scheduling-missing", text)
     assert [f.line for f in findings] == [3]
-    assert findings[0].message.startswith("LeaderWorkerSet llama-405b runs 2 GPU pods that must all run together")
+    assert findings[0].message.startswith(
+        "LeaderWorkerSet llama-405b runs 2 GPU pods that must all run together"
+    )
 
 
 def test_scheduler_not_installed_needs_cluster_evidence() -> None:

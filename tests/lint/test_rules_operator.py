@@ -28,7 +28,8 @@ data: {ca.crt: x}
 """
     findings = lint_rule("clusterpolicy-invalid", POLICY, cluster)
     assert [(f.line, f.field) for f in findings] == [
-        (6, "spec.devicePlugin.config.name"), (8, "spec.migManager.config.name")
+        (6, "spec.devicePlugin.config.name"),
+        (8, "spec.migManager.config.name"),
     ]
     assert findings[0].message == (
         "ClusterPolicy cluster-policy points the device-plugin at ConfigMap sharing-config, which exists neither "
@@ -66,7 +67,9 @@ def test_unknown_strategy_quotes_api_error() -> None:
 def test_mig_manager_disabled_with_cluster_nodes_asking_for_mig() -> None:
     text = "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: cp}\nspec:\n  migManager: {enabled: false}\n"
     assert lint_rule("clusterpolicy-invalid", text) == []
-    node = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {nvidia.com/mig.config: all-balanced}\n"
+    node = (
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {nvidia.com/mig.config: all-balanced}\n"
+    )
     findings = lint_rule("clusterpolicy-invalid", text, node)
     assert [f.field for f in findings] == ["spec.migManager.enabled"]
     disabled = node.replace("all-balanced", "all-disabled")

@@ -28,8 +28,8 @@ def test_message_is_the_admission_plugins() -> None:
     assert finding.severity == "error"
     assert finding.message == (
         "Deployment default/gpu-placeholders sets spec.priority itself; the Priority admission plugin rejects its "
-        "pods: \"the integer value of priority (-1000) must not be provided in pod spec; priority admission "
-        "controller computed 0 from the given PriorityClass name\""
+        'pods: "the integer value of priority (-1000) must not be provided in pod spec; priority admission '
+        'controller computed 0 from the given PriorityClass name"'
     )
 
 
@@ -37,7 +37,9 @@ def test_global_default_and_system_classes_give_the_computed_value() -> None:
     default = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: d\nvalue: 7\nglobalDefault: true\n---\n"
     [finding] = lint_rule("pod-priority-set-directly", default + PLACEHOLDER)
     assert "computed 7 from the given PriorityClass name" in finding.message
-    system = PLACEHOLDER.replace("      priority:", "      priorityClassName: system-node-critical\n      priority:")
+    system = PLACEHOLDER.replace(
+        "      priority:", "      priorityClassName: system-node-critical\n      priority:"
+    )
     [finding] = lint_rule("pod-priority-set-directly", system)
     assert "computed 2000001000 from the given PriorityClass name" in finding.message
 

@@ -30,12 +30,13 @@ def test_startup_probe_fix_copies_liveness_handler() -> None:
     findings = lint_rule("inference-no-startup-probe", SERVER)
     assert [(f.line, f.field) for f in findings] == [(15, "spec.template.spec.containers[0].livenessProbe")]
     assert findings[0].message == (
-        "Deployment llm, container \"vllm\" (GPU server) has a livenessProbe that kills it after 30s and no startupProbe: the "
+        'Deployment llm, container "vllm" (GPU server) has a livenessProbe that kills it after 30s and no startupProbe: the '
         "server cannot answer while it loads model weights, so it is restarted in a loop (CrashLoopBackOff) and "
         "never serves."
     )
     container = yaml.safe_load(fixed_text("inference-no-startup-probe", SERVER))["spec"]["template"]["spec"][
-        "containers"][0]
+        "containers"
+    ][0]
     assert container["startupProbe"] == {
         "httpGet": {"path": "/health", "port": 8000},
         "periodSeconds": 10,
@@ -46,12 +47,16 @@ def test_startup_probe_fix_copies_liveness_handler() -> None:
 
 
 def test_short_startup_probe_is_raised() -> None:
-    text = SERVER.replace("        livenessProbe:", "        startupProbe:\n          tcpSocket: {port: 8000}\n"
-                          "          periodSeconds: 5\n          failureThreshold: 12\n        livenessProbe:")
+    text = SERVER.replace(
+        "        livenessProbe:",
+        "        startupProbe:\n          tcpSocket: {port: 8000}\n"
+        "          periodSeconds: 5\n          failureThreshold: 12\n        livenessProbe:",
+    )
     findings = lint_rule("inference-no-startup-probe", text)
     assert [f.field for f in findings] == ["spec.template.spec.containers[0].startupProbe"]
-    probe = yaml.safe_load(fixed_text("inference-no-startup-probe", text))["spec"]["template"]["spec"]["containers"][0][
-        "startupProbe"]
+    probe = yaml.safe_load(fixed_text("inference-no-startup-probe", text))["spec"]["template"]["spec"][
+        "containers"
+    ][0]["startupProbe"]
     assert probe["failureThreshold"] == 120  # 120 x 5s = 600s
 
 
@@ -70,7 +75,9 @@ status:
   allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
 """
     assert lint_rule("gpu-rollout-surge-deadlock", SERVER, node) == []
-    full = node + """\
+    full = (
+        node
+        + """\
 ---
 apiVersion: v1
 kind: Pod
@@ -80,6 +87,7 @@ spec:
   containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
 status: {phase: Running}
 """
+    )
     assert len(lint_rule("gpu-rollout-surge-deadlock", SERVER, full)) == 1
 
 

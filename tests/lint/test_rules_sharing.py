@@ -52,13 +52,19 @@ status:
 """
     assert lint_rule("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2)) == []  # whole GPUs without context
     findings = lint_rule("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2), cluster)
-    assert [(f.line, f.field) for f in findings] == [(9, "spec.containers[0].resources.limits[nvidia.com/gpu]")]
+    assert [(f.line, f.field) for f in findings] == [
+        (9, "spec.containers[0].resources.limits[nvidia.com/gpu]")
+    ]
     unshared = cluster.replace('"4"', '"1"')
     assert lint_rule("shared-gpu-request-gt1", _pod("nvidia.com/gpu", 2), unshared) == []
 
 
 def test_timeslicing_multi_tenant_silent_for_mps_only() -> None:
-    pods = _pod("nvidia.com/gpu.shared", 1, "a", "team-a") + "---\n" + _pod("nvidia.com/gpu.shared", 1, "b", "team-b")
+    pods = (
+        _pod("nvidia.com/gpu.shared", 1, "a", "team-a")
+        + "---\n"
+        + _pod("nvidia.com/gpu.shared", 1, "b", "team-b")
+    )
     assert len(lint_rule("timeslicing-multi-tenant", pods)) == 2
     mps = """\
 ---
@@ -116,10 +122,11 @@ data:
 
 def test_mig_multiple_devices_counts_mixed_profiles() -> None:
     text = _pod("nvidia.com/mig-1g.10gb").replace(
-        "limits: {nvidia.com/mig-1g.10gb: 1}", "limits: {nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1}"
+        "limits: {nvidia.com/mig-1g.10gb: 1}",
+        "limits: {nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1}",
     )
     findings = lint_rule("mig-multiple-devices-per-container", text)
     assert [f.message for f in findings] == [
-        "Pod default/p, container \"c\" asks for 2 MIG devices (nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1): a CUDA "
+        'Pod default/p, container "c" asks for 2 MIG devices (nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1): a CUDA '
         "process uses only one MIG instance, so the others stay reserved and idle."
     ]

@@ -77,7 +77,9 @@ spec:
         "and they can land on "
         "different nodes"
     )
-    rwop = lint_rule("rwo-volume-shared", PVC.replace("ReadWriteOnce", "ReadWriteOncePod") + "---\n" + two_replicas)
+    rwop = lint_rule(
+        "rwo-volume-shared", PVC.replace("ReadWriteOnce", "ReadWriteOncePod") + "---\n" + two_replicas
+    )
     assert [f.severity for f in rwop] == ["error"]
     # the claim only known from the cluster snapshot
     assert [f.severity for f in lint_rule("rwo-volume-shared", two_replicas, PVC)] == ["warning"]
@@ -86,9 +88,7 @@ spec:
 
 
 def test_model_cache_needs_cache_like_mount() -> None:
-    text = GPU_POD.replace(
-        "    persistentVolumeClaim: {claimName: model-cache}\n", "    emptyDir: {}\n"
-    )
+    text = GPU_POD.replace("    persistentVolumeClaim: {claimName: model-cache}\n", "    emptyDir: {}\n")
     findings = lint_rule("model-cache-ephemeral-unbounded", text)
     assert [f.field for f in findings] == ["spec.volumes[0].emptyDir"]
     scratch = text.replace("mountPath: /models", "mountPath: /tmp").replace("name: cache", "name: tmp")

@@ -20,56 +20,133 @@ from gpuplane.cli.main import cli
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "lint"
 
-MESSAGE = {"type": "object", "additionalProperties": False, "required": ["text"],
-           "properties": {"text": {"type": "string"}, "markdown": {"type": "string"}}}
+MESSAGE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["text"],
+    "properties": {"text": {"type": "string"}, "markdown": {"type": "string"}},
+}
 SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#",
-    "type": "object", "additionalProperties": False, "required": ["version", "runs"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["version", "runs"],
     "properties": {
         "$schema": {"type": "string"},
         "version": {"enum": ["2.1.0"]},
-        "runs": {"type": "array", "items": {
-            "type": "object", "additionalProperties": False, "required": ["tool"],
-            "properties": {
-                "columnKind": {"enum": ["utf16CodeUnits", "unicodeCodePoints"]},
-                "tool": {"type": "object", "additionalProperties": False, "required": ["driver"], "properties": {
-                    "driver": {"type": "object", "additionalProperties": False, "required": ["name"], "properties": {
-                        "name": {"type": "string"}, "version": {"type": "string"},
-                        "semanticVersion": {"type": "string"}, "informationUri": {"type": "string"},
-                        "rules": {"type": "array", "items": {
-                            "type": "object", "additionalProperties": False,
-                            "required": ["id", "shortDescription", "fullDescription", "help"],
+        "runs": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["tool"],
+                "properties": {
+                    "columnKind": {"enum": ["utf16CodeUnits", "unicodeCodePoints"]},
+                    "tool": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["driver"],
+                        "properties": {
+                            "driver": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["name"],
+                                "properties": {
+                                    "name": {"type": "string"},
+                                    "version": {"type": "string"},
+                                    "semanticVersion": {"type": "string"},
+                                    "informationUri": {"type": "string"},
+                                    "rules": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "additionalProperties": False,
+                                            "required": ["id", "shortDescription", "fullDescription", "help"],
+                                            "properties": {
+                                                "id": {"type": "string"},
+                                                "name": {"type": "string"},
+                                                "shortDescription": MESSAGE,
+                                                "fullDescription": MESSAGE,
+                                                "help": MESSAGE,
+                                                "helpUri": {"type": "string"},
+                                                "defaultConfiguration": {
+                                                    "type": "object",
+                                                    "additionalProperties": False,
+                                                    "properties": {
+                                                        "level": {
+                                                            "enum": ["none", "note", "warning", "error"]
+                                                        }
+                                                    },
+                                                },
+                                                "properties": {"type": "object"},
+                                            },
+                                        },
+                                    },
+                                },
+                            }
+                        },
+                    },
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["message"],
                             "properties": {
-                                "id": {"type": "string"}, "name": {"type": "string"},
-                                "shortDescription": MESSAGE, "fullDescription": MESSAGE, "help": MESSAGE,
-                                "helpUri": {"type": "string"},
-                                "defaultConfiguration": {"type": "object", "additionalProperties": False,
-                                                         "properties": {"level": {"enum": ["none", "note", "warning", "error"]}}},
+                                "ruleId": {"type": "string"},
+                                "ruleIndex": {"type": "integer", "minimum": -1},
+                                "level": {"enum": ["none", "note", "warning", "error"]},
+                                "message": MESSAGE,
+                                "locations": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "additionalProperties": False,
+                                        "properties": {
+                                            "physicalLocation": {
+                                                "type": "object",
+                                                "additionalProperties": False,
+                                                "properties": {
+                                                    "artifactLocation": {
+                                                        "type": "object",
+                                                        "additionalProperties": False,
+                                                        "properties": {"uri": {"type": "string"}},
+                                                    },
+                                                    "region": {
+                                                        "type": "object",
+                                                        "additionalProperties": False,
+                                                        "properties": {
+                                                            "startLine": {"type": "integer", "minimum": 1}
+                                                        },
+                                                    },
+                                                },
+                                            },
+                                            "logicalLocations": {
+                                                "type": "array",
+                                                "items": {
+                                                    "type": "object",
+                                                    "additionalProperties": False,
+                                                    "properties": {
+                                                        "name": {"type": "string"},
+                                                        "fullyQualifiedName": {"type": "string"},
+                                                        "kind": {"type": "string"},
+                                                    },
+                                                },
+                                            },
+                                        },
+                                    },
+                                },
+                                "partialFingerprints": {
+                                    "type": "object",
+                                    "additionalProperties": {"type": "string"},
+                                },
                                 "properties": {"type": "object"},
-                            }}},
-                    }}}},
-                "results": {"type": "array", "items": {
-                    "type": "object", "additionalProperties": False, "required": ["message"],
-                    "properties": {
-                        "ruleId": {"type": "string"}, "ruleIndex": {"type": "integer", "minimum": -1},
-                        "level": {"enum": ["none", "note", "warning", "error"]},
-                        "message": MESSAGE,
-                        "locations": {"type": "array", "items": {
-                            "type": "object", "additionalProperties": False, "properties": {
-                                "physicalLocation": {"type": "object", "additionalProperties": False, "properties": {
-                                    "artifactLocation": {"type": "object", "additionalProperties": False,
-                                                         "properties": {"uri": {"type": "string"}}},
-                                    "region": {"type": "object", "additionalProperties": False,
-                                               "properties": {"startLine": {"type": "integer", "minimum": 1}}}}},
-                                "logicalLocations": {"type": "array", "items": {
-                                    "type": "object", "additionalProperties": False, "properties": {
-                                        "name": {"type": "string"}, "fullyQualifiedName": {"type": "string"},
-                                        "kind": {"type": "string"}}}},
-                            }}},
-                        "partialFingerprints": {"type": "object", "additionalProperties": {"type": "string"}},
-                        "properties": {"type": "object"},
-                    }}},
-            }}},
+                            },
+                        },
+                    },
+                },
+            },
+        },
     },
 }
 

@@ -61,7 +61,9 @@ def _is_uri(value: object) -> bool:
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
     if not SCHEMA_FILE.is_file():
-        pytest.skip(f"{SCHEMA_FILE.name} is not vendored in this checkout (see tests/fixtures/sarif/SOURCE.md)")
+        pytest.skip(
+            f"{SCHEMA_FILE.name} is not vendored in this checkout (see tests/fixtures/sarif/SOURCE.md)"
+        )
     with SCHEMA_FILE.open(encoding="utf-8") as handle:
         return json.load(handle)
 
@@ -111,7 +113,9 @@ def _assert_github_ready(log: dict[str, Any], lines_of: dict[str, int]) -> None:
 
 def _line_counts(*paths: Path) -> dict[str, int]:
     """Relative URI (as gpuplane writes it, cwd = repo root) -> number of lines."""
-    files = [p for path in paths for p in (sorted(path.rglob("*")) if path.is_dir() else [path]) if p.is_file()]
+    files = [
+        p for path in paths for p in (sorted(path.rglob("*")) if path.is_dir() else [path]) if p.is_file()
+    ]
     return {f.relative_to(ROOT).as_posix(): len(f.read_text().splitlines()) for f in files}
 
 
@@ -122,7 +126,10 @@ def _fail_fixtures() -> list[Path]:
 def test_vendored_schema_is_the_official_draft7_schema(schema: dict[str, Any]) -> None:
     assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
     assert schema["title"] == "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"
-    assert schema["$id"] == "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
+    assert (
+        schema["$id"]
+        == "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
+    )
     assert schema["properties"]["version"]["enum"] == ["2.1.0"]
     assert schema["required"] == ["version", "runs"]
     assert len(schema["definitions"]) == 52
@@ -130,7 +137,9 @@ def test_vendored_schema_is_the_official_draft7_schema(schema: dict[str, Any]) -
     jsonschema.Draft7Validator.check_schema(schema)
 
 
-def test_examples_folder_validates(validator: jsonschema.Draft7Validator, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_examples_folder_validates(
+    validator: jsonschema.Draft7Validator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(ROOT)
     log = _sarif([EXAMPLES.relative_to(ROOT).as_posix()])
     assert log["version"] == "2.1.0"
@@ -159,20 +168,30 @@ def test_failing_fixture_validates_with_expected_lines(
     match = _EXPECT.match(file.read_text().splitlines()[0])
     assert match, f"{rel}: first line must be '# expect: L1,L2'"
     expected = sorted(int(n) for n in match.group(1).replace(" ", "").split(",") if n)
-    got = sorted(r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in only["runs"][0]["results"])
+    got = sorted(
+        r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in only["runs"][0]["results"]
+    )
     assert got == expected
     assert {r["ruleId"] for r in only["runs"][0]["results"]} == {rule_id}
-    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in only["runs"][0]["results"]} == {rel}
+    assert {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in only["runs"][0]["results"]
+    } == {rel}
 
 
-def test_exact_results_for_one_fixture(validator: jsonschema.Draft7Validator, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_exact_results_for_one_fixture(
+    validator: jsonschema.Draft7Validator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(ROOT)
     rel = "tests/fixtures/lint/gpu-request-without-limit/fail.yaml"
     log = _sarif(["--enable", "gpu-request-without-limit", rel])
     _assert_valid(validator, log)
     got = [
-        (r["ruleId"], r["level"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-         r["locations"][0]["physicalLocation"]["region"]["startLine"])
+        (
+            r["ruleId"],
+            r["level"],
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+        )
         for r in log["runs"][0]["results"]
     ]
     assert got == [
@@ -185,7 +204,9 @@ def test_stdin_and_clean_input_validate(validator: jsonschema.Draft7Validator) -
     text = (LINT_FIXTURES / "gpu-request-without-limit" / "fail.yaml").read_text()
     log = _sarif(["-"], stdin=text)
     _assert_valid(validator, log)
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]
+    }
     assert uris == {"stdin"}
 
     clean = _sarif(["-"], stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n")
@@ -199,19 +220,37 @@ def test_path_with_space_is_percent_encoded(
     """``artifactLocation.uri`` is a URI-reference (schema ``format``): a space must be ``%20``."""
     folder = tmp_path / "k8s manifests"
     folder.mkdir()
-    (folder / "serve.yaml").write_text((LINT_FIXTURES / "gpu-request-without-limit" / "fail.yaml").read_text())
+    (folder / "serve.yaml").write_text(
+        (LINT_FIXTURES / "gpu-request-without-limit" / "fail.yaml").read_text()
+    )
     monkeypatch.chdir(tmp_path)
     log = _sarif(["--enable", "gpu-request-without-limit", "k8s manifests"])
     _assert_valid(validator, log)
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]
+    }
     assert uris == {"k8s%20manifests/serve.yaml"}
 
 
 def test_format_checks_are_live(validator: jsonschema.Draft7Validator) -> None:
     """The custom ``uri`` checks must reject what RFC 3986 rejects, or they prove nothing."""
-    base: dict[str, Any] = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [
-        {"message": {"text": "m"}, "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a b.yaml"}}}]}]}]}
+    base: dict[str, Any] = {
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "x"}},
+                "results": [
+                    {
+                        "message": {"text": "m"},
+                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a b.yaml"}}}],
+                    }
+                ],
+            }
+        ],
+    }
     assert any(e.validator == "format" for e in validator.iter_errors(base))
-    base["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = "k8s/a%20b.yaml"
+    base["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = (
+        "k8s/a%20b.yaml"
+    )
     base["runs"][0]["tool"]["driver"]["informationUri"] = "not/absolute"
     assert [e.validator for e in validator.iter_errors(base)] == ["format"]

@@ -33,8 +33,19 @@ SIM_CLUSTER = "examples/simulate/cluster.yaml"
 SIM_JOBS = "examples/simulate/deadlock-jobs.yaml"
 
 TOOL_NAMES = {
-    "lint", "list_rules", "explain_rule", "why_pending", "inventory", "diagnose", "advise_mig", "advise_sharing",
-    "advise_capacity", "ask", "generate", "blueprint_schema", "simulate",
+    "lint",
+    "list_rules",
+    "explain_rule",
+    "why_pending",
+    "inventory",
+    "diagnose",
+    "advise_mig",
+    "advise_sharing",
+    "advise_capacity",
+    "ask",
+    "generate",
+    "blueprint_schema",
+    "simulate",
 }
 
 INLINE_POD = """\
@@ -52,7 +63,14 @@ spec:
           nvidia.com/gpu: 1
 """
 
-WORKLOAD = {"name": "notebooks", "mem": 10, "util": 15, "isolation": "tenant", "latency": "interactive", "count": 20}
+WORKLOAD = {
+    "name": "notebooks",
+    "mem": 10,
+    "util": 15,
+    "isolation": "tenant",
+    "latency": "interactive",
+    "count": 20,
+}
 GEN_DIR = tempfile.mkdtemp(prefix="gpuplane-mcp-test-")
 
 # key -> (tool, arguments); every call goes through the one server process, in this order.
@@ -60,9 +78,15 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "lint_examples": ("lint", {"paths": [MANIFESTS]}),
     "lint_inline": ("lint", {"manifests": INLINE_POD}),
     "lint_bad_yaml": ("lint", {"manifests": "kind: Pod\nmetadata: [unclosed\n"}),
-    "simulate_bad_scheduler": ("simulate", {"cluster": "tests/fixtures/simulate/nodes2x4.yaml", "scheduler": "slurm"}),
+    "simulate_bad_scheduler": (
+        "simulate",
+        {"cluster": "tests/fixtures/simulate/nodes2x4.yaml", "scheduler": "slurm"},
+    ),
     "lint_partly_bad": ("lint", {"manifests": INLINE_POD, "paths": ["tests/fixtures/simulate/bad.yaml"]}),
-    "simulate_bad_yaml": ("simulate", {"cluster": "tests/fixtures/simulate/nodes2x4.yaml", "manifests": "kind: [\n"}),
+    "simulate_bad_yaml": (
+        "simulate",
+        {"cluster": "tests/fixtures/simulate/nodes2x4.yaml", "manifests": "kind: [\n"},
+    ),
     "lint_nothing": ("lint", {}),
     "lint_unknown_rule": ("lint", {"paths": [MANIFESTS], "disable": ["no-such-rule"]}),
     "lint_stdin": ("lint", {"paths": ["-"]}),
@@ -78,7 +102,10 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "diagnose": ("diagnose", {"cluster": DEMO}),
     "simulate": ("simulate", {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS]}),
     "simulate_volcano": ("simulate", {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS], "scheduler": "volcano"}),
-    "simulate_bad_version": ("simulate", {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS], "kubernetes_version": "x"}),
+    "simulate_bad_version": (
+        "simulate",
+        {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS], "kubernetes_version": "x"},
+    ),
     "advise_mig": ("advise_mig", {"gpu": ["A100-80GB"], "demand": {"3g.40gb": 2, "1g.10gb": 4}}),
     "advise_mig_unknown_model": ("advise_mig", {"gpu": ["Z9000"], "demand": {"1g.10gb": 1}}),
     "advise_mig_bad_type": ("advise_mig", {"gpu": ["A100-80GB"], "demand": {"1g.10gb": 1}, "gpus": "many"}),
@@ -94,7 +121,10 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 async def _session() -> dict[str, Any]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "gpuplane", "mcp"], cwd=str(ROOT))
     with open(os.devnull, "w") as errlog, anyio.fail_after(120):
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             init = await session.initialize()
             tools = await session.list_tools()
             results = {key: await session.call_tool(name, args) for key, (name, args) in CALLS.items()}
@@ -174,7 +204,9 @@ def test_lists_exactly_the_gpuplane_tools_with_schemas(served: dict[str, Any]) -
         assert ann.idempotent_hint is True
         assert ann.read_only_hint is (tool.name != "generate")
         assert ann.destructive_hint is (tool.name == "generate")
-        assert ann.open_world_hint is (tool.name in {"lint", "why_pending", "inventory", "diagnose", "simulate"})
+        assert ann.open_world_hint is (
+            tool.name in {"lint", "why_pending", "inventory", "diagnose", "simulate"}
+        )
     assert tools["why_pending"].input_schema["required"] == ["cluster"]
     assert tools["explain_rule"].input_schema["required"] == ["rule_id"]
     category = tools["list_rules"].input_schema["properties"]["category"]["anyOf"][0]
@@ -225,7 +257,9 @@ def test_lint_bad_yaml_is_a_tool_error(served: dict[str, Any]) -> None:
 def test_lint_bad_yaml_next_to_good_objects_keeps_results(served: dict[str, Any]) -> None:
     data = ok(served, "lint_partly_bad")
     assert data["summary"]["objects"] == 1
-    assert data["errors"] == ["tests/fixtures/simulate/bad.yaml:2: invalid YAML: did not find expected node content"]
+    assert data["errors"] == [
+        "tests/fixtures/simulate/bad.yaml:2: invalid YAML: did not find expected node content"
+    ]
 
 
 def test_simulate_bad_yaml_is_a_tool_error(served: dict[str, Any]) -> None:
@@ -257,10 +291,14 @@ def test_explain_rule_page_matches_cli(served: dict[str, Any]) -> None:
     assert data["id"] == "gpu-request-without-limit"
     assert data["severity"] == "error"
     typo = error(served, "explain_typo")
-    assert typo.startswith("Error executing tool explain_rule: unknown rule id 'gpu-request-without-limt'; "
-                           "did you mean gpu-request-without-limit or ")
+    assert typo.startswith(
+        "Error executing tool explain_rule: unknown rule id 'gpu-request-without-limt'; "
+        "did you mean gpu-request-without-limit or "
+    )
     # the same words as `gpuplane explain`, pointing at the list_rules tool instead of `gpuplane rules`
-    assert typo.removeprefix("Error executing tool explain_rule: ") == cli_error("explain", "gpu-request-without-limt")
+    assert typo.removeprefix("Error executing tool explain_rule: ") == cli_error(
+        "explain", "gpu-request-without-limt"
+    )
 
 
 # -- cluster engines -------------------------------------------------------------------------------
@@ -270,7 +308,9 @@ def test_why_pending_messages_equal_cli(served: dict[str, Any]) -> None:
     data = ok(served, "why_pending")
     expected = cli_json("why-pending", "--cluster", DEMO, "-f", "json")
     assert data["pods"]
-    assert [(p["pod"], p["message"]) for p in data["pods"]] == [(p["pod"], p["message"]) for p in expected["pods"]]
+    assert [(p["pod"], p["message"]) for p in data["pods"]] == [
+        (p["pod"], p["message"]) for p in expected["pods"]
+    ]
     data = dict(data)
     assert data.pop("errors") == []
     assert data == expected
@@ -325,9 +365,14 @@ def test_diagnose_equals_cli(served: dict[str, Any]) -> None:
 
 def test_advise_mig_equals_cli(served: dict[str, Any]) -> None:
     data = ok(served, "advise_mig")
-    assert data == cli_json("advise", "mig", "--gpu", "A100-80GB", "--demand", "3g.40gb=2,1g.10gb=4", "-f", "json")
+    assert data == cli_json(
+        "advise", "mig", "--gpu", "A100-80GB", "--demand", "3g.40gb=2,1g.10gb=4", "-f", "json"
+    )
     assert data["feasible"] is True
-    assert served["results"]["advise_mig"].content[0].text == f"feasible: {data['gpus_needed']} GPUs host the demand"
+    assert (
+        served["results"]["advise_mig"].content[0].text
+        == f"feasible: {data['gpus_needed']} GPUs host the demand"
+    )
     assert error(served, "advise_mig_unknown_model").startswith(
         "Error executing tool advise_mig: unknown GPU model 'Z9000' (MIG-capable models: "
     )

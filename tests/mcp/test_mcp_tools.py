@@ -54,14 +54,26 @@ def _call_all(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
 
 def test_wrapper_maps_results_and_errors() -> None:
     echo, refuse, boom, invalid, again = _call_all(
-        [("echo", {"value": 3}), ("refuse", {"value": 5}), ("boom", {}), ("echo", {"value": -1}), ("echo", {})]
+        [
+            ("echo", {"value": 3}),
+            ("refuse", {"value": 5}),
+            ("boom", {}),
+            ("echo", {"value": -1}),
+            ("echo", {}),
+        ]
     )
     assert not echo.is_error
     assert echo.structured_content == {"value": 3}
     assert [c.text for c in echo.content] == ["value is 3", json.dumps({"value": 3}, separators=(",", ":"))]
-    assert refuse.is_error and refuse.content[0].text == "Error executing tool refuse: value 5 is not acceptable"
+    assert (
+        refuse.is_error and refuse.content[0].text == "Error executing tool refuse: value 5 is not acceptable"
+    )
     # an engine bug: one line naming the exception, the session goes on
-    assert boom.is_error and boom.content[0].text == "Error executing tool boom: gpuplane failed on this input (KeyError: 'node-7')"
+    assert (
+        boom.is_error
+        and boom.content[0].text
+        == "Error executing tool boom: gpuplane failed on this input (KeyError: 'node-7')"
+    )
     assert invalid.is_error and "greater than or equal to 0" in invalid.content[0].text
     assert again.structured_content == {"value": 1}
 
@@ -105,7 +117,9 @@ def test_cluster_cache_is_bounded() -> None:
 def test_input_errors_are_one_line() -> None:
     with pytest.raises(ToolInputError, match=r"^cluster: '-' \(standard input\) is not available over MCP"):
         tools.inventory(cluster="-")
-    with pytest.raises(ToolInputError, match=r"^give exactly one of blueprint \(YAML text\) or blueprint_path$"):
+    with pytest.raises(
+        ToolInputError, match=r"^give exactly one of blueprint \(YAML text\) or blueprint_path$"
+    ):
         tools.generate()
     with pytest.raises(ToolInputError, match=r"^the question is longer than 2000 characters$"):
         tools.ask(question="gpu " * 600)
@@ -145,7 +159,10 @@ def test_advise_capacity_summary_uses_the_priced_cost_and_flags_partial() -> Non
 
     out = advise_capacity({"H100-80GB": 16, "L4": 8}, provider="aws")
     assert out.data["cost_partial"] is True and out.data["total_monthly_usd"] is None
-    assert out.summary == f"24 GPUs on aws, about ${out.data['priced_monthly_usd']:,.0f}/month (partial: 1 model not priced)"
+    assert (
+        out.summary
+        == f"24 GPUs on aws, about ${out.data['priced_monthly_usd']:,.0f}/month (partial: 1 model not priced)"
+    )
     full = advise_capacity({"H100-80GB": 16}, provider="aws")
     assert full.data["cost_partial"] is False
     assert full.summary == f"16 GPUs on aws, about ${full.data['priced_monthly_usd']:,.0f}/month"

@@ -9,9 +9,19 @@ from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.sources.manifest import Manifest
 
 
-def node(name: str, *, cpu: str = "8", memory: str = "32Gi", gpus: int | None = None, pods: int = 110,
-         labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None,
-         unschedulable: bool = False, extra: dict[str, Any] | None = None, version: str = "v1.31.4") -> dict:
+def node(
+    name: str,
+    *,
+    cpu: str = "8",
+    memory: str = "32Gi",
+    gpus: int | None = None,
+    pods: int = 110,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+    unschedulable: bool = False,
+    extra: dict[str, Any] | None = None,
+    version: str = "v1.31.4",
+) -> dict:
     alloc: dict[str, Any] = {"cpu": cpu, "memory": memory, "pods": str(pods), "ephemeral-storage": "100Gi"}
     if gpus is not None:
         alloc["nvidia.com/gpu"] = str(gpus)
@@ -22,16 +32,27 @@ def node(name: str, *, cpu: str = "8", memory: str = "32Gi", gpus: int | None = 
     if unschedulable:
         spec["unschedulable"] = True
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
         "spec": spec,
         "status": {"allocatable": alloc, "capacity": alloc, "nodeInfo": {"kubeletVersion": version}},
     }
 
 
-def pod(name: str, *, ns: str = "default", node_name: str | None = None, cpu: str | None = "100m",
-        gpus: int | None = None, priority: int | None = None, labels: dict[str, str] | None = None,
-        spec: dict[str, Any] | None = None, phase: str | None = None, resources: dict[str, Any] | None = None) -> dict:
+def pod(
+    name: str,
+    *,
+    ns: str = "default",
+    node_name: str | None = None,
+    cpu: str | None = "100m",
+    gpus: int | None = None,
+    priority: int | None = None,
+    labels: dict[str, str] | None = None,
+    spec: dict[str, Any] | None = None,
+    phase: str | None = None,
+    resources: dict[str, Any] | None = None,
+) -> dict:
     limits: dict[str, Any] = {}
     requests: dict[str, Any] = {}
     if cpu:
@@ -42,15 +63,19 @@ def pod(name: str, *, ns: str = "default", node_name: str | None = None, cpu: st
     if resources:
         requests.update(resources)
         limits.update({k: v for k, v in resources.items() if "/" in k})
-    body: dict[str, Any] = {"containers": [{"name": "main", "image": "busybox",
-                                            "resources": {"requests": requests, "limits": limits}}]}
+    body: dict[str, Any] = {
+        "containers": [
+            {"name": "main", "image": "busybox", "resources": {"requests": requests, "limits": limits}}
+        ]
+    }
     if node_name:
         body["nodeName"] = node_name
     if priority is not None:
         body["priority"] = priority
     body.update(spec or {})
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": name, "namespace": ns, "labels": labels or {}, "uid": f"uid-{name}"},
         "spec": body,
         "status": {"phase": phase or ("Running" if node_name else "Pending")},

@@ -70,8 +70,10 @@ def test_demo_mig_cause_only_when_a_slice_can_serve() -> None:
 def test_demo_gang_explained_once() -> None:
     s = _demo()
     expls = {e.pod.key: e for e in s.pending()}
-    gang = ("Volcano gang team-nlp/llm-finetune-f71dc84e-649b-47e3-afed-7ffe5b1314d2: 2 of 4 placed; "
-            "the other 2 need 8 nvidia.com/gpu each on one node; max free on any node is 4")
+    gang = (
+        "Volcano gang team-nlp/llm-finetune-f71dc84e-649b-47e3-afed-7ffe5b1314d2: 2 of 4 placed; "
+        "the other 2 need 8 nvidia.com/gpu each on one node; max free on any node is 4"
+    )
     lead = expls["team-nlp/llm-finetune-worker-2"]
     assert lead.causes[0] == gang
     assert lead.fixes[0] == (
@@ -84,7 +86,9 @@ def test_demo_gang_explained_once() -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuplane", "why-pending", *args], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuplane", "why-pending", *args], capture_output=True, text=True
+    )
 
 
 def test_cli_json_contract() -> None:
@@ -99,7 +103,16 @@ def test_cli_json_contract() -> None:
 
 
 def test_cli_version_override_and_text() -> None:
-    run = _cli("--cluster", str(DEMO), "-f", "json", "--pod", "team-nlp/qwen-sft-gb55k", "--kubernetes-version", "1.35")
+    run = _cli(
+        "--cluster",
+        str(DEMO),
+        "-f",
+        "json",
+        "--pod",
+        "team-nlp/qwen-sft-gb55k",
+        "--kubernetes-version",
+        "1.35",
+    )
     assert "2 node(s) had untolerated taint(s)" in json.loads(run.stdout)["pods"][0]["message"]
     text = _cli("--cluster", str(DEMO))
     assert text.returncode == 0 and "team-vision/vit-h-pretrain-86f9g" in text.stdout
@@ -118,9 +131,13 @@ def test_versions_outside_the_known_wordings_are_noted() -> None:
     newer = _cli("--cluster", str(DEMO), "--kubernetes-version", "1.40", "-f", "json")
     assert newer.returncode == 0
     assert json.loads(newer.stdout)["kubernetesVersion"] == "1.36"
-    assert newer.stderr == ("gpuplane: note: kube-scheduler 1.40 wording is not modelled; using 1.36 "
-                            "(the newest gpuplane knows)\n")
+    assert newer.stderr == (
+        "gpuplane: note: kube-scheduler 1.40 wording is not modelled; using 1.36 "
+        "(the newest gpuplane knows)\n"
+    )
     older = _cli("--cluster", str(DEMO), "--kubernetes-version", "1.27", "-f", "json")
-    assert older.stderr == ("gpuplane: note: kube-scheduler 1.27 wording is not modelled; using 1.28 "
-                            "(the oldest gpuplane knows)\n")
+    assert older.stderr == (
+        "gpuplane: note: kube-scheduler 1.27 wording is not modelled; using 1.28 "
+        "(the oldest gpuplane knows)\n"
+    )
     assert _cli("--cluster", str(DEMO), "--kubernetes-version", "1.31", "-f", "json").stderr == ""

@@ -24,7 +24,9 @@ def _nominated(name: str, gpus: int, priority: int, on: str) -> dict:
 def test_nominated_higher_priority_pod_holds_the_free_gpus() -> None:
     # RunFilterPluginsWithNominatedPods (reference/scheduling.md §3.6): nom's 8 GPUs count
     # as already on n1 when `want` (priority 0 <= 1000) is filtered.
-    expl = _explain([node("n1", gpus=8), _nominated("nom", 8, 1000, "n1"), pod("want", gpus=4, priority=0)], "want")
+    expl = _explain(
+        [node("n1", gpus=8), _nominated("nom", 8, 1000, "n1"), pod("want", gpus=4, priority=0)], "want"
+    )
     assert expl.message == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: "
         "1 No preemption victims found for incoming pod."
@@ -44,18 +46,28 @@ def test_nominated_higher_priority_pod_holds_the_free_gpus() -> None:
 
 def test_nominated_lower_priority_pod_holds_nothing() -> None:
     # A nominated pod of lower priority is not counted: the pod fits.
-    expl = _explain([node("n1", gpus=8), _nominated("nom", 8, 0, "n1"), pod("want", gpus=4, priority=1000)], "want")
+    expl = _explain(
+        [node("n1", gpus=8), _nominated("nom", 8, 0, "n1"), pod("want", gpus=4, priority=1000)], "want"
+    )
     assert expl.stage == "schedulable"
 
 
 def test_partial_hold_is_counted_in_the_shortage() -> None:
     # 8 GPUs, 2 in use, nom holds 4: 2 left for a pod asking 4 (node free 6 >= 4: the hold explains it).
     # Running pods share the pod's priority, so preemption has no victims to offer.
-    docs = [node("n1", gpus=8), pod("run", node_name="n1", gpus=2, priority=10), _nominated("nom", 4, 10, "n1"),
-            pod("want", gpus=4, priority=10), node("n2", gpus=8), pod("full", node_name="n2", gpus=7, priority=10)]
+    docs = [
+        node("n1", gpus=8),
+        pod("run", node_name="n1", gpus=2, priority=10),
+        _nominated("nom", 4, 10, "n1"),
+        pod("want", gpus=4, priority=10),
+        node("n2", gpus=8),
+        pod("full", node_name="n2", gpus=7, priority=10),
+    ]
     expl = _explain(docs, "want")
-    assert expl.causes[0].startswith("the 6 free nvidia.com/gpu on node n1 are reserved for the nominated pod "
-                                     "default/nom (priority 10, 4 nvidia.com/gpu)")
+    assert expl.causes[0].startswith(
+        "the 6 free nvidia.com/gpu on node n1 are reserved for the nominated pod "
+        "default/nom (priority 10, 4 nvidia.com/gpu)"
+    )
     assert expl.causes[0].endswith("that leaves at most 2 for this pod, which asks for 4")
     assert expl.causes[1] == (
         "only 1 of 8 nvidia.com/gpu is free on the 1 node(s) that pass the other checks "
@@ -64,8 +76,13 @@ def test_partial_hold_is_counted_in_the_shortage() -> None:
 
 
 def test_fragmentation_only_when_no_node_has_enough() -> None:
-    docs = [node("a", gpus=8), pod("ra", node_name="a", gpus=6), node("b", gpus=8), pod("rb", node_name="b", gpus=6),
-            pod("want", gpus=4)]
+    docs = [
+        node("a", gpus=8),
+        pod("ra", node_name="a", gpus=6),
+        node("b", gpus=8),
+        pod("rb", node_name="b", gpus=6),
+        pod("want", gpus=4),
+    ]
     expl = _explain(docs, "want")
     assert expl.causes[0] == (
         "the 2 node(s) with nvidia.com/gpu that pass the other checks have 2 node(s) with 2 free; the pod asks for "
@@ -74,13 +91,18 @@ def test_fragmentation_only_when_no_node_has_enough() -> None:
 
 
 def test_non_gpu_taint_is_named_without_a_made_up_origin() -> None:
-    docs = [node("a", gpus=8, taints=[{"key": "dedicated", "value": "infer", "effect": "NoSchedule"}]), pod("p", gpus=1)]
+    docs = [
+        node("a", gpus=8, taints=[{"key": "dedicated", "value": "infer", "effect": "NoSchedule"}]),
+        pod("p", gpus=1),
+    ]
     expl = _explain(docs, "p")
     assert expl.causes == [
         "1 node(s) carry the taint dedicated=infer:NoSchedule and the pod does not tolerate it: add this toleration "
         "if the pod belongs there"
     ]
-    assert expl.fixes == ['tolerations:\n- key: dedicated\n  operator: Equal\n  value: "infer"\n  effect: NoSchedule']
+    assert expl.fixes == [
+        'tolerations:\n- key: dedicated\n  operator: Equal\n  value: "infer"\n  effect: NoSchedule'
+    ]
     assert "GPU Operator" not in expl.causes[0]
 
 
@@ -88,9 +110,15 @@ def test_gpu_taint_origins() -> None:
     taint = {"key": "nvidia.com/gpu", "effect": "NoSchedule"}
     docs = [
         node("k", gpus=8, labels={"karpenter.sh/nodepool": "gpu"}, taints=[taint]),
-        obj("NodePool", "gpu", api_version="karpenter.sh/v1", spec={"template": {"spec": {"taints": [taint]}}}),
-        node("g", gpus=8, labels={"cloud.google.com/gke-accelerator": "nvidia-l4"},
-             taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]),
+        obj(
+            "NodePool", "gpu", api_version="karpenter.sh/v1", spec={"template": {"spec": {"taints": [taint]}}}
+        ),
+        node(
+            "g",
+            gpus=8,
+            labels={"cloud.google.com/gke-accelerator": "nvidia-l4"},
+            taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+        ),
         node("c", gpus=8, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]),
         pod("p", gpus=1),
     ]
@@ -110,7 +138,10 @@ def test_gpu_taint_origins() -> None:
 
 
 def test_gpu_taint_keeps_cpu_pods_off_without_a_toleration_fix() -> None:
-    docs = [node("g", gpus=8, taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]), pod("p", gpus=None)]
+    docs = [
+        node("g", gpus=8, taints=[{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]),
+        pod("p", gpus=None),
+    ]
     expl = _explain(docs, "p")
     assert expl.causes == [
         "1 GPU node(s) carry the taint nvidia.com/gpu:NoSchedule (the usual taint on dedicated GPU nodes: key = the "

@@ -54,7 +54,9 @@ def test_demo_causes_do_not_depend_on_the_wording_version(version: str | None) -
     assert "node-l4-3" not in only_short_of(worker, "nvidia.com/gpu")
     assert len(only_short_of(worker, "nvidia.com/gpu")) == 13
     # the gang line counts the same nodes
-    assert worker.causes[0].endswith("the other 2 need 8 nvidia.com/gpu each on one node; max free on any node is 4")
+    assert worker.causes[0].endswith(
+        "the other 2 need 8 nvidia.com/gpu each on one node; max free on any node is 4"
+    )
     vit = s.explain(_pod(s, "vit-h-pretrain-86f9g"))
     assert VIT_FRAGMENTATION in vit.causes
     assert not any("in use" in c for c in vit.causes), vit.causes
@@ -75,8 +77,10 @@ def test_demo_table_has_one_row_per_plugin_and_reasons(version: str | None) -> N
 def test_node_short_of_memory_too_is_no_gpu_room() -> None:
     # n1: 2 GPUs free but too little memory; n2: 1 GPU free. The pod asks 2 GPUs and 16Gi.
     docs = [
-        node("n1", gpus=4, memory="8Gi"), pod("a", node_name="n1", gpus=2),
-        node("n2", gpus=4, memory="64Gi"), pod("b", node_name="n2", gpus=3),
+        node("n1", gpus=4, memory="8Gi"),
+        pod("a", node_name="n1", gpus=2),
+        node("n2", gpus=4, memory="64Gi"),
+        pod("b", node_name="n2", gpus=3),
         pod("want", gpus=2, resources={"memory": "16Gi"}),
     ]
     s = scheduler(docs)

@@ -14,20 +14,40 @@ def test_node_unschedulable() -> None:
 
 
 def test_node_unschedulable_tolerated() -> None:
-    tol = {"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}
+    tol = {
+        "tolerations": [
+            {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+        ]
+    }
     s = scheduler([node("a", unschedulable=True), pod("p", spec=tol)])
     assert s.explain(s.cluster.pending_pods[0]).stage == "schedulable"
 
 
 def test_node_affinity_selector() -> None:
     docs = [node("a", labels={"pool": "cpu"}), pod("p", spec={"nodeSelector": {"pool": "gpu"}})]
-    assert message(docs) == f"0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. {NOT_HELPFUL_1}"
+    assert (
+        message(docs)
+        == f"0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. {NOT_HELPFUL_1}"
+    )
 
 
 def test_node_affinity_match_fields_prefilter_conflict() -> None:
-    aff = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["x"]},
-                         {"key": "metadata.name", "operator": "In", "values": ["y"]}]}]}}}}
+    aff = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": ["x"]},
+                                {"key": "metadata.name", "operator": "In", "values": ["y"]},
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    }
     docs = [node("a"), node("b"), pod("p", spec=aff)]
     assert message(docs) == (
         "0/2 nodes are available: pod affinity terms conflict. "
@@ -36,8 +56,17 @@ def test_node_affinity_match_fields_prefilter_conflict() -> None:
 
 
 def test_node_affinity_prefilter_result_absent_nodes_by_version() -> None:
-    aff = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}}
+    aff = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}
+                    ]
+                }
+            }
+        }
+    }
     docs = [node("a", gpus=0), node("b"), node("c"), pod("p", gpus=1, spec=aff)]
     assert message(docs, version="1.31") == (
         "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node is filtered out by the prefilter result. "
@@ -64,8 +93,11 @@ def test_node_name() -> None:
 
 def test_node_ports() -> None:
     ports = {"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}
-    docs = [node("a"), pod("web", node_name="a", spec=ports, cpu=None, priority=5),
-            pod("p", spec=ports, cpu=None, priority=5)]
+    docs = [
+        node("a"),
+        pod("web", node_name="a", spec=ports, cpu=None, priority=5),
+        pod("p", spec=ports, cpu=None, priority=5),
+    ]
     assert message(docs) == (
         "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports. "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
@@ -73,7 +105,11 @@ def test_node_ports() -> None:
 
 
 def test_resources_multi_reason_and_pod_count() -> None:
-    docs = [node("a", cpu="1", pods=1), pod("x", node_name="a", cpu="1"), pod("p", cpu="2", gpus=1, priority=10)]
+    docs = [
+        node("a", cpu="1", pods=1),
+        pod("x", node_name="a", cpu="1"),
+        pod("p", cpu="2", gpus=1, priority=10),
+    ]
     assert message(docs, version="1.33") == (
         "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient nvidia.com/gpu, 1 Too many pods. "
         "preemption: 0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient nvidia.com/gpu."
@@ -117,10 +153,27 @@ def test_volume_binding_missing_and_unbound() -> None:
 def test_volume_binding_pv_node_affinity_by_version() -> None:
     vol = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}
     pvc = obj("PersistentVolumeClaim", "data", ns="default", spec={"volumeName": "pv1"})
-    pv = obj("PersistentVolume", "pv1", spec={"nodeAffinity": {"required": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["z"]}]}]}}})
+    pv = obj(
+        "PersistentVolume",
+        "pv1",
+        spec={
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "kubernetes.io/hostname", "operator": "In", "values": ["z"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+    )
     docs = [node("a"), pvc, pv, pod("p", spec=vol)]
-    assert message(docs, version="1.32").startswith("0/1 nodes are available: 1 node(s) had volume node affinity conflict.")
+    assert message(docs, version="1.32").startswith(
+        "0/1 nodes are available: 1 node(s) had volume node affinity conflict."
+    )
     assert message(docs, version="1.33").startswith(
         "0/1 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity."
     )
@@ -128,10 +181,19 @@ def test_volume_binding_pv_node_affinity_by_version() -> None:
 
 def test_volume_binding_wait_for_first_consumer_no_provisioner() -> None:
     vol = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}
-    sc = obj("StorageClass", "local", "storage.k8s.io/v1", provisioner="kubernetes.io/no-provisioner",
-             volumeBindingMode="WaitForFirstConsumer")
-    pvc = obj("PersistentVolumeClaim", "data", ns="default", spec={"storageClassName": "local",
-              "resources": {"requests": {"storage": "1Gi"}}})
+    sc = obj(
+        "StorageClass",
+        "local",
+        "storage.k8s.io/v1",
+        provisioner="kubernetes.io/no-provisioner",
+        volumeBindingMode="WaitForFirstConsumer",
+    )
+    pvc = obj(
+        "PersistentVolumeClaim",
+        "data",
+        ns="default",
+        spec={"storageClassName": "local", "resources": {"requests": {"storage": "1Gi"}}},
+    )
     assert message([node("a"), sc, pvc, pod("p", spec=vol)]).startswith(
         "0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind."
     )
@@ -147,10 +209,21 @@ def test_volume_zone() -> None:
 
 def test_volume_restrictions_rwop() -> None:
     vol = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}
-    pvc = obj("PersistentVolumeClaim", "data", ns="default", spec={"volumeName": "pv1", "accessModes": ["ReadWriteOncePod"]})
+    pvc = obj(
+        "PersistentVolumeClaim",
+        "data",
+        ns="default",
+        spec={"volumeName": "pv1", "accessModes": ["ReadWriteOncePod"]},
+    )
     pv = obj("PersistentVolume", "pv1")
-    docs = [node("a"), node("b"), pvc, pv, pod("holder", node_name="a", spec=vol, priority=1),
-            pod("p", spec=vol, priority=1)]
+    docs = [
+        node("a"),
+        node("b"),
+        pvc,
+        pv,
+        pod("holder", node_name="a", spec=vol, priority=1),
+        pod("p", spec=vol, priority=1),
+    ]
     assert message(docs) == (
         "0/2 nodes are available: 2 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
         "already in-use by another pod. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
@@ -168,10 +241,20 @@ def test_volume_restrictions_rwop() -> None:
 
 
 def test_pod_topology_spread() -> None:
-    tsc = {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
-                                          "labelSelector": {"matchLabels": {"app": "w"}}}]}
+    tsc = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "w"}},
+            }
+        ]
+    }
     docs = [
-        node("a", labels={"zone": "z1"}), node("b", labels={"zone": "z2"}), node("c"),
+        node("a", labels={"zone": "z1"}),
+        node("b", labels={"zone": "z2"}),
+        node("c"),
         pod("w1", node_name="a", labels={"app": "w"}, priority=1),
         pod("filler", node_name="b", cpu="8", priority=1),
         pod("p", labels={"app": "w"}, spec=tsc, priority=1),
@@ -185,15 +268,36 @@ def test_pod_topology_spread() -> None:
 
 
 def test_inter_pod_affinity_and_anti_affinity() -> None:
-    anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}]}}}
-    aff = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "cache"}}}]}}}
-    docs = [node("a"), node("b"), pod("db1", node_name="a", labels={"app": "db"}, priority=1),
-            pod("cache", node_name="b", labels={"app": "other"}, priority=1),
-            pod("p", labels={"app": "db"}, spec=anti, priority=1),
-            pod("q", labels={"app": "web"}, spec=aff, priority=1),
-            pod("r", labels={"app": "x"}, priority=1, spec={"nodeSelector": {"kubernetes.io/hostname": "a"}})]
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}
+                ]
+            }
+        }
+    }
+    aff = {
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "topologyKey": "kubernetes.io/hostname",
+                        "labelSelector": {"matchLabels": {"app": "cache"}},
+                    }
+                ]
+            }
+        }
+    }
+    docs = [
+        node("a"),
+        node("b"),
+        pod("db1", node_name="a", labels={"app": "db"}, priority=1),
+        pod("cache", node_name="b", labels={"app": "other"}, priority=1),
+        pod("p", labels={"app": "db"}, spec=anti, priority=1),
+        pod("q", labels={"app": "web"}, spec=aff, priority=1),
+        pod("r", labels={"app": "x"}, priority=1, spec={"nodeSelector": {"kubernetes.io/hostname": "a"}}),
+    ]
     s = scheduler(docs)
     by_name = {p.metadata.name: p for p in s.cluster.pending_pods}
     assert s.explain(by_name["p"]).nodes() == {"a": ["node(s) didn't match pod anti-affinity rules"]}
@@ -202,8 +306,11 @@ def test_inter_pod_affinity_and_anti_affinity() -> None:
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     # existing pod db1 has no anti-affinity; give one to a running pod and check the third reason
-    docs2 = [node("a"), pod("guard", node_name="a", labels={"app": "guard"}, spec=anti, priority=1),
-             pod("p", labels={"app": "db"}, priority=1)]
+    docs2 = [
+        node("a"),
+        pod("guard", node_name="a", labels={"app": "guard"}, spec=anti, priority=1),
+        pod("p", labels={"app": "db"}, priority=1),
+    ]
     assert message(docs2) == (
         "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules. "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
@@ -217,19 +324,40 @@ def test_dynamic_resources_missing_claim_and_class() -> None:
         '0/1 nodes are available: resourceclaim.resource.k8s.io "my-gpu" not found. '
         f"no new claims to deallocate, {NOT_HELPFUL_1}"
     )
-    claim = obj("ResourceClaim", "my-gpu", "resource.k8s.io/v1", ns="default", spec={"devices": {"requests": [
-        {"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}]}})
+    claim = obj(
+        "ResourceClaim",
+        "my-gpu",
+        "resource.k8s.io/v1",
+        ns="default",
+        spec={
+            "devices": {
+                "requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}]
+            }
+        },
+    )
     assert message([*docs, claim], version="1.34") == (
         "0/1 nodes are available: request g: device class gpu.nvidia.com does not exist. "
         f"no new claims to deallocate, {NOT_HELPFUL_1}"
     )
-    dc = obj("DeviceClass", "gpu.nvidia.com", "resource.k8s.io/v1",
-             spec={"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]})
-    assert message([*docs, claim, dc], version="1.34") == (
-        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
-        f"{NOT_HELPFUL_1}"
+    dc = obj(
+        "DeviceClass",
+        "gpu.nvidia.com",
+        "resource.k8s.io/v1",
+        spec={"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
     )
-    slice_ = obj("ResourceSlice", "a-gpus", "resource.k8s.io/v1", spec={
-        "nodeName": "a", "driver": "gpu.nvidia.com", "pool": {"name": "a"}, "devices": [{"name": "gpu-0"}]})
+    assert message([*docs, claim, dc], version="1.34") == (
+        f"0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, {NOT_HELPFUL_1}"
+    )
+    slice_ = obj(
+        "ResourceSlice",
+        "a-gpus",
+        "resource.k8s.io/v1",
+        spec={
+            "nodeName": "a",
+            "driver": "gpu.nvidia.com",
+            "pool": {"name": "a"},
+            "devices": [{"name": "gpu-0"}],
+        },
+    )
     s = scheduler([*docs, claim, dc, slice_], version="1.34")
     assert s.explain(s.cluster.pending_pods[0]).stage == "schedulable"

@@ -12,19 +12,28 @@ def pc(name: str, value: int, never: bool = False) -> dict:
 
 
 def test_preemption_policy_never() -> None:
-    docs = [node("a", gpus=2), node("b", gpus=2), pc("batch", 100, never=True),
-            pod("p", gpus=4, spec={"priorityClassName": "batch"})]
+    docs = [
+        node("a", gpus=2),
+        node("b", gpus=2),
+        pc("batch", 100, never=True),
+        pod("p", gpus=4, spec={"priorityClassName": "batch"}),
+    ]
     assert message(docs, version="1.33") == (
         "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: not eligible due to preemptionPolicy=Never."
     )
 
 
 def test_priority_class_resolution_and_success() -> None:
-    docs = [node("a", gpus=8), node("b", gpus=8), pc("high", 1000), pc("low", 10),
-            pod("l1", node_name="a", gpus=4, spec={"priorityClassName": "low"}),
-            pod("l2", node_name="a", gpus=4, spec={"priorityClassName": "low"}),
-            pod("h1", node_name="b", gpus=8, spec={"priorityClassName": "high"}),
-            pod("p", gpus=4, spec={"priorityClassName": "high"})]
+    docs = [
+        node("a", gpus=8),
+        node("b", gpus=8),
+        pc("high", 1000),
+        pc("low", 10),
+        pod("l1", node_name="a", gpus=4, spec={"priorityClassName": "low"}),
+        pod("l2", node_name="a", gpus=4, spec={"priorityClassName": "low"}),
+        pod("h1", node_name="b", gpus=8, spec={"priorityClassName": "high"}),
+        pod("p", gpus=4, spec={"priorityClassName": "high"}),
+    ]
     s = scheduler(docs)
     expl = s.explain(next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
     # Filter fails on both; preemption finds node a (one low victim suffices): no clause.
@@ -34,12 +43,21 @@ def test_priority_class_resolution_and_success() -> None:
 
 
 def test_pdb_protected_victim_is_reprieved_first() -> None:
-    pdb = obj("PodDisruptionBudget", "keep", "policy/v1", ns="default",
-              spec={"selector": {"matchLabels": {"app": "keep"}}}, status={"disruptionsAllowed": 0})
-    docs = [node("a", gpus=8), pdb,
-            pod("guarded", node_name="a", gpus=4, priority=1, labels={"app": "keep"}),
-            pod("plain", node_name="a", gpus=4, priority=1),
-            pod("p", gpus=4, priority=100)]
+    pdb = obj(
+        "PodDisruptionBudget",
+        "keep",
+        "policy/v1",
+        ns="default",
+        spec={"selector": {"matchLabels": {"app": "keep"}}},
+        status={"disruptionsAllowed": 0},
+    )
+    docs = [
+        node("a", gpus=8),
+        pdb,
+        pod("guarded", node_name="a", gpus=4, priority=1, labels={"app": "keep"}),
+        pod("plain", node_name="a", gpus=4, priority=1),
+        pod("p", gpus=4, priority=100),
+    ]
     s = scheduler(docs)
     expl = s.explain(next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
     assert expl.preemption is not None
@@ -50,7 +68,8 @@ def test_pdb_protected_victim_is_reprieved_first() -> None:
 def test_multi_node_mixed_statuses() -> None:
     taint = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
     docs = [node(f"g{i}", gpus=8) for i in range(3)] + [
-        node("t", gpus=8, taints=taint), node("cpu"),
+        node("t", gpus=8, taints=taint),
+        node("cpu"),
         pod("big", node_name="g0", gpus=8, priority=1000),
         pod("med", node_name="g1", gpus=6, priority=0),
         pod("m2", node_name="g2", gpus=6, priority=2000),
@@ -66,9 +85,13 @@ def test_multi_node_mixed_statuses() -> None:
 
 
 def test_no_victims_and_not_helpful_mix() -> None:
-    docs = [node("a", gpus=8), node("b", gpus=8, labels={"pool": "x"}),
-            pod("h", node_name="a", gpus=8, priority=100), pod("h2", node_name="b", gpus=8, priority=100),
-            pod("p", gpus=1, priority=100, spec={"nodeSelector": {"kubernetes.io/hostname": "a"}})]
+    docs = [
+        node("a", gpus=8),
+        node("b", gpus=8, labels={"pool": "x"}),
+        pod("h", node_name="a", gpus=8, priority=100),
+        pod("h2", node_name="b", gpus=8, priority=100),
+        pod("p", gpus=1, priority=100, spec={"nodeSelector": {"kubernetes.io/hostname": "a"}}),
+    ]
     assert message(docs) == (
         "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node affinity/selector. "
         "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "

@@ -59,8 +59,16 @@ def test_nominated_higher_priority_pod_counts_in_the_dry_run() -> None:
 
 def test_dry_run_counts_nominated_pods_on_the_per_node_path() -> None:
     # A host port makes NodePorts active: the dry run filters node by node, not vectorized.
-    ports = {"containers": [{"name": "main", "image": "busybox", "ports": [{"containerPort": 80, "hostPort": 8080}],
-                             "resources": {"requests": {"nvidia.com/gpu": "4"}, "limits": {"nvidia.com/gpu": "4"}}}]}
+    ports = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "busybox",
+                "ports": [{"containerPort": 80, "hostPort": 8080}],
+                "resources": {"requests": {"nvidia.com/gpu": "4"}, "limits": {"nvidia.com/gpu": "4"}},
+            }
+        ]
+    }
     expl = _explain(_docs(0, ports))
     assert expl.message == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
@@ -99,7 +107,9 @@ def test_zero_victim_node_is_an_error_not_a_candidate() -> None:
     assert outcome.nominated_node is None and outcome.victims == []
     assert outcome.error is True
     assert outcome.message == 'preemption: expected at least one victim pod on node "n1"'
-    assert outcome.tried == {0: Status(Code.ERROR, ('expected at least one victim pod on node "n1"',), "DefaultPreemption")}
+    assert outcome.tried == {
+        0: Status(Code.ERROR, ('expected at least one victim pod on node "n1"',), "DefaultPreemption")
+    }
 
 
 def test_zero_victim_errors_aggregate_in_brackets() -> None:

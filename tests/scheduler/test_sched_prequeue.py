@@ -11,8 +11,11 @@ def _one(docs: list[dict]):
 
 
 def test_scheduling_gates_and_kueue() -> None:
-    gated = pod("p", labels={"kueue.x-k8s.io/queue-name": "team"},
-                spec={"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]})
+    gated = pod(
+        "p",
+        labels={"kueue.x-k8s.io/queue-name": "team"},
+        spec={"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]},
+    )
     _, expl = _one([node("a"), gated])
     assert expl.stage == "gated"
     assert expl.message == "Scheduling is blocked due to non-empty scheduling gates"
@@ -28,8 +31,11 @@ def test_scheduler_not_running() -> None:
 def test_coscheduling_gang_short_of_members() -> None:
     pg = obj("PodGroup", "g", "scheduling.x-k8s.io/v1alpha1", ns="default", spec={"minMember": 4})
     sched_pod = pod("scheduler-plugins-scheduler-abc", ns="kube-system", node_name="a")
-    member = pod("p", labels={"scheduling.x-k8s.io/pod-group": "g"},
-                 spec={"schedulerName": "scheduler-plugins-scheduler"})
+    member = pod(
+        "p",
+        labels={"scheduling.x-k8s.io/pod-group": "g"},
+        spec={"schedulerName": "scheduler-plugins-scheduler"},
+    )
     _, expl = _one([node("a"), pg, sched_pod, member])
     assert expl.stage == "gang"
     assert expl.message == (
@@ -39,8 +45,14 @@ def test_coscheduling_gang_short_of_members() -> None:
 
 
 def test_kueue_suspended_job_without_local_queue() -> None:
-    job = obj("Job", "train", "batch/v1", ns="ml", metadata={"labels": {"kueue.x-k8s.io/queue-name": "gpu"}},
-              spec={"suspend": True, "template": {"spec": {"containers": [{"name": "c"}]}}})
+    job = obj(
+        "Job",
+        "train",
+        "batch/v1",
+        ns="ml",
+        metadata={"labels": {"kueue.x-k8s.io/queue-name": "gpu"}},
+        spec={"suspend": True, "template": {"spec": {"containers": [{"name": "c"}]}}},
+    )
     s = scheduler([node("a"), job])
     (expl,) = s.pending()
     assert expl.stage == "queue"
@@ -49,17 +61,30 @@ def test_kueue_suspended_job_without_local_queue() -> None:
 
 
 def test_quota_refused_controller() -> None:
-    text = ('pods "train-x" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8, '
-            "used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8")
-    rs = obj("ReplicaSet", "train", "apps/v1", ns="ml",
-             status={"conditions": [{"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": text}]})
+    text = (
+        'pods "train-x" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8, '
+        "used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8"
+    )
+    rs = obj(
+        "ReplicaSet",
+        "train",
+        "apps/v1",
+        ns="ml",
+        status={
+            "conditions": [
+                {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": text}
+            ]
+        },
+    )
     s = scheduler([node("a"), rs])
     (expl,) = s.pending()
     assert expl.stage == "quota" and expl.message == text
 
 
 def test_schedule_and_assume() -> None:
-    s = scheduler([node("a", gpus=8), node("b", gpus=8), pod("p", gpus=8), pod("q", gpus=8), pod("r", gpus=8)])
+    s = scheduler(
+        [node("a", gpus=8), node("b", gpus=8), pod("p", gpus=8), pod("q", gpus=8), pod("r", gpus=8)]
+    )
     from gpuplane.scheduler.framework import FitError
 
     placed = []

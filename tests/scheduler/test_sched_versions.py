@@ -35,8 +35,12 @@ def test_parse_version_keeps_patch() -> None:
 
 @pytest.mark.parametrize(
     ("version", "taint"),
-    [("1.34", "untolerated taint {dedicated: gpu}"), ("1.34.1", "untolerated taint {dedicated: gpu}"),
-     ("1.34.2", "untolerated taint(s)"), ("1.33.9", "untolerated taint {dedicated: gpu}")],
+    [
+        ("1.34", "untolerated taint {dedicated: gpu}"),
+        ("1.34.1", "untolerated taint {dedicated: gpu}"),
+        ("1.34.2", "untolerated taint(s)"),
+        ("1.33.9", "untolerated taint {dedicated: gpu}"),
+    ],
 )
 def test_taint_text_follows_cherry_pick_135023(version: str, taint: str) -> None:
     assert message(TAINTED, version=version).startswith(
@@ -46,12 +50,26 @@ def test_taint_text_follows_cherry_pick_135023(version: str, taint: str) -> None
 
 def test_absent_mode_per_minor() -> None:
     assert [wording_for(m).prefilter_absent for m in (28, 29, 30, 31, 32, 36)] == [
-        ABSENT_UNRECORDED, ABSENT_UNRECORDED, ABSENT_FILTERED, ABSENT_FILTERED, ABSENT_PLUGINS, ABSENT_PLUGINS
+        ABSENT_UNRECORDED,
+        ABSENT_UNRECORDED,
+        ABSENT_FILTERED,
+        ABSENT_FILTERED,
+        ABSENT_PLUGINS,
+        ABSENT_PLUGINS,
     ]
 
 
-NAME_AFFINITY = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}}
+NAME_AFFINITY = {
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}
+                ]
+            }
+        }
+    }
+}
 
 
 @pytest.mark.parametrize(
@@ -59,21 +77,34 @@ NAME_AFFINITY = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredD
     [
         # v1.28-29: cut nodes have no status: not counted, and preemption dry-runs them
         # (NodeAffinity's Filter then rejects b; a and c hold no lower-priority pod).
-        ("1.29", "0/3 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: "
-                 "1 node(s) didn't match Pod's node affinity/selector, 2 No preemption victims found for incoming pod.."),
-        ("1.31", "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node is filtered out by the prefilter "
-                 "result. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
-                 "2 Preemption is not helpful for scheduling."),
-        ("1.32", "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't satisfy plugin(s) "
-                 "[NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming "
-                 "pod, 2 Preemption is not helpful for scheduling."),
+        (
+            "1.29",
+            "0/3 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: "
+            "1 node(s) didn't match Pod's node affinity/selector, 2 No preemption victims found for incoming pod..",
+        ),
+        (
+            "1.31",
+            "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node is filtered out by the prefilter "
+            "result. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+            "2 Preemption is not helpful for scheduling.",
+        ),
+        (
+            "1.32",
+            "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't satisfy plugin(s) "
+            "[NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming "
+            "pod, 2 Preemption is not helpful for scheduling.",
+        ),
     ],
 )
 def test_prefilter_cut_nodes_per_version(version: str, expected: str) -> None:
-    docs = [node("a", gpus=8), node("b", gpus=8), node("c", gpus=8),
-            pod("busy", node_name="a", gpus=8, priority=10),
-            pod("low", node_name="b", gpus=1, priority=0),
-            pod("p", gpus=8, priority=10, spec=NAME_AFFINITY)]
+    docs = [
+        node("a", gpus=8),
+        node("b", gpus=8),
+        node("c", gpus=8),
+        pod("busy", node_name="a", gpus=8, priority=10),
+        pod("low", node_name="b", gpus=1, priority=0),
+        pod("p", gpus=8, priority=10, spec=NAME_AFFINITY),
+    ]
     assert message(docs, version=version) == expected
 
 
@@ -84,9 +115,13 @@ def test_candidate_limit_mirrors_default_preemption_args() -> None:
 
 
 def test_assume_invalidates_preemption_memo() -> None:
-    docs = [node("a", gpus=8), node("b", gpus=8),
-            pod("l1", node_name="a", gpus=8, priority=0), pod("l2", node_name="b", gpus=4, priority=0),
-            pod("p", gpus=8, priority=100)]
+    docs = [
+        node("a", gpus=8),
+        node("b", gpus=8),
+        pod("l1", node_name="a", gpus=8, priority=0),
+        pod("l2", node_name="b", gpus=4, priority=0),
+        pod("p", gpus=8, priority=100),
+    ]
     s = scheduler(docs)
     target = next(p for p in s.cluster.pending_pods if p.metadata.name == "p")
     first = s.explain(target).preemption
@@ -94,12 +129,19 @@ def test_assume_invalidates_preemption_memo() -> None:
     extra = next(p for p in s.cluster.pods if p.metadata.name == "l2")
     s.assume(extra, "a")
     again = s.explain(target).preemption
-    assert again is not None and [v.metadata.name for v in again.victims] == ["l2"] and again.nominated_node == "b"
+    assert (
+        again is not None
+        and [v.metadata.name for v in again.victims] == ["l2"]
+        and again.nominated_node == "b"
+    )
 
 
 @pytest.mark.parametrize(
     ("minor", "reason"),
-    [(32, "node(s) had volume node affinity conflict"), (33, "node(s) didn't match PersistentVolume's node affinity")],
+    [
+        (32, "node(s) had volume node affinity conflict"),
+        (33, "node(s) didn't match PersistentVolume's node affinity"),
+    ],
 )
 def test_volume_conflict_text_changes_in_133_pr_129887(minor: int, reason: str) -> None:
     # CHANGELOG-1.33.md, v1.33.0-alpha.3: PR #129887 changed the VolumeBinding reason.

@@ -75,7 +75,12 @@ def _gang_expectations(doc: dict[str, Any]) -> None:
     assert doc["pending"] == []
     assert doc["deadlock"] is None
     assert doc["summary"] == doc["summary"] | {
-        "scheduled": 4, "pending": 0, "gpu_utilization": 1.0, "gpu_allocation": 1.0, "makespan_s": 7200.0, "gpu_seconds_idle_held": 0.0,
+        "scheduled": 4,
+        "pending": 0,
+        "gpu_utilization": 1.0,
+        "gpu_allocation": 1.0,
+        "makespan_s": 7200.0,
+        "gpu_seconds_idle_held": 0.0,
     }
     assert [s["time_s"] for s in doc["timeline"]] == [0.0, 3600.0, 7200.0]
 
@@ -93,11 +98,19 @@ def test_volcano_queue_capability():
     jobs = load("two-jobs.yaml")
     for job in jobs:
         job.data["spec"]["runPolicy"] = {"schedulingPolicy": {"queue": "small"}}
-    queue = Manifest({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "small"},
-                      "spec": {"weight": 1, "capability": {"nvidia.com/gpu": "8"}}})
+    queue = Manifest(
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": "small"},
+            "spec": {"weight": 1, "capability": {"nvidia.com/gpu": "8"}},
+        }
+    )
     doc = run("volcano", [queue, *jobs])
     assert doc["placements"] == []
-    assert {p["message"] for p in doc["pending"]} == {"queue resource quota insufficient: insufficient nvidia.com/gpu"}
+    assert {p["message"] for p in doc["pending"]} == {
+        "queue resource quota insufficient: insufficient nvidia.com/gpu"
+    }
 
 
 def test_volcano_gang_message_when_too_big():
@@ -121,16 +134,41 @@ def test_volcano_gang_message_when_too_big():
 
 
 KUEUE = [
-    {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor", "metadata": {"name": "a100"},
-     "spec": {"nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}}},
-    {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "cq"},
-     "spec": {"namespaceSelector": {}, "resourceGroups": [{
-         "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
-         "flavors": [{"name": "a100", "resources": [
-             {"name": "cpu", "nominalQuota": 192}, {"name": "memory", "nominalQuota": "2000Gi"},
-             {"name": "nvidia.com/gpu", "nominalQuota": 16}]}]}]}},
-    {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "default"},
-     "spec": {"clusterQueue": "cq"}},
+    {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "a100"},
+        "spec": {"nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}},
+    },
+    {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                    "flavors": [
+                        {
+                            "name": "a100",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": 192},
+                                {"name": "memory", "nominalQuota": "2000Gi"},
+                                {"name": "nvidia.com/gpu", "nominalQuota": 16},
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    },
+    {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "LocalQueue",
+        "metadata": {"name": "lq", "namespace": "default"},
+        "spec": {"clusterQueue": "cq"},
+    },
 ]
 
 
@@ -155,8 +193,12 @@ def test_kueue_admits_whole_workloads():
 def test_resource_quota_refuses_second_pod():
     """A quota of requests.nvidia.com/gpu=8 in `default`: job-a's first pod is created (8 of 8),
     the second is refused by admission with the apiserver's text; one pod runs, never starts."""
-    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu-quota", "namespace": "default"},
-             "spec": {"hard": {"requests.nvidia.com/gpu": "8"}}}
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpu-quota", "namespace": "default"},
+        "spec": {"hard": {"requests.nvidia.com/gpu": "8"}},
+    }
     state = ClusterState.from_objects([*load("cluster-2x8.yaml"), Manifest(quota)])
     doc = run("default", load("two-jobs.yaml")[:1], state)
     assert doc["placements"] == [{"pod": "default/job-a-master-0", "node": "gpu-1", "time_s": 0.0}]
@@ -167,24 +209,49 @@ def test_resource_quota_refuses_second_pod():
 
 
 NODEPOOL = {
-    "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
-    "spec": {"template": {"spec": {
-        "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}],
-        "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}},
-        "limits": {"nvidia.com/gpu": 8}},
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "gpu"},
+    "spec": {
+        "template": {
+            "spec": {
+                "requirements": [
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}
+                ],
+                "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+            }
+        },
+        "limits": {"nvidia.com/gpu": 8},
+    },
 }
 NODEGROUP = {
-    "apiVersion": "gpuplane.io/v1alpha1", "kind": "ClusterAutoscalerNodeGroup", "metadata": {"name": "a100"},
+    "apiVersion": "gpuplane.io/v1alpha1",
+    "kind": "ClusterAutoscalerNodeGroup",
+    "metadata": {"name": "a100"},
     "spec": {"instanceType": "p4d.24xlarge", "minSize": 0, "maxSize": 1},
 }
 TRAIN = {
-    "apiVersion": "batch/v1", "kind": "Job",
-    "metadata": {"name": "train", "namespace": "default",
-                 "annotations": {"gpuplane.io/duration-s": "600", "gpuplane.io/image-size-gib": "10"}},
-    "spec": {"template": {"spec": {
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        "containers": [{"name": "t", "image": "nvcr.io/nvidia/pytorch:24.08-py3",
-                        "resources": {"limits": {"nvidia.com/gpu": 8}, "requests": {"cpu": "8"}}}]}}},
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {
+        "name": "train",
+        "namespace": "default",
+        "annotations": {"gpuplane.io/duration-s": "600", "gpuplane.io/image-size-gib": "10"},
+    },
+    "spec": {
+        "template": {
+            "spec": {
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "containers": [
+                    {
+                        "name": "t",
+                        "image": "nvcr.io/nvidia/pytorch:24.08-py3",
+                        "resources": {"limits": {"nvidia.com/gpu": 8}, "requests": {"cpu": "8"}},
+                    }
+                ],
+            }
+        }
+    },
 }
 
 
@@ -216,8 +283,12 @@ def test_cluster_autoscaler_cold_start():
 
 def test_cold_start_override():
     scaler, _ = Autoscaler.from_objects([Manifest(NODEGROUP)], "auto")
-    doc = simulate(ClusterState.from_objects([]), [Manifest(TRAIN)], autoscaler=scaler,
-                   cold_start=default_model({"gpu_stack_ready": 120, "image_pull_per_gib": 6}))
+    doc = simulate(
+        ClusterState.from_objects([]),
+        [Manifest(TRAIN)],
+        autoscaler=scaler,
+        cold_start=default_model({"gpu_stack_ready": 120, "image_pull_per_gib": 6}),
+    )
     assert doc["placements"][0]["time_s"] == 5 + 210 + 120
     assert doc["summary"]["makespan_s"] == 335 + 60 + 600
 
@@ -225,8 +296,13 @@ def test_cold_start_override():
 def _node(name: str, gpus: int, cpu: str, labels: dict[str, str] | None = None, taint: bool = False) -> dict:
     alloc = {"cpu": cpu, "memory": "64Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
     spec = {"taints": [{"key": "gpu", "value": "x", "effect": "NoSchedule"}]} if taint else {}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-            **(labels or {})}}, "spec": spec, "status": {"allocatable": alloc, "capacity": alloc}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": spec,
+        "status": {"allocatable": alloc, "capacity": alloc},
+    }
 
 
 def test_fast_placer_matches_full_cycle():
@@ -235,20 +311,46 @@ def test_fast_placer_matches_full_cycle():
     from gpuplane.k8s.objects import pod_from_dict
 
     for _ in range(5):
-        nodes = [_node(f"n{i}", rng.choice([0, 4, 8]), rng.choice(["8", "16"]),
-                       {"zone": rng.choice("ab")}, taint=rng.random() < 0.2) for i in range(12)]
+        nodes = [
+            _node(
+                f"n{i}",
+                rng.choice([0, 4, 8]),
+                rng.choice(["8", "16"]),
+                {"zone": rng.choice("ab")},
+                taint=rng.random() < 0.2,
+            )
+            for i in range(12)
+        ]
         state = ClusterState.from_objects([Manifest(n) for n in nodes])
         fast, slow = SimCluster(state), SimCluster(state, fast=False)
         for k in range(40):
-            body = {"containers": [{"name": "c", "image": "x", "resources": {
-                "requests": {"cpu": rng.choice(["500m", "2", "4"]), "memory": rng.choice(["1Gi", "8Gi"])},
-                "limits": {"nvidia.com/gpu": str(rng.choice([0, 1, 2, 4]))}}}]}
+            body = {
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "x",
+                        "resources": {
+                            "requests": {
+                                "cpu": rng.choice(["500m", "2", "4"]),
+                                "memory": rng.choice(["1Gi", "8Gi"]),
+                            },
+                            "limits": {"nvidia.com/gpu": str(rng.choice([0, 1, 2, 4]))},
+                        },
+                    }
+                ]
+            }
             if rng.random() < 0.3:
                 body["nodeSelector"] = {"zone": rng.choice("ab")}
             if rng.random() < 0.3:
                 body["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
-            pod = pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "namespace": "d"},
-                                 "spec": body})
+            pod = pod_from_dict(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"p{k}", "namespace": "d"},
+                    "spec": body,
+                }
+            )
             a, b = fast.schedule(pod), slow.schedule(pod)
             assert type(a) is type(b)
             if isinstance(a, ScheduleResult):
@@ -280,4 +382,5 @@ def test_kueue_mode_notes_jobs_without_queue_label():
     default = run("default", load("two-jobs.yaml"))
     assert not any("Kueue" in n for n in default["notes"])
     assert default["deadlock"]["message"].endswith(
-        "A gang scheduler (Volcano, coscheduling) or Kueue admission places such jobs all-or-nothing")
+        "A gang scheduler (Volcano, coscheduling) or Kueue admission places such jobs all-or-nothing"
+    )

@@ -97,8 +97,10 @@ def test_plain_suspended_job_is_a_note_even_under_kueue(tmp_path: Path) -> None:
 
 def test_image_pull_then_running_is_a_timeline_step() -> None:
     doc = simulate("cpu-1.yaml", "karpenter-image-pull.yaml")
-    steps = [(s["time_s"], [e["type"] for e in s["events"]], s["gpus_allocated"], s["gpus_idle_held"])
-             for s in doc["timeline"]]
+    steps = [
+        (s["time_s"], [e["type"] for e in s["events"]], s["gpus_allocated"], s["gpus_idle_held"])
+        for s in doc["timeline"]
+    ]
     assert steps == [
         (0.0, ["arrived", "node-launched"], 0, 0),
         (1111.0, ["node-ready", "bound"], 8, 8),
@@ -119,8 +121,10 @@ def test_volcano_job_runs_once_min_available_pods_run() -> None:
     c = job(doc, "Job/default/c")
     # 2 GPUs free at t=100: 2 of c's 4 pods run, the gang (minAvailable 2) is satisfied
     assert (c["started_s"], c["finished_s"], c["min_member"], c["pods"]) == (100.0, 3700.0, 2, 4)
-    steps = [(s["time_s"], [e["type"] for e in s["events"]], s["gpus_allocated"], s["gpus_idle_held"])
-             for s in doc["timeline"]]
+    steps = [
+        (s["time_s"], [e["type"] for e in s["events"]], s["gpus_allocated"], s["gpus_idle_held"])
+        for s in doc["timeline"]
+    ]
     assert steps == [
         (0.0, ["arrived", "bound", "bound", "bound", "job-started"], 6, 0),
         (100.0, ["arrived", "bound", "bound", "job-started"], 8, 0),
@@ -170,7 +174,9 @@ def test_jobs_keep_start_and_why_they_waited_and_preempted_work() -> None:
 
 
 def test_simulate_cli_nothing_usable_prints_no_simulation() -> None:
-    result = CliRunner().invoke(cli, ["simulate", "--cluster", str(FIX / "nodes2x4.yaml"), str(FIX / "bad.yaml")])
+    result = CliRunner().invoke(
+        cli, ["simulate", "--cluster", str(FIX / "nodes2x4.yaml"), str(FIX / "bad.yaml")]
+    )
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr == (
@@ -181,16 +187,28 @@ def test_simulate_cli_nothing_usable_prints_no_simulation() -> None:
 
 def test_simulate_cli_some_usable_simulates_then_exits_2() -> None:
     result = CliRunner().invoke(
-        cli, ["simulate", "--cluster", str(FIX / "nodes2x4.yaml"), str(FIX / "bad.yaml"),
-              str(FIX / "quota-bare-pod.yaml"), "-f", "json"],
+        cli,
+        [
+            "simulate",
+            "--cluster",
+            str(FIX / "nodes2x4.yaml"),
+            str(FIX / "bad.yaml"),
+            str(FIX / "quota-bare-pod.yaml"),
+            "-f",
+            "json",
+        ],
     )
     assert result.exit_code == 2
     assert json.loads(result.stdout)["summary"]["scheduled"] == 2
-    assert result.stderr == f"gpuplane: {FIX / 'bad.yaml'}:2: invalid YAML: did not find expected node content\n"
+    assert (
+        result.stderr == f"gpuplane: {FIX / 'bad.yaml'}:2: invalid YAML: did not find expected node content\n"
+    )
 
 
 def test_simulate_cli_unusable_cluster_fails() -> None:
-    result = CliRunner().invoke(cli, ["simulate", "--cluster", str(FIX / "bad.yaml"), str(FIX / "quota-bare-pod.yaml")])
+    result = CliRunner().invoke(
+        cli, ["simulate", "--cluster", str(FIX / "bad.yaml"), str(FIX / "quota-bare-pod.yaml")]
+    )
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.endswith(f"gpuplane: nothing usable in cluster source '{FIX / 'bad.yaml'}'\n")

@@ -38,7 +38,12 @@ def run(*names: str, **options: Any) -> Any:
 
 
 def refused(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(e["pod"], e["message"]) for s in doc["timeline"] for e in s["events"] if e["type"] == "create-refused"]
+    return [
+        (e["pod"], e["message"])
+        for s in doc["timeline"]
+        for e in s["events"]
+        if e["type"] == "create-refused"
+    ]
 
 
 # -- 1. input objects join the cluster --------------------------------------------------------
@@ -54,18 +59,22 @@ def test_wait_for_first_consumer_claim_in_the_input_binds_at_placement():
     assert pvc.get("status", "phase") == "Bound"
     assert pvc.annotations["volume.kubernetes.io/selected-node"] == "gpu-1"
     assert engine.sim.state.pvs["pvc-sim-default-ckpt"].get("spec", "claimRef") == {
-        "namespace": "default", "name": "ckpt"}
+        "namespace": "default",
+        "name": "ckpt",
+    }
 
 
 def test_immediate_claim_without_volume_stays_unbound_and_triggers_no_scale_up():
     result = run("pvc-immediate.yaml")
     doc = result.document
-    assert doc["pending"] == [{
-        "pod": "default/reader",
-        "message": "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. "
-                   "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
-        "job": "Pod/default/reader",
-    }]
+    assert doc["pending"] == [
+        {
+            "pod": "default/reader",
+            "message": "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. "
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+            "job": "Pod/default/reader",
+        }
+    ]
     assert doc["nodes_added"] == []
     assert doc["notes"] == [
         "karpenter: no NodePool helps default/reader (Pod/default/reader): "
@@ -76,30 +85,44 @@ def test_immediate_claim_without_volume_stays_unbound_and_triggers_no_scale_up()
 def test_resource_quota_in_the_input_admits_pods():
     doc = run("quota-refused-karpenter.yaml").document
     assert doc["placements"] == [{"pod": "team-a/big-0", "node": "gpu-1", "time_s": 0.0}]
-    quota = ('pods "big-{}" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, '
-             "used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8")
+    quota = (
+        'pods "big-{}" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, '
+        "used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8"
+    )
     assert [(p["pod"], p["message"]) for p in doc["pending"]] == [
-        ("team-a/big-1", quota.format(1)), ("team-a/big-2", quota.format(2))]
+        ("team-a/big-1", quota.format(1)),
+        ("team-a/big-2", quota.format(2)),
+    ]
     # 3. never-created pods do not make the NodePool launch anything
     assert doc["nodes_added"] == []
 
 
 # -- 2. API validation --------------------------------------------------------------------------
 
-HALF = ('Pod "half" is invalid: [spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": '
-        'must be an integer, spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "500m": '
-        "must be an integer]")
-TAGGER = ('Deployment.apps "tagger" is invalid: spec.template.spec.containers[0].resources.limits: '
-          "Required value: Limit must be set for non overcommitable resources")
-MISMATCH = ('Pod "mismatch-master-0" is invalid: spec.containers[0].resources.requests: Invalid value: "1": '
-            "must be equal to nvidia.com/gpu limit of 2")
+HALF = (
+    'Pod "half" is invalid: [spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": '
+    'must be an integer, spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "500m": '
+    "must be an integer]"
+)
+TAGGER = (
+    'Deployment.apps "tagger" is invalid: spec.template.spec.containers[0].resources.limits: '
+    "Required value: Limit must be set for non overcommitable resources"
+)
+MISMATCH = (
+    'Pod "mismatch-master-0" is invalid: spec.containers[0].resources.requests: Invalid value: "1": '
+    "must be equal to nvidia.com/gpu limit of 2"
+)
 
 
 def test_pods_the_api_server_rejects_are_create_refused():
     doc = run("invalid-gpu.yaml").document
     assert doc["placements"] == [{"pod": "default/whole", "node": "gpu-1", "time_s": 0.0}]
-    expected = [("default/half", HALF), ("default/tagger-0", TAGGER), ("default/tagger-1", TAGGER),
-                ("default/mismatch-master-0", MISMATCH)]
+    expected = [
+        ("default/half", HALF),
+        ("default/tagger-0", TAGGER),
+        ("default/tagger-1", TAGGER),
+        ("default/mismatch-master-0", MISMATCH),
+    ]
     assert [(p["pod"], p["message"]) for p in doc["pending"]] == expected
     assert refused(doc) == expected
     # no time elapses: utilization is the final allocation, 1 of 16 GPUs
@@ -108,11 +131,15 @@ def test_pods_the_api_server_rejects_are_create_refused():
 
 
 def test_validation_messages():
-    assert extended_resource_errors({"containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}}}]}) == []
+    assert (
+        extended_resource_errors({"containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}}}]}) == []
+    )
     assert extended_resource_errors({"containers": [{"resources": {"requests": {"cpu": "500m"}}}]}) == []
     errors = extended_resource_errors(
-        {"initContainers": [{"resources": {"limits": {"amd.com/gpu": "1.5"}}}],
-         "containers": [{"resources": {"requests": {"nvidia.com/gpu": 1, "example.com/nic": 2}}}]},
+        {
+            "initContainers": [{"resources": {"limits": {"amd.com/gpu": "1.5"}}}],
+            "containers": [{"resources": {"requests": {"nvidia.com/gpu": 1, "example.com/nic": 2}}}],
+        },
         "spec.template.spec",
     )
     assert errors == [
@@ -125,7 +152,8 @@ def test_validation_messages():
     ]
     assert invalid_message("Job", "batch", "j", errors[:1]) == (
         'Job.batch "j" is invalid: spec.template.spec.containers[0].resources.limits: Required value: '
-        "Limit must be set for non overcommitable resources")
+        "Limit must be set for non overcommitable resources"
+    )
 
 
 # -- 4. same-name objects -------------------------------------------------------------------------
@@ -140,14 +168,25 @@ def test_later_object_with_the_same_name_replaces_the_earlier():
     doc = result.document
     assert [j["job"] for j in doc["jobs"]] == ["Deployment/default/serve"]
     assert [(p["pod"], p["node"]) for p in doc["placements"]] == [
-        ("default/serve-0", "gpu-1"), ("default/serve-1", "gpu-2")]
+        ("default/serve-0", "gpu-1"),
+        ("default/serve-1", "gpu-2"),
+    ]
     assert [p["pod"] for p in doc["pending"]] == ["default/serve-2"]
 
 
 def test_cli_prints_replacement_notes_on_stderr():
-    result = CliRunner().invoke(cli, [
-        "simulate", "--cluster", str(FIX / "cluster-2x8.yaml"), str(FIX / "duplicate-a.yaml"),
-        str(FIX / "duplicate-b.yaml"), "-f", "json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "simulate",
+            "--cluster",
+            str(FIX / "cluster-2x8.yaml"),
+            str(FIX / "duplicate-a.yaml"),
+            str(FIX / "duplicate-b.yaml"),
+            "-f",
+            "json",
+        ],
+    )
     assert result.exit_code == 0
     assert result.stderr.startswith("gpuplane: note: Deployment serve (")
     assert result.stderr.count("\n") == 1
@@ -156,18 +195,27 @@ def test_cli_prints_replacement_notes_on_stderr():
 # -- 5. the public Scheduler API ------------------------------------------------------------------
 
 NEW_NODE = {
-    "apiVersion": "v1", "kind": "Node",
+    "apiVersion": "v1",
+    "kind": "Node",
     "metadata": {"name": "gpu-3", "labels": {"kubernetes.io/hostname": "gpu-3", "pool": "new"}},
     "status": {"allocatable": {"cpu": "8", "memory": "64Gi", "pods": "110", "example.com/fpga": "2"}},
 }
 
 
 def _pod(name: str, gpus: int, priority: int = 0) -> Any:
-    return pod_from_dict({
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-        "spec": {"priority": priority, "containers": [{"name": "c", "image": "x", "resources": {
-            "limits": {"nvidia.com/gpu": gpus}}}]},
-    })
+    return pod_from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "priority": priority,
+                "containers": [
+                    {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": gpus}}}
+                ],
+            },
+        }
+    )
 
 
 def _same_index(a: ClusterIndex, b: ClusterIndex) -> None:
@@ -193,13 +241,26 @@ def test_assume_forget_add_node_keep_the_index_exact():
     assert sched.forget(a, "gpu-1") is True
     assert sched.forget(a, "gpu-1") is False
     assert sched.add_node(node_from_dict(NEW_NODE)) == 2
-    fresh = Scheduler(ClusterState(
-        [*cluster().nodes, node_from_dict(NEW_NODE)],
-        [pod_from_dict({**{"apiVersion": "v1", "kind": "Pod"}, "metadata": {"name": "b", "namespace": "default"},
-                        "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "image": "x", "resources": {
-                            "limits": {"nvidia.com/gpu": 2}}}]}})],
-        [],
-    ))
+    fresh = Scheduler(
+        ClusterState(
+            [*cluster().nodes, node_from_dict(NEW_NODE)],
+            [
+                pod_from_dict(
+                    {
+                        **{"apiVersion": "v1", "kind": "Pod"},
+                        "metadata": {"name": "b", "namespace": "default"},
+                        "spec": {
+                            "nodeName": "gpu-1",
+                            "containers": [
+                                {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 2}}}
+                            ],
+                        },
+                    }
+                )
+            ],
+            [],
+        )
+    )
     _same_index(sched.index, fresh.index)
     assert [n.metadata.name for n in state.nodes] == ["gpu-1", "gpu-2", "gpu-3"]
 
@@ -219,12 +280,18 @@ def test_schedule_or_preempt_returns_the_victims():
 
 def test_check_new_node_runs_the_filters_on_a_template():
     sched = Scheduler(cluster())
-    node = node_from_dict({**NEW_NODE, "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}})
+    node = node_from_dict(
+        {**NEW_NODE, "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}}
+    )
     assert sched.check_new_node(_pod("p", 0), node) == (False, "node(s) had untolerated taint {k: v}")
-    gpu = node_from_dict({**NEW_NODE, "status": {"allocatable": {"cpu": "8", "pods": "110", "nvidia.com/gpu": "8"}}})
+    gpu = node_from_dict(
+        {**NEW_NODE, "status": {"allocatable": {"cpu": "8", "pods": "110", "nvidia.com/gpu": "8"}}}
+    )
     assert sched.check_new_node(_pod("p", 8), gpu) == (True, "")
     assert sched.check_new_node(_pod("p", 8), gpu, {"pods": 1, "nvidia.com/gpu": 4}) == (
-        False, "Insufficient nvidia.com/gpu")
+        False,
+        "Insufficient nvidia.com/gpu",
+    )
 
 
 # -- 8. CLI help ----------------------------------------------------------------------------------
@@ -261,15 +328,21 @@ def test_demo_pvc_from_the_same_file_is_found():
     assert sorted(messages) == [f"team-research/ddp-finetune-{i}" for i in range(4)]
     for message in messages.values():
         assert "persistentvolumeclaim" not in message
-        assert re.fullmatch(r"0/\d+ nodes are available: \d+ Insufficient nvidia\.com/gpu, .*", message), message
+        assert re.fullmatch(r"0/\d+ nodes are available: \d+ Insufficient nvidia\.com/gpu, .*", message), (
+            message
+        )
 
 
 def test_demo_invalid_pods_are_refused():
-    doc = _demo(MANIFESTS / "fractional-gpu.yaml", MANIFESTS / "gpu-request-without-limit.yaml",
-                autoscaler="none").document
+    doc = _demo(
+        MANIFESTS / "fractional-gpu.yaml", MANIFESTS / "gpu-request-without-limit.yaml", autoscaler="none"
+    ).document
     assert doc["placements"] == []
     assert [pod for pod, _ in refused(doc)] == [
-        "team-nlp/half-a-gpu", "team-vision/image-tagger-0", "team-vision/image-tagger-1"]
+        "team-nlp/half-a-gpu",
+        "team-vision/image-tagger-0",
+        "team-vision/image-tagger-1",
+    ]
     last = doc["timeline"][-1]
     assert last["gpus_allocated"] > 0
     assert doc["summary"]["gpu_utilization"] == round(last["gpus_allocated"] / last["gpus_total"], 4)

@@ -32,8 +32,12 @@ def _errors(source: str) -> list[str]:
 def test_list_items_not_a_list_is_a_load_error() -> None:
     assert _errors("items-not-list.yaml") == ["items-not-list.yaml:3: items is not a list"]
     assert _errors("items-not-list.json") == ["items-not-list.json:1: items is not a list"]
-    assert [str(e) for e in load_paths(["items-not-list.yaml"]).errors] == ["items-not-list.yaml:3: items is not a list"]
-    assert [str(e) for e in load_paths(["items-not-list.json"]).errors] == ["items-not-list.json:1: items is not a list"]
+    assert [str(e) for e in load_paths(["items-not-list.yaml"]).errors] == [
+        "items-not-list.yaml:3: items is not a list"
+    ]
+    assert [str(e) for e in load_paths(["items-not-list.json"]).errors] == [
+        "items-not-list.json:1: items is not a list"
+    ]
 
 
 def test_json_item_with_non_string_kind_names_its_item() -> None:
@@ -51,7 +55,9 @@ def test_list_annotations_not_a_map_are_ignored() -> None:
 
 
 def test_non_string_api_version_is_a_load_error() -> None:
-    assert _errors("apiversion-number.yaml") == ["apiversion-number.yaml:1: apiVersion is not a string (a number)"]
+    assert _errors("apiversion-number.yaml") == [
+        "apiversion-number.yaml:1: apiVersion is not a string (a number)"
+    ]
     assert [str(e) for e in load_paths(["apiversion-number.yaml"]).errors] == [
         "apiversion-number.yaml:1: apiVersion is not a string (a number)"
     ]
@@ -70,8 +76,13 @@ def test_read_cluster_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [["inventory"], ["why-pending"], ["diagnose"], ["simulate", os.fspath(FIXTURES / "simulate" / "review" / "huge-pod.yaml")],
-     ["lint", os.fspath(FIXTURES / "simulate" / "review" / "huge-pod.yaml")]],
+    [
+        ["inventory"],
+        ["why-pending"],
+        ["diagnose"],
+        ["simulate", os.fspath(FIXTURES / "simulate" / "review" / "huge-pod.yaml")],
+        ["lint", os.fspath(FIXTURES / "simulate" / "review" / "huge-pod.yaml")],
+    ],
 )
 def test_every_command_reports_an_unusable_cluster_the_same_way(command: list[str]) -> None:
     result = CliRunner().invoke(cli, [command[0], "--cluster", "items-not-list.yaml", *command[1:]])
@@ -111,7 +122,9 @@ def test_unusable_version_warns_and_is_not_shown() -> None:
 def test_typed_pod_and_node_decided_the_same_way_everywhere() -> None:
     # a Node of another group/version is no core Node for read_cluster nor for from_objects
     odd = Manifest({"apiVersion": "example.com/v1", "kind": "Node", "metadata": {"name": "x"}})
-    core = Manifest({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {"a": 1}}}, "f.yaml", 4)
+    core = Manifest(
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {"a": 1}}}, "f.yaml", 4
+    )
     state = ClusterState.from_objects([odd, core])
     assert state.nodes == [] and state.objects == [odd]
     assert [str(e) for e in state.errors] == [

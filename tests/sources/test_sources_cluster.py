@@ -37,7 +37,12 @@ def test_folder_source_reads_every_file(tmp_path: Path) -> None:
         (folder / name).write_bytes((FIXTURES / name).read_bytes())
     (folder / "nested" / "pods.json").write_bytes((FIXTURES / "kubectl-get-pods.json").read_bytes())
     cluster = read_cluster(str(folder))
-    assert [p.key for p in cluster.pods] == ["team-a/train-0", "team-a/train-1", "serving/infer-0", "serving/infer-1"]
+    assert [p.key for p in cluster.pods] == [
+        "team-a/train-0",
+        "team-a/train-1",
+        "serving/infer-0",
+        "serving/infer-1",
+    ]
     assert [n.name for n in cluster.nodes] == ["gpu-node-1"]
     assert sorted(m.kind for m in cluster.objects) == ["Job", "ServiceAccount"]
     assert cluster.server_version is None  # plain kubectl dumps do not record it
@@ -87,7 +92,12 @@ def test_missing_source() -> None:
 
 def test_clusterrole_grants_exactly_the_catalog_read_only() -> None:
     documents = list(yaml.safe_load_all((ROOT / "deploy" / "clusterrole.yaml").read_text()))
-    assert [d["kind"] for d in documents] == ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
+    assert [d["kind"] for d in documents] == [
+        "Namespace",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+    ]
     role = documents[2]
     granted: set[tuple[str, str]] = set()
     for rule in role["rules"]:

@@ -141,8 +141,10 @@ def test_merged_keys_are_not_duplicates() -> None:
 
 
 def test_duplicate_key_in_a_list_item_keeps_the_other_items() -> None:
-    text = ("apiVersion: v1\nkind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: a}\n"
-            "- kind: ConfigMap\n  metadata:\n    name: b\n    name: c\n- kind: ConfigMap\n  metadata: {name: d}\n")
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: a}\n"
+        "- kind: ConfigMap\n  metadata:\n    name: b\n    name: c\n- kind: ConfigMap\n  metadata: {name: d}\n"
+    )
     result = load_text(text, "list.yaml")
     assert [o.name for o in result.objects] == ["a", "d"]
     assert [str(e) for e in result.errors] == [
@@ -162,7 +164,12 @@ def test_depth_bound_accepts_real_manifests_and_refuses_suspicious_text() -> Non
 
 
 def _deep_block(levels: int) -> str:
-    return "kind: ConfigMap\ndata:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, levels)) + "  " * levels + "k: v\n"
+    return (
+        "kind: ConfigMap\ndata:\n"
+        + "".join("  " * i + f"k{i}:\n" for i in range(1, levels))
+        + "  " * levels
+        + "k: v\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,15 +177,25 @@ def _deep_block(levels: int) -> str:
     [
         ("indented mappings", _deep_block(300)),
         ("compact sequences", "kind: ConfigMap\ndata:\n" + "- " * 300 + "x\n"),
-        ("mixed flow", "kind: ConfigMap\ndata:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 40))
-         + "  " * 40 + "k: " + "[" * 230 + "]" * 230 + "\n"),
+        (
+            "mixed flow",
+            "kind: ConfigMap\ndata:\n"
+            + "".join("  " * i + f"k{i}:\n" for i in range(1, 40))
+            + "  " * 40
+            + "k: "
+            + "[" * 230
+            + "]" * 230
+            + "\n",
+        ),
     ],
 )
 def test_deep_block_yaml_is_still_refused(tmp_path: Path, name: str, text: str) -> None:
     file = tmp_path / "deep.yaml"
     file.write_text(text)
     result = load_paths([str(file)])
-    assert [str(e) for e in result.errors] == [f"{file}:1: invalid YAML: nesting deeper than {MAX_DEPTH} levels"]
+    assert [str(e) for e in result.errors] == [
+        f"{file}:1: invalid YAML: nesting deeper than {MAX_DEPTH} levels"
+    ]
 
 
 @pytest.mark.parametrize("levels", range(252, 258))
@@ -221,8 +238,12 @@ def test_device_plugin_config_file_is_a_pseudo_object() -> None:
     result = load_text(DP_FILE, "cfg/dp.yaml")
     assert result.errors == []
     (obj,) = result.objects
-    assert obj.ref() == {"apiVersion": "gpuplane.io/v1", "kind": "DevicePluginConfig", "namespace": None,
-                         "name": "dp.yaml"}
+    assert obj.ref() == {
+        "apiVersion": "gpuplane.io/v1",
+        "kind": "DevicePluginConfig",
+        "namespace": None,
+        "name": "dp.yaml",
+    }
     assert obj.data["data"]["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 4
     assert obj.line == 2
     assert obj.field_line(("data", "sharing", "timeSlicing", "resources", 0, "replicas")) == 9

@@ -27,10 +27,23 @@ from gpuplane.sources.redact import REDACTED
 
 API = Path(__file__).resolve().parent.parent / "fixtures" / "sources" / "api"
 TOKEN = "test-token-0123"
-BUILTIN_PREFIXES = ("/api/v1/", "/apis/apps/v1/", "/apis/batch/v1/", "/apis/scheduling.k8s.io/v1/",
-                    "/apis/storage.k8s.io/v1/", "/apis/node.k8s.io/v1/")
-SECRET_VALUES = ("hf_SECRETVALUE123", "sk-live-SECRETVALUE456", "sk-proj-SECRETVALUE789", "SECRETVALUE000",
-                 "SECRETVALUE111", "U0VDUkVUVkFMVUUyMjI=", "SECRETVALUE333")
+BUILTIN_PREFIXES = (
+    "/api/v1/",
+    "/apis/apps/v1/",
+    "/apis/batch/v1/",
+    "/apis/scheduling.k8s.io/v1/",
+    "/apis/storage.k8s.io/v1/",
+    "/apis/node.k8s.io/v1/",
+)
+SECRET_VALUES = (
+    "hf_SECRETVALUE123",
+    "sk-live-SECRETVALUE456",
+    "sk-proj-SECRETVALUE789",
+    "SECRETVALUE000",
+    "SECRETVALUE111",
+    "U0VDUkVUVkFMVUUyMjI=",
+    "SECRETVALUE333",
+)
 
 
 class FakeApiServer:
@@ -57,17 +70,34 @@ class FakeApiServer:
                 query = parse_qs(url.query)
                 server.requests.append(("GET", url.path, query, self.headers.get("Authorization", "")))
                 if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-                    self._reply(401, b'{"kind":"Status","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}')
+                    self._reply(
+                        401,
+                        b'{"kind":"Status","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}',
+                    )
                     return
                 key = url.path + (f"?continue={query['continue'][0]}" if "continue" in query else "")
                 if key in server.routes:
                     self._reply(200, (API / server.routes[key]).read_bytes())
                 elif url.path.startswith(BUILTIN_PREFIXES) and "continue" not in query:
-                    self._reply(200, b'{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"4412"},"items":[]}')
+                    self._reply(
+                        200,
+                        b'{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"4412"},"items":[]}',
+                    )
                 else:
-                    message = f'the server could not find the requested resource (get {url.path.rsplit("/", 1)[-1]})'
-                    self._reply(404, json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                                 "message": message, "reason": "NotFound", "code": 404}).encode())
+                    message = f"the server could not find the requested resource (get {url.path.rsplit('/', 1)[-1]})"
+                    self._reply(
+                        404,
+                        json.dumps(
+                            {
+                                "kind": "Status",
+                                "apiVersion": "v1",
+                                "status": "Failure",
+                                "message": message,
+                                "reason": "NotFound",
+                                "code": 404,
+                            }
+                        ).encode(),
+                    )
 
             def _refuse(self) -> None:
                 server.requests.append((self.command, self.path, {}, ""))
@@ -105,7 +135,14 @@ def kubeconfig(tmp_path: Path, api_server: FakeApiServer, monkeypatch: pytest.Mo
         "- name: stale\n  context: {cluster: fake, user: stale}\n"
         "current-context: stale\n"
     )
-    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+    for var in (
+        "KUBECONFIG",
+        "KUBERNETES_SERVICE_HOST",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     return str(path)
@@ -119,7 +156,11 @@ def test_live_read_round_trip(api_server: FakeApiServer, kubeconfig: str) -> Non
     assert [n.name for n in cluster.nodes] == ["gpu-node-1", "cpu-node-1"]
     assert cluster.nodes[0].status.allocatable["nvidia.com/gpu"] == "8"
     # both pages of the paginated pod list
-    assert [p.key for p in cluster.pods] == ["team-a/train-0", "team-a/train-1", "gpu-operator/nvidia-device-plugin-daemonset-x7k2p"]
+    assert [p.key for p in cluster.pods] == [
+        "team-a/train-0",
+        "team-a/train-1",
+        "gpu-operator/nvidia-device-plugin-daemonset-x7k2p",
+    ]
     assert cluster.pods[0].spec.containers[0].resources.limits == {"nvidia.com/gpu": "8"}
     kinds = sorted((m.api_version, m.kind, m.namespace or "", m.name) for m in cluster.objects)
     assert kinds == [
@@ -138,7 +179,9 @@ def test_live_read_round_trip(api_server: FakeApiServer, kubeconfig: str) -> Non
     ]
 
 
-def test_live_requests_are_read_only_paginated_and_never_secrets(api_server: FakeApiServer, kubeconfig: str) -> None:
+def test_live_requests_are_read_only_paginated_and_never_secrets(
+    api_server: FakeApiServer, kubeconfig: str
+) -> None:
     read_cluster("live", context="fake-ctx", kubeconfig=kubeconfig)
     assert {method for method, *_ in api_server.requests} == {"GET"}
     assert all(auth == f"Bearer {TOKEN}" for *_, auth in api_server.requests)
@@ -146,13 +189,21 @@ def test_live_requests_are_read_only_paginated_and_never_secrets(api_server: Fak
     pod_calls = [(path, query) for _, path, query, _ in api_server.requests if path == "/api/v1/pods"]
     assert pod_calls == [
         ("/api/v1/pods", {"limit": ["500"]}),
-        ("/api/v1/pods", {"limit": ["500"], "continue": ["eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJzdGFydCI6InRlYW0tYS90cmFpbi0xIn0"]}),
+        (
+            "/api/v1/pods",
+            {
+                "limit": ["500"],
+                "continue": ["eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJzdGFydCI6InRlYW0tYS90cmFpbi0xIn0"],
+            },
+        ),
     ]
     paths = api_server.paths()
     # Kueue is in discovery but its lists answer 404 (CRD gone): asked once, skipped silently.
     assert "/apis/kueue.x-k8s.io/v1beta1/clusterqueues" in paths
     # Groups absent from discovery are never asked.
-    assert not any(p.startswith(("/apis/ray.io", "/apis/karpenter.sh", "/apis/resource.k8s.io")) for p in paths)
+    assert not any(
+        p.startswith(("/apis/ray.io", "/apis/karpenter.sh", "/apis/resource.k8s.io")) for p in paths
+    )
     # ConfigMaps only in the GPU-stack namespaces that exist.
     assert sorted(p for p in paths if p.endswith("/configmaps")) == [
         "/api/v1/namespaces/gpu-operator/configmaps",
@@ -173,7 +224,9 @@ def test_live_errors_are_one_line_each(api_server: FakeApiServer, kubeconfig: st
         "live:stale: the API server rejected the credentials: HTTP 401 Unauthorized: Unauthorized"
     ]
     missing = read_cluster("live", context="nope", kubeconfig=kubeconfig)
-    assert [str(e) for e in missing.errors] == ["live: cannot load the Kubernetes configuration: Context 'nope' not found"]
+    assert [str(e) for e in missing.errors] == [
+        "live: cannot load the Kubernetes configuration: Context 'nope' not found"
+    ]
 
 
 def test_unreachable_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,9 +247,13 @@ def test_unreachable_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
-def test_snapshot_command_round_trip(api_server: FakeApiServer, kubeconfig: str, tmp_path: Path, suffix: str) -> None:
+def test_snapshot_command_round_trip(
+    api_server: FakeApiServer, kubeconfig: str, tmp_path: Path, suffix: str
+) -> None:
     out = tmp_path / f"cluster{suffix}"
-    result = CliRunner().invoke(cli, ["snapshot", "--context", "fake-ctx", "--kubeconfig", kubeconfig, "-o", str(out), "-q"])
+    result = CliRunner().invoke(
+        cli, ["snapshot", "--context", "fake-ctx", "--kubeconfig", kubeconfig, "-o", str(out), "-q"]
+    )
     assert result.exit_code == 0, result.output
     text = out.read_text()
     for secret in SECRET_VALUES:
@@ -216,7 +273,10 @@ def test_snapshot_command_round_trip(api_server: FakeApiServer, kubeconfig: str,
     assert snap.pods[1] == live.pods[1]
     env = {e.name: e.value for e in snap.pods[0].spec.containers[0].env}
     assert env == {"HF_TOKEN": REDACTED, "DB_PASSWORD": None, "NVIDIA_VISIBLE_DEVICES": "all"}
-    assert {e.name: e.value for e in snap.pods[2].spec.containers[0].env} == {"MIG_STRATEGY": "single", "API_KEY": REDACTED}
+    assert {e.name: e.value for e in snap.pods[2].spec.containers[0].env} == {
+        "MIG_STRATEGY": "single",
+        "API_KEY": REDACTED,
+    }
     assert sorted((m.kind, m.name) for m in snap.objects) == sorted((m.kind, m.name) for m in live.objects)
 
     configmaps = {m.name: m.data for m in snap.objects if m.kind == "ConfigMap"}
@@ -249,13 +309,29 @@ def test_snapshot_command_reports_errors(tmp_path: Path) -> None:
 def test_snapshot_from_dumps_redacts(tmp_path: Path) -> None:
     fixtures = API.parent
     out = tmp_path / "merged.yaml"
-    result = CliRunner().invoke(cli, ["snapshot", "--from", str(fixtures / "kubectl-get-pods-nodes.yaml"),
-                                      "--from", str(fixtures / "kubectl-get-pods.json"), "-o", str(out), "-q"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "snapshot",
+            "--from",
+            str(fixtures / "kubectl-get-pods-nodes.yaml"),
+            "--from",
+            str(fixtures / "kubectl-get-pods.json"),
+            "-o",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "s3cr3t-value" not in out.read_text()
     cluster = read_cluster(str(out))
     assert cluster.errors == []
-    assert [p.key for p in cluster.pods] == ["team-a/train-0", "team-a/train-1", "serving/infer-0", "serving/infer-1"]
+    assert [p.key for p in cluster.pods] == [
+        "team-a/train-0",
+        "team-a/train-1",
+        "serving/infer-0",
+        "serving/infer-1",
+    ]
     assert [n.name for n in cluster.nodes] == ["gpu-node-1"]
 
 

@@ -60,7 +60,11 @@ def test_split_list_matches_whole_document_load() -> None:
     assert split is not None
     items = [yaml.load(body, Loader=yaml.CSafeLoader) for _, body in split[1]]
     assert items == whole["items"]
-    assert yaml.load(split[0], Loader=yaml.CSafeLoader) == {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}
+    assert yaml.load(split[0], Loader=yaml.CSafeLoader) == {
+        "apiVersion": "v1",
+        "kind": "List",
+        "metadata": {"resourceVersion": ""},
+    }
 
 
 def test_typed_list_items_get_kind_and_api_version() -> None:
@@ -85,23 +89,32 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- bad input: one exact line each, the rest still loads ------------------------------------
 
-ALIAS_BOMB = "\n".join(
-    [
-        "apiVersion: v1",
-        "kind: ConfigMap",
-        "metadata: {name: lol}",
-        "data:",
-        '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
-        *[f"  {n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]" for p, n in zip("abcdefgh", "bcdefghi")],
-    ]
-) + "\n"
+ALIAS_BOMB = (
+    "\n".join(
+        [
+            "apiVersion: v1",
+            "kind: ConfigMap",
+            "metadata: {name: lol}",
+            "data:",
+            '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+            *[f"  {n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]" for p, n in zip("abcdefgh", "bcdefghi")],
+        ]
+    )
+    + "\n"
+)
 
 
 BAD_INPUTS = {
     "empty.yaml": (b"", "empty.yaml: empty file: no Kubernetes objects"),
-    "comments.yaml": (b"# nothing here\n---\n", "comments.yaml: no Kubernetes objects (only comments or empty documents)"),
+    "comments.yaml": (
+        b"# nothing here\n---\n",
+        "comments.yaml: no Kubernetes objects (only comments or empty documents)",
+    ),
     "binary.yaml": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary.yaml: binary file, not YAML or JSON"),
-    "latin1.yaml": (b"kind: Pod\nname: caf\xe9\n", "latin1.yaml: not UTF-8 text: invalid continuation byte at byte 19"),
+    "latin1.yaml": (
+        b"kind: Pod\nname: caf\xe9\n",
+        "latin1.yaml: not UTF-8 text: invalid continuation byte at byte 19",
+    ),
     "syntax.yaml": (
         b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  labels: {a: b\nspec: {}\n",
         "syntax.yaml:6: invalid YAML: did not find expected ',' or '}'",
@@ -116,7 +129,10 @@ BAD_INPUTS = {
         ALIAS_BOMB.encode(),
         "bomb.yaml:1: invalid YAML: document contains excessive aliasing (490,329,074 nodes after alias expansion)",
     ),
-    "cycle.yaml": (b"kind: ConfigMap\ndata: &a [*a]\n", "cycle.yaml:1: invalid YAML: recursive alias: the document contains itself"),
+    "cycle.yaml": (
+        b"kind: ConfigMap\ndata: &a [*a]\n",
+        "cycle.yaml:1: invalid YAML: recursive alias: the document contains itself",
+    ),
     "deep.yaml": (
         b"kind: ConfigMap\ndata: " + b"[" * 300 + b"]" * 300 + b"\n",
         "deep.yaml:1: invalid YAML: nesting deeper than 256 levels",
@@ -248,7 +264,12 @@ def test_list_items_sharing_anchors_load_whole() -> None:
     assert _where(result) == [("Node", "gpu-node-1", 6), ("Node", "gpu-node-2", 19), ("Pod", "train-0", 27)]
     node2 = result.objects[1]
     assert node2.labels == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
-    assert node2.data["status"]["capacity"] == {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8", "pods": "110"}
+    assert node2.data["status"]["capacity"] == {
+        "cpu": "64",
+        "memory": "512Gi",
+        "nvidia.com/gpu": "8",
+        "pods": "110",
+    }
     assert node2.field_line(("status", "allocatable")) == 25
     pod = result.objects[2]
     assert pod.data["spec"]["containers"][0]["resources"]["requests"] == {"nvidia.com/gpu": "1"}

@@ -61,9 +61,13 @@ def _read_prices(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise CapacityInputError(f"cannot read prices file {str(path)!r}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
-        raise CapacityInputError(f"prices file {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}") from exc
+        raise CapacityInputError(
+            f"prices file {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}"
+        ) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("prices"), dict):
-        raise CapacityInputError(f"prices file {str(path)!r} needs a 'prices:' mapping of provider -> instances")
+        raise CapacityInputError(
+            f"prices file {str(path)!r} needs a 'prices:' mapping of provider -> instances"
+        )
     return doc
 
 
@@ -83,9 +87,13 @@ def load_prices(override: str | Path | None = None) -> PriceTable:
                 table.regions[provider] = str(section["region"])
             for name, raw in section["instances"].items():
                 if not isinstance(raw, dict) or not isinstance(raw.get("usd_per_hour"), int | float):
-                    raise CapacityInputError(f"{path}: prices.{provider}.instances.{name} needs a numeric usd_per_hour")
+                    raise CapacityInputError(
+                        f"{path}: prices.{provider}.instances.{name} needs a numeric usd_per_hour"
+                    )
                 table.prices[(provider, str(name))] = Price(
-                    float(raw["usd_per_hour"]), str(raw.get("date", "")), str(raw.get("source", "unverified estimate"))
+                    float(raw["usd_per_hour"]),
+                    str(raw.get("date", "")),
+                    str(raw.get("source", "unverified estimate")),
                 )
     return table
 
@@ -229,7 +237,11 @@ class CapacityPlan:
     @property
     def priced_monthly_usd(self) -> float | None:
         """The monthly cost of the models that have a priced choice (None when none has)."""
-        costs = [m.choice.monthly_usd for m in self.models if m.choice is not None and m.choice.monthly_usd is not None]
+        costs = [
+            m.choice.monthly_usd
+            for m in self.models
+            if m.choice is not None and m.choice.monthly_usd is not None
+        ]
         return round(sum(costs), 2) if costs else None
 
     @property
@@ -302,11 +314,18 @@ def plan_capacity(
             mc.choice, mc.alternatives = options[0], options[1:]
             if mc.choice.price is None:
                 priced = [o.instance for o in options if o.price is not None]
-                mc.note = (f"no price for {mc.choice.instance}: add one with --prices FILE"
-                           + (f" (priced alternatives: {', '.join(priced)})" if priced else ""))
+                mc.note = f"no price for {mc.choice.instance}: add one with --prices FILE" + (
+                    f" (priced alternatives: {', '.join(priced)})" if priced else ""
+                )
         out.append(mc)
     return CapacityPlan(
-        provider, table.regions.get(provider, ""), table.hours_per_month, headroom_pct, growth_gpus_per_hour, cs, out
+        provider,
+        table.regions.get(provider, ""),
+        table.hours_per_month,
+        headroom_pct,
+        growth_gpus_per_hour,
+        cs,
+        out,
     )
 
 

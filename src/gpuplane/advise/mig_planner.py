@@ -109,7 +109,8 @@ class MigPlan:
             "feasible": self.feasible,
             "gpus_needed": self.gpus_needed,
             "fleet": [
-                {"model": e.model.name, "available": e.available, "used": self.used(e.model.name)} for e in self.fleet
+                {"model": e.model.name, "available": e.available, "used": self.used(e.model.name)}
+                for e in self.fleet
             ],
             "demand": dict(self.demand),
             "layout": [g.to_json() for g in self.layout],
@@ -155,7 +156,9 @@ def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) ->
         if gpus < 1:
             raise PlanInputError(f"--gpus {gpus}: must be a whole number >= 1")
         if len(fleet) > 1:
-            raise PlanInputError("--gpus applies to a single --gpu; for a fleet give --gpu MODEL:COUNT per model")
+            raise PlanInputError(
+                "--gpus applies to a single --gpu; for a fleet give --gpu MODEL:COUNT per model"
+            )
         if fleet[0].available is not None and fleet[0].available != gpus:
             raise PlanInputError(f"--gpus {gpus} contradicts --gpu {values[0]}")
         fleet[0] = FleetEntry(fleet[0].model, gpus)
@@ -178,7 +181,9 @@ def profile_from_token(token: str) -> str:
             return res.mig_profile
     parsed = parse_mig_profile(token)
     if parsed is None:
-        raise PlanInputError(f"{token!r} is not a MIG profile name (e.g. 3g.40gb, 1g.10gb+me, nvidia.com/mig-3g.40gb)")
+        raise PlanInputError(
+            f"{token!r} is not a MIG profile name (e.g. 3g.40gb, 1g.10gb+me, nvidia.com/mig-3g.40gb)"
+        )
     return parsed.name
 
 
@@ -262,14 +267,19 @@ def _greedy_partial(
 
 
 def _layout(
-    x: tuple[int, ...] | list[int], patterns: list[Pattern], fleet: list[FleetEntry], profiles: tuple[str, ...],
+    x: tuple[int, ...] | list[int],
+    patterns: list[Pattern],
+    fleet: list[FleetEntry],
+    profiles: tuple[str, ...],
     demand: tuple[int, ...],
 ) -> tuple[list[GpuLayout], dict[str, int]]:
     """Turn multiplicities into per-GPU mixes trimmed to the exact demand, numbered per model."""
     left = list(demand)
     mixes: list[tuple[int, tuple[int, ...]]] = []
     # Big mixes first: trimming then removes slack from the last GPUs only.
-    order = sorted(range(len(patterns)), key=lambda i: (patterns[i].group, -sum(patterns[i].counts), patterns[i].counts))
+    order = sorted(
+        range(len(patterns)), key=lambda i: (patterns[i].group, -sum(patterns[i].counts), patterns[i].counts)
+    )
     for i in order:
         for _ in range(x[i]):
             take = tuple(min(c, r) for c, r in zip(patterns[i].counts, left, strict=True))
@@ -288,7 +298,9 @@ def _layout(
         key = (group, take)
         if key not in placement_cache:
             placed = place_layout(model, mix) or []
-            placement_cache[key] = sorted(((p.name, start, p.size) for p, start in placed), key=lambda t: t[1])
+            placement_cache[key] = sorted(
+                ((p.name, start, p.size) for p, start in placed), key=lambda t: t[1]
+            )
         layout.append(GpuLayout(gpu, model.name, mix, placement_cache[key]))
     unplaced = {profiles[i]: r for i, r in enumerate(left) if r}
     return layout, unplaced
@@ -300,9 +312,11 @@ def plan_mig(fleet: list[FleetEntry], demand: dict[str, int], *, dp_limit: int |
     unknown = [p for p in demand if not any(e.model.profile(p) is not None for e in fleet)]
     profiles = tuple(p for p in demand if p not in unknown)
     vector = tuple(demand[p] for p in profiles)
-    patterns = [
-        Pattern(g, counts) for g, e in enumerate(fleet) for counts in projected_patterns(e.model, profiles)
-    ] if profiles else []
+    patterns = (
+        [Pattern(g, counts) for g, e in enumerate(fleet) for counts in projected_patterns(e.model, profiles)]
+        if profiles
+        else []
+    )
     caps = tuple(e.available for e in fleet)
     uncapped = min_bins(vector, patterns, **kwargs) if profiles else ()
     gpus_needed = sum(uncapped) if uncapped is not None else None
@@ -326,7 +340,9 @@ def plan_mig(fleet: list[FleetEntry], demand: dict[str, int], *, dp_limit: int |
         return MigPlan(True, sum(capped), fleet, dict(demand), layout, unplaced)
     x = _greedy_partial(vector, patterns, fleet, profiles)
     layout, unplaced = _layout(x, patterns, fleet, profiles, vector)
-    available = ", ".join(f"{e.available if e.available is not None else 'any number of'} x {e.model.name}" for e in fleet)
+    available = ", ".join(
+        f"{e.available if e.available is not None else 'any number of'} x {e.model.name}" for e in fleet
+    )
     reason = (
         f"the demand needs {_count(gpus_needed or 0, 'GPU')}; the fleet has {available}; "
         f"best partial layout leaves {_count(sum(unplaced.values()), 'instance')} unplaced"
@@ -363,7 +379,9 @@ class NodeMigConfig:
         }
 
 
-def per_node_mig_parted(plan: MigPlan, gpus_per_node: int) -> tuple[dict[str, Any], list[NodeMigConfig]] | None:
+def per_node_mig_parted(
+    plan: MigPlan, gpus_per_node: int
+) -> tuple[dict[str, Any], list[NodeMigConfig]] | None:
     """The plan as mig-parted configs that apply per node.
 
     mig-parted runs on each node and its ``devices`` are that node's GPU indices
@@ -384,7 +402,7 @@ def per_node_mig_parted(plan: MigPlan, gpus_per_node: int) -> tuple[dict[str, An
     layouts = [dict(fullest) if all(fullest.get(k, 0) >= n for k, n in p.items()) else p for p in layouts]
     distinct: dict[tuple[Any, ...], NodeMigConfig] = {}
     for start in range(0, len(layouts), gpus_per_node):
-        chunk = layouts[start:start + gpus_per_node]
+        chunk = layouts[start : start + gpus_per_node]
         chunk += [dict(fullest) for _ in range(gpus_per_node - len(chunk))]
         key = tuple(tuple(p.items()) for p in chunk)
         found = distinct.get(key)
@@ -402,11 +420,13 @@ def per_node_mig_parted(plan: MigPlan, gpus_per_node: int) -> tuple[dict[str, An
             groups.setdefault(tuple(profiles.items()), []).append(index)
         entries: list[dict[str, Any]] = []
         for profiles, devices in groups.items():
-            entries.append({
-                "devices": "all" if len(groups) == 1 else devices,
-                "mig-enabled": True,
-                "mig-devices": dict(profiles),
-            })
+            entries.append(
+                {
+                    "devices": "all" if len(groups) == 1 else devices,
+                    "mig-enabled": True,
+                    "mig-devices": dict(profiles),
+                }
+            )
         configs[cfg.name] = entries
         out.append(cfg)
     return {"version": "v1", "mig-configs": configs}, out

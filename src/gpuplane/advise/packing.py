@@ -141,7 +141,9 @@ class _Solver:
         zq = [Fraction(float(v)).limit_denominator(1 << 20) if v > _EPS else Fraction(0) for v in z]
         worst = Fraction(1)
         for p in range(len(self.patterns)):
-            lhs = sum((Fraction(int(a[p, j])) * zq[j] for j in range(ncols) if zq[j] and a[p, j]), Fraction(0))
+            lhs = sum(
+                (Fraction(int(a[p, j])) * zq[j] for j in range(ncols) if zq[j] and a[p, j]), Fraction(0)
+            )
             if lhs > worst:
                 worst = lhs
         costq = [Fraction(int(v)) for v in cost]
@@ -161,7 +163,9 @@ class _Solver:
             used[self.patterns[p].group] += n
         return all(cap is None or u <= cap for u, cap in zip(used, caps, strict=True))
 
-    def _greedy(self, demand: tuple[int, ...], caps: tuple[int | None, ...], x: list[int]) -> list[int] | None:
+    def _greedy(
+        self, demand: tuple[int, ...], caps: tuple[int | None, ...], x: list[int]
+    ) -> list[int] | None:
         """Complete ``x`` to cover ``demand``: each new bin takes the pattern covering most."""
         left = list(demand)
         for p, n in enumerate(x):
@@ -230,7 +234,7 @@ class _Solver:
             nxt = tuple(max(0, r - c) for r, c in zip(demand, pat.counts, strict=True))
             if nxt == demand:
                 continue
-            ncaps = caps if cap is None else (*caps[:pat.group], cap - 1, *caps[pat.group + 1:])
+            ncaps = caps if cap is None else (*caps[: pat.group], cap - 1, *caps[pat.group + 1 :])
             sig = (nxt, ncaps)
             if sig in seen:
                 continue
@@ -252,7 +256,7 @@ class _Solver:
             demand = tuple(max(0, r - c) for r, c in zip(demand, pat.counts, strict=True))
             cap = caps[pat.group]
             if cap is not None:
-                caps = (*caps[:pat.group], cap - 1, *caps[pat.group + 1:])
+                caps = (*caps[: pat.group], cap - 1, *caps[pat.group + 1 :])
         return x
 
     # -- branch and bound -------------------------------------------------------------------
@@ -281,7 +285,11 @@ class _Solver:
             self._offer(node, self._greedy(node.demand, node.caps, [math.floor(v + 1e-7) for v in xf]))
             if base + lower >= self.best_total:
                 continue
-            frac = [(abs(v - math.floor(v) - 0.5), p) for p, v in enumerate(xf) if 1e-7 < v - math.floor(v) < 1 - 1e-7]
+            frac = [
+                (abs(v - math.floor(v) - 0.5), p)
+                for p, v in enumerate(xf)
+                if 1e-7 < v - math.floor(v) < 1 - 1e-7
+            ]
             if not frac:
                 continue  # LP optimum integral: rounding already offered it
             _, p = min(frac)
@@ -293,7 +301,11 @@ class _Solver:
                 pat = self.patterns[p]
                 cap = node.caps[pat.group]
                 if cap is None or cap >= commit:
-                    ncaps = node.caps if cap is None else (*node.caps[:pat.group], cap - commit, *node.caps[pat.group + 1:])
+                    ncaps = (
+                        node.caps
+                        if cap is None
+                        else (*node.caps[: pat.group], cap - commit, *node.caps[pat.group + 1 :])
+                    )
                     nd = tuple(max(0, r - commit * c) for r, c in zip(node.demand, pat.counts, strict=True))
                     upper = {q: u - commit if q == p else u for q, u in node.upper.items()}
                     used = tuple(u + commit if q == p else u for q, u in enumerate(node.used))

@@ -79,10 +79,14 @@ def workload_from_mapping(raw: dict[str, Any], index: int = 0) -> Workload:
     unknown = sorted(set(raw) - allowed)
     name = str(raw.get("name") or f"workload-{index + 1}")
     if unknown:
-        raise SharingInputError(f"workload {name!r}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(allowed))})")
+        raise SharingInputError(
+            f"workload {name!r}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(allowed))})"
+        )
     for key in ("mem", "util"):
         if key not in raw:
-            raise SharingInputError(f"workload {name!r}: {key}= is required (mem in GB of GPU memory, util in % of one GPU)")
+            raise SharingInputError(
+                f"workload {name!r}: {key}= is required (mem in GB of GPU memory, util in % of one GPU)"
+            )
     isolation = str(raw.get("isolation", "none"))
     latency = str(raw.get("latency", "batch"))
     if isolation not in ISOLATION:
@@ -184,23 +188,29 @@ def util_excluded_profiles(model: GpuModel, w: Workload, chosen: MigPlacementPro
     for p in _plain_profiles(model):
         if p.compute_slices >= chosen.compute_slices or p.memory_gb < w.mem_gb:
             continue
-        out.append({
-            "profile": p.name,
-            "per_gpu": p.max_instances,
-            "gpus": math.ceil(w.count / p.max_instances),
-            "sm_pct": round(p.compute_slices / model.total_compute_slices * 100, 1),
-        })
+        out.append(
+            {
+                "profile": p.name,
+                "per_gpu": p.max_instances,
+                "gpus": math.ceil(w.count / p.max_instances),
+                "sm_pct": round(p.compute_slices / model.total_compute_slices * 100, 1),
+            }
+        )
     return out
 
 
-def _with_mig_alternatives(a: WorkloadAdvice, model: GpuModel, profile: MigPlacementProfile) -> WorkloadAdvice:
+def _with_mig_alternatives(
+    a: WorkloadAdvice, model: GpuModel, profile: MigPlacementProfile
+) -> WorkloadAdvice:
     """Note the smaller slices the utilisation threshold excluded (reason + JSON field)."""
     alts = util_excluded_profiles(model, a.workload, profile)
     if alts:
         a.mig_alternatives = alts
         slices = alts[0]["sm_pct"]
-        shown = " or ".join(f"{x['profile']} x{x['per_gpu']}/GPU ({x['gpus']} GPU{'s' if x['gpus'] != 1 else ''})"
-                            for x in alts)
+        shown = " or ".join(
+            f"{x['profile']} x{x['per_gpu']}/GPU ({x['gpus']} GPU{'s' if x['gpus'] != 1 else ''})"
+            for x in alts
+        )
         a.reasons.append(
             f"alternative if {slices:g}% of the SMs is enough for a typical {a.workload.util_pct:g}%: {shown}, "
             f"instead of {profile.name} x{profile.max_instances}/GPU"
@@ -219,47 +229,101 @@ def advise_workload(w: Workload, model: GpuModel, dra_ok: bool) -> WorkloadAdvic
     alternatives: list[str] = []
     if w.mem_gb > model.memory_gb:
         per = math.ceil(w.mem_gb / model.memory_gb)
-        return WorkloadAdvice(w, "none", per * w.count, [
-            f"needs {w.mem_gb:g} GB of GPU memory, more than one {model.name} has ({model.memory_gb:g} GB): "
-            f"whole GPUs ({per} per replica), no sharing",
-        ])
+        return WorkloadAdvice(
+            w,
+            "none",
+            per * w.count,
+            [
+                f"needs {w.mem_gb:g} GB of GPU memory, more than one {model.name} has ({model.memory_gb:g} GB): "
+                f"whole GPUs ({per} per replica), no sharing",
+            ],
+        )
     if w.util_pct >= HIGH_UTIL_PCT:
-        return WorkloadAdvice(w, "none", w.count, [
-            f"typical utilisation {w.util_pct:g}% of a GPU: sharing would mostly add contention; give it whole GPUs",
-        ])
+        return WorkloadAdvice(
+            w,
+            "none",
+            w.count,
+            [
+                f"typical utilisation {w.util_pct:g}% of a GPU: sharing would mostly add contention; give it whole GPUs",
+            ],
+        )
     profile = smallest_mig_profile(model, w.mem_gb, w.util_pct)
     replicas = _replicas(model, w)
     if dra_ok:
         alternatives.append("dra")
     if w.isolation == "tenant":
         if profile is not None:
-            return _with_mig_alternatives(WorkloadAdvice(w, "mig", 0, [
-                "isolation between tenants: only MIG gives each one its own memory, SM slices and fault domain; "
-                "time-slicing shares memory and faults, MPS shares the fault domain",
-                f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
-            ], [*alternatives, "none"], profile=profile.name), model, profile)
-        why = (f"{model.name} does not support MIG" if not model.mig_capable
-               else f"no {model.name} MIG slice short of the whole GPU has {w.mem_gb:g} GB and {w.util_pct:g}% of the SMs")
-        return WorkloadAdvice(w, "none", w.count, [
-            f"isolation between tenants and {why}: time-slicing and MPS give no fault isolation, so each tenant "
-            "gets whole GPUs",
-        ], alternatives + (["mig on a MIG-capable model (A100, H100, H200, B200)"] if not model.mig_capable else []))
+            return _with_mig_alternatives(
+                WorkloadAdvice(
+                    w,
+                    "mig",
+                    0,
+                    [
+                        "isolation between tenants: only MIG gives each one its own memory, SM slices and fault domain; "
+                        "time-slicing shares memory and faults, MPS shares the fault domain",
+                        f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
+                    ],
+                    [*alternatives, "none"],
+                    profile=profile.name,
+                ),
+                model,
+                profile,
+            )
+        why = (
+            f"{model.name} does not support MIG"
+            if not model.mig_capable
+            else f"no {model.name} MIG slice short of the whole GPU has {w.mem_gb:g} GB and {w.util_pct:g}% of the SMs"
+        )
+        return WorkloadAdvice(
+            w,
+            "none",
+            w.count,
+            [
+                f"isolation between tenants and {why}: time-slicing and MPS give no fault isolation, so each tenant "
+                "gets whole GPUs",
+            ],
+            alternatives
+            + (["mig on a MIG-capable model (A100, H100, H200, B200)"] if not model.mig_capable else []),
+        )
     if replicas < 2 and profile is None:
-        return WorkloadAdvice(w, "none", w.count, [
-            f"one replica needs most of a {model.name} ({w.mem_gb:g} GB, {w.util_pct:g}%): nothing left to share",
-        ])
+        return WorkloadAdvice(
+            w,
+            "none",
+            w.count,
+            [
+                f"one replica needs most of a {model.name} ({w.mem_gb:g} GB, {w.util_pct:g}%): nothing left to share",
+            ],
+        )
     if w.isolation == "team" or w.latency == "realtime":
         need = "memory and compute limits between jobs" if w.isolation == "team" else "predictable latency"
         if profile is not None:
-            return _with_mig_alternatives(WorkloadAdvice(w, "mig", 0, [
-                f"{need}: MIG slices have dedicated SMs, memory and bandwidth, so neighbours cannot interfere",
-                f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
-            ], alternatives + (["mps"] if replicas >= 2 else []), profile=profile.name), model, profile)
-        return WorkloadAdvice(w, "mps", math.ceil(w.count / replicas), [
-            f"{need} without MIG: MPS runs clients concurrently (no time-slice context switches) and the MPS "
-            f"control daemon enforces 1/{replicas} of memory and compute per replica",
-            "MPS shares one fault domain: a crashing client can take down the others on that GPU",
-        ], [*alternatives, "time-slicing"], replicas=replicas)
+            return _with_mig_alternatives(
+                WorkloadAdvice(
+                    w,
+                    "mig",
+                    0,
+                    [
+                        f"{need}: MIG slices have dedicated SMs, memory and bandwidth, so neighbours cannot interfere",
+                        f"smallest {model.name} slice with >= {w.mem_gb:g} GB and >= {w.util_pct:g}% of the SMs: {profile.name}",
+                    ],
+                    alternatives + (["mps"] if replicas >= 2 else []),
+                    profile=profile.name,
+                ),
+                model,
+                profile,
+            )
+        return WorkloadAdvice(
+            w,
+            "mps",
+            math.ceil(w.count / replicas),
+            [
+                f"{need} without MIG: MPS runs clients concurrently (no time-slice context switches) and the MPS "
+                f"control daemon enforces 1/{replicas} of memory and compute per replica",
+                "MPS shares one fault domain: a crashing client can take down the others on that GPU",
+            ],
+            [*alternatives, "time-slicing"],
+            replicas=replicas,
+        )
     reasons = [
         f"{w.latency} work at {w.util_pct:g}% utilisation and {w.mem_gb:g} GB: time-slicing packs {replicas} replicas "
         f"per {model.name} with no extra daemon and works on every NVIDIA GPU",
@@ -267,9 +331,17 @@ def advise_workload(w: Workload, model: GpuModel, dra_ok: bool) -> WorkloadAdvic
         f"{_gb_floor(model.memory_gb / replicas)} GB each or risk out-of-memory errors for all of them",
     ]
     if w.latency == "interactive":
-        reasons.append("time slices are shared equally: interactive latency grows with the number of busy replicas")
-    return WorkloadAdvice(w, "time-slicing", math.ceil(w.count / replicas), reasons,
-                          alternatives + ["mps"] + (["mig"] if profile else []), replicas=replicas)
+        reasons.append(
+            "time slices are shared equally: interactive latency grows with the number of busy replicas"
+        )
+    return WorkloadAdvice(
+        w,
+        "time-slicing",
+        math.ceil(w.count / replicas),
+        reasons,
+        alternatives + ["mps"] + (["mig"] if profile else []),
+        replicas=replicas,
+    )
 
 
 def _version_ok(k8s_version: str | None) -> bool | None:
@@ -348,7 +420,9 @@ def _claim_template(a: WorkloadAdvice) -> dict[str, Any]:
     if a.mode == "mig" and a.profile:
         exactly: dict[str, Any] = {
             "deviceClassName": "mig.nvidia.com",
-            "selectors": [{"cel": {"expression": f"device.attributes['gpu.nvidia.com'].profile == '{a.profile}'"}}],
+            "selectors": [
+                {"cel": {"expression": f"device.attributes['gpu.nvidia.com'].profile == '{a.profile}'"}}
+            ],
         }
         spec: dict[str, Any] = {"devices": {"requests": [{"name": "mig", "exactly": exactly}]}}
     else:
@@ -359,12 +433,19 @@ def _claim_template(a: WorkloadAdvice) -> dict[str, Any]:
                 if a.mode == "mps"
                 else {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Default"}}
             )
-            spec["devices"]["config"] = [{
-                "requests": ["gpu"],
-                "opaque": {"driver": "gpu.nvidia.com", "parameters": {
-                    "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig", "sharing": sharing,
-                }},
-            }]
+            spec["devices"]["config"] = [
+                {
+                    "requests": ["gpu"],
+                    "opaque": {
+                        "driver": "gpu.nvidia.com",
+                        "parameters": {
+                            "apiVersion": "resource.nvidia.com/v1beta1",
+                            "kind": "GpuConfig",
+                            "sharing": sharing,
+                        },
+                    },
+                }
+            ]
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
@@ -374,7 +455,11 @@ def _claim_template(a: WorkloadAdvice) -> dict[str, Any]:
 
 
 def advise_sharing(
-    workloads: list[Workload], model: GpuModel, *, k8s_version: str | None = None, dra_driver: bool = False,
+    workloads: list[Workload],
+    model: GpuModel,
+    *,
+    k8s_version: str | None = None,
+    dra_driver: bool = False,
     gpus_per_node: int | None = None,
 ) -> SharingAdvice:
     """Per-workload modes, one pool-level recommendation and the configs to apply.
@@ -458,13 +543,21 @@ def advise_sharing(
     if mig_layout_reason:
         reasons.append(mig_layout_reason)
     if version_ok is False:
-        reasons.append(f"DRA not considered: Kubernetes {k8s_version} is older than v1.34, where DRA became GA")
+        reasons.append(
+            f"DRA not considered: Kubernetes {k8s_version} is older than v1.34, where DRA became GA"
+        )
     elif not dra_driver:
-        reasons.append("DRA not considered: pass --dra-driver when the NVIDIA DRA driver is installed (Kubernetes >= 1.34)")
-    alternatives = sorted(({alt for a in advice for alt in a.alternatives} | set(modes)) - {recommendation},
-                          key=lambda m: (MODES.index(m) if m in MODES else 99, m))
+        reasons.append(
+            "DRA not considered: pass --dra-driver when the NVIDIA DRA driver is installed (Kubernetes >= 1.34)"
+        )
+    alternatives = sorted(
+        ({alt for a in advice for alt in a.alternatives} | set(modes)) - {recommendation},
+        key=lambda m: (MODES.index(m) if m in MODES else 99, m),
+    )
     tradeoffs = [TRADEOFFS[m] for m in MODES if m == recommendation or m in modes or m in alternatives]
-    return SharingAdvice(recommendation, alternatives, reasons, tradeoffs, config, advice, model.name, gpus_by_mode)
+    return SharingAdvice(
+        recommendation, alternatives, reasons, tradeoffs, config, advice, model.name, gpus_by_mode
+    )
 
 
 def _gb_floor(value: float) -> str:

@@ -26,11 +26,18 @@ def advise() -> None:
 
 @advise.command()
 @click.option(
-    "--gpu", "gpu_model", required=True, multiple=True, metavar="MODEL[:COUNT]",
+    "--gpu",
+    "gpu_model",
+    required=True,
+    multiple=True,
+    metavar="MODEL[:COUNT]",
     help="GPU model, e.g. A100-80GB or NVIDIA-A100-SXM4-80GB; repeat with :COUNT for a mixed fleet.",
 )
 @click.option(
-    "--demand", required=True, multiple=True, metavar="PROFILE=COUNT,...",
+    "--demand",
+    required=True,
+    multiple=True,
+    metavar="PROFILE=COUNT,...",
     help="Slices wanted, e.g. 3g.40gb=2,1g.10gb=4 (also nvidia.com/mig-1g.10gb.me=1).",
 )
 @click.option("--gpus", type=int, default=None, help="GPUs available (default: as many as needed).")
@@ -71,21 +78,43 @@ def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, f
 
 
 @advise.command()
-@click.option("--gpu", "gpu_model", required=True, metavar="MODEL", help="GPU model of the pool, e.g. A100-80GB or L4.")
 @click.option(
-    "--workload", "workloads", multiple=True, metavar="KEY=VALUE,...",
+    "--gpu", "gpu_model", required=True, metavar="MODEL", help="GPU model of the pool, e.g. A100-80GB or L4."
+)
+@click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    metavar="KEY=VALUE,...",
     help="name=..,mem=GB,util=PCT[,isolation=none|team|tenant][,latency=batch|interactive|realtime][,count=N]",
 )
-@click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
-              help="YAML file: a list of workloads with the same keys.")
-@click.option("--k8s-version", default=None, metavar="MAJOR.MINOR", help="Cluster version (DRA needs >= 1.34).")
+@click.option(
+    "--from",
+    "from_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="YAML file: a list of workloads with the same keys.",
+)
+@click.option(
+    "--k8s-version", default=None, metavar="MAJOR.MINOR", help="Cluster version (DRA needs >= 1.34)."
+)
 @click.option("--dra-driver", is_flag=True, help="The NVIDIA DRA driver is installed.")
-@click.option("--gpus-per-node", type=int, default=None, metavar="N",
-              help="GPUs per node of the pool, for the per-node MIG config (default: 8).")
+@click.option(
+    "--gpus-per-node",
+    type=int,
+    default=None,
+    metavar="N",
+    help="GPUs per node of the pool, for the per-node MIG config (default: 8).",
+)
 @format_option("text", "json")
 def sharing(
-    gpu_model: str, workloads: tuple[str, ...], from_file: str | None, k8s_version: str | None,
-    dra_driver: bool, gpus_per_node: int | None, fmt: str,
+    gpu_model: str,
+    workloads: tuple[str, ...],
+    from_file: str | None,
+    k8s_version: str | None,
+    dra_driver: bool,
+    gpus_per_node: int | None,
+    fmt: str,
 ) -> None:
     """Recommend how a workload mix should share GPUs: none, time-slicing, MPS, MIG or DRA.
 
@@ -111,8 +140,9 @@ def sharing(
         model = resolve_model(gpu_model)
         items = load_workloads(from_file) if from_file else []
         items += [parse_workload(text, len(items) + i) for i, text in enumerate(workloads)]
-        result = advise_sharing(items, model, k8s_version=k8s_version, dra_driver=dra_driver,
-                                gpus_per_node=gpus_per_node)
+        result = advise_sharing(
+            items, model, k8s_version=k8s_version, dra_driver=dra_driver, gpus_per_node=gpus_per_node
+        )
     except (PlanInputError, SharingInputError) as exc:
         fail(str(exc))
     if fmt == "json":
@@ -126,16 +156,47 @@ def sharing(
 
 
 @advise.command()
-@click.option("--demand", required=True, multiple=True, metavar="MODEL=GPUS,...", help="GPUs needed per model, e.g. H100-80GB=16.")
+@click.option(
+    "--demand",
+    required=True,
+    multiple=True,
+    metavar="MODEL=GPUS,...",
+    help="GPUs needed per model, e.g. H100-80GB=16.",
+)
 @click.option("--provider", type=click.Choice(["aws", "gcp", "azure"]), default="aws", show_default=True)
-@click.option("--headroom", type=float, default=0.0, show_default=True, metavar="PCT", help="Extra GPUs, % of demand.")
-@click.option("--growth", type=float, default=0.0, show_default=True, metavar="GPUS/H",
-              help="Expected demand growth; adds warm spare GPUs to cover a worst-case cold start.")
-@click.option("--image-gib", type=float, default=10.0, show_default=True, help="Container image size for the cold-start estimate.")
-@click.option("--prices", type=click.Path(dir_okay=False), default=None, help="YAML price table overriding the built-in one.")
+@click.option(
+    "--headroom", type=float, default=0.0, show_default=True, metavar="PCT", help="Extra GPUs, % of demand."
+)
+@click.option(
+    "--growth",
+    type=float,
+    default=0.0,
+    show_default=True,
+    metavar="GPUS/H",
+    help="Expected demand growth; adds warm spare GPUs to cover a worst-case cold start.",
+)
+@click.option(
+    "--image-gib",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Container image size for the cold-start estimate.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="YAML price table overriding the built-in one.",
+)
 @format_option("text", "json")
 def capacity(
-    demand: tuple[str, ...], provider: str, headroom: float, growth: float, image_gib: float, prices: str | None, fmt: str
+    demand: tuple[str, ...],
+    provider: str,
+    headroom: float,
+    growth: float,
+    image_gib: float,
+    prices: str | None,
+    fmt: str,
 ) -> None:
     """Size a GPU fleet: nodes per GPU model, instance type and monthly on-demand cost.
 
@@ -153,8 +214,12 @@ def capacity(
 
     try:
         plan = plan_capacity(
-            parse_gpu_demand(list(demand)), provider, headroom_pct=headroom, growth_gpus_per_hour=growth,
-            image_gib=image_gib, prices=load_prices(prices),
+            parse_gpu_demand(list(demand)),
+            provider,
+            headroom_pct=headroom,
+            growth_gpus_per_hour=growth,
+            image_gib=image_gib,
+            prices=load_prices(prices),
         )
     except CapacityInputError as exc:
         fail(str(exc))

@@ -20,10 +20,21 @@ MAX_QUESTION = 2000
 @click.command()
 @click.argument("question")
 @format_option("text", "json")
-@click.option("-n", "--sections", "max_sections", type=click.IntRange(1, 5), default=3, show_default=True,
-              help="How many knowledge-base sections the answer may draw on.")
-@click.option("--offline", is_flag=True, default=False,
-              help="Never call the LLM endpoint, even when GPUPLANE_LLM_BASE_URL is set.")
+@click.option(
+    "-n",
+    "--sections",
+    "max_sections",
+    type=click.IntRange(1, 5),
+    default=3,
+    show_default=True,
+    help="How many knowledge-base sections the answer may draw on.",
+)
+@click.option(
+    "--offline",
+    is_flag=True,
+    default=False,
+    help="Never call the LLM endpoint, even when GPUPLANE_LLM_BASE_URL is set.",
+)
 def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
     """Answer QUESTION about GPUs on Kubernetes from the built-in knowledge base, with sources.
 

@@ -37,7 +37,9 @@ def cluster_options(required: bool = False) -> Callable[[Callable[..., Any]], Ca
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         func = click.option(
-            "--kubeconfig", type=click.Path(dir_okay=False), default=None,
+            "--kubeconfig",
+            type=click.Path(dir_okay=False),
+            default=None,
             help="Kubeconfig file for --cluster live (default: $KUBECONFIG or ~/.kube/config).",
         )(func)
         func = click.option(

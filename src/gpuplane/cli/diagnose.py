@@ -22,8 +22,13 @@ from gpuplane.cli.common import (
 @cluster_options(required=True)
 @format_option("text", "json", "html")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="never",
-              show_default=True, help="Exit 1 when a finding reaches this severity.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "never"]),
+    default="never",
+    show_default=True,
+    help="Exit 1 when a finding reaches this severity.",
+)
 def diagnose(
     cluster: str,
     kube_context: str | None,
@@ -60,11 +65,17 @@ def diagnose(
 
     result = run_diagnose(state, report_data=fmt == "html")
     for failure in result.failures:
-        click.echo(f"gpuplane: rule {failure.rule} failed on this cluster ({failure.message}); "
-                   "other rules ran normally", err=True)
+        click.echo(
+            f"gpuplane: rule {failure.rule} failed on this cluster ({failure.message}); "
+            "other rules ran normally",
+            err=True,
+        )
     if result.model_error:
-        click.echo(f"gpuplane: the kube-scheduler model failed on this cluster ({result.model_error}); "
-                   "Pending pods are explained from their PodScheduled condition only", err=True)
+        click.echo(
+            f"gpuplane: the kube-scheduler model failed on this cluster ({result.model_error}); "
+            "Pending pods are explained from their PodScheduled condition only",
+            err=True,
+        )
 
     if fmt == "html":
         from gpuplane.report.html import render_html
@@ -74,7 +85,9 @@ def diagnose(
         if output:
             import msgspec
 
-            _write(msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output)
+            _write(
+                msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output
+            )
         else:
             emit_json(result.to_json())
     elif output:

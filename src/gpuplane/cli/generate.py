@@ -12,10 +12,16 @@ from gpuplane.cli.common import fail
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None, help="Output folder.")
 @click.option("--schema", is_flag=True, help="Print the blueprint JSON Schema and exit.")
 @click.option("--explain", "explain_decisions", is_flag=True, help="Print each design decision and why.")
-@click.option("--crds", "crds_dir", type=click.Path(file_okay=False, exists=True), default=None,
-              help="Folder of upstream CRDs: also validate custom resources against their schemas.")
-def generate(blueprint: str | None, output: str | None, schema: bool, explain_decisions: bool,
-             crds_dir: str | None) -> None:
+@click.option(
+    "--crds",
+    "crds_dir",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Folder of upstream CRDs: also validate custom resources against their schemas.",
+)
+def generate(
+    blueprint: str | None, output: str | None, schema: bool, explain_decisions: bool, crds_dir: str | None
+) -> None:
     """Render a platform BLUEPRINT (YAML) into validated manifests and Helm values.
 
     The blueprint says what the platform needs (cloud, GPU pools, sharing,
@@ -66,5 +72,9 @@ def generate(blueprint: str | None, output: str | None, schema: bool, explain_de
         click.echo(format_decisions(result.bundle.decisions))
     if output is not None:
         paths = write_bundle(result.bundle, output)
-        unchecked = f"; not schema-checked (give --crds): {', '.join(result.unchecked_kinds)}" if result.unchecked_kinds else ""
+        unchecked = (
+            f"; not schema-checked (give --crds): {', '.join(result.unchecked_kinds)}"
+            if result.unchecked_kinds
+            else ""
+        )
         click.echo(f"wrote {len(paths)} files to {output}{unchecked}", err=True)

@@ -28,17 +28,28 @@ def _ids(value: str) -> set[str]:
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @cluster_options()
 @format_option("text", "json", "sarif", "github")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default=None,
-              help="Exit 1 when a finding reaches this severity  [default: error, or fail-on of the config file]")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "never"]),
+    default=None,
+    help="Exit 1 when a finding reaches this severity  [default: error, or fail-on of the config file]",
+)
 @click.option("--disable", default="", metavar="ID,...", help="Rule ids to turn off.")
 @click.option("--enable", default="", metavar="ID,...", help="Rule ids to turn on (only these when given).")
-@click.option("--config", type=click.Path(dir_okay=False), default=None,
-              help="Config file (default: .gpuplane.yaml found upward from the current folder).")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Config file (default: .gpuplane.yaml found upward from the current folder).",
+)
 @click.option("--fix", is_flag=True, help="Rewrite files in place for rules with a safe mechanical fix.")
 @click.option("--dry-run", is_flag=True, help="With --fix: print the diff instead of writing.")
-@click.option("--skip-non-manifests", is_flag=True,
-              help="Skip, with a note, files holding no Kubernetes object (no kind), even when named "
-              "explicitly; for pre-commit and mixed folders.")
+@click.option(
+    "--skip-non-manifests",
+    is_flag=True,
+    help="Skip, with a note, files holding no Kubernetes object (no kind), even when named "
+    "explicitly; for pre-commit and mixed folders.",
+)
 def lint(
     paths: tuple[str, ...],
     cluster: str | None,
@@ -116,8 +127,11 @@ def lint(
 
     result = run_lint(loaded.objects, cluster=state, config=cfg)
     for failure in result.failures:
-        click.echo(f"gpuplane: rule {failure.rule} failed on this input ({failure.message}); "
-                   "other rules ran normally", err=True)
+        click.echo(
+            f"gpuplane: rule {failure.rule} failed on this input ({failure.message}); "
+            "other rules ran normally",
+            err=True,
+        )
 
     if fix:
         from gpuplane.lint.fix import apply_fixes

@@ -30,9 +30,19 @@ def rules(fmt: str) -> None:
     if fmt == "json":
         from gpuplane.cli.common import emit_json
 
-        emit_json([{"id": m.id, "severity": m.severity, "category": m.category, "summary": m.summary,
-                    "context": m.context, "fixable": m.fixable}
-                   for m in metas])
+        emit_json(
+            [
+                {
+                    "id": m.id,
+                    "severity": m.severity,
+                    "category": m.category,
+                    "summary": m.summary,
+                    "context": m.context,
+                    "fixable": m.fixable,
+                }
+                for m in metas
+            ]
+        )
         return
     width = max((len(m.id) for m in metas), default=0)
     current = None

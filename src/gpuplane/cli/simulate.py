@@ -10,16 +10,33 @@ from gpuplane.cli.common import cluster_options, emit_json, fail, format_option,
 @click.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @cluster_options(required=True)
-@click.option("--scheduler", type=click.Choice(["default", "volcano", "coscheduling", "kueue"]),
-              default="default", show_default=True, help="Which scheduler places the pods.")
-@click.option("--autoscaler", default=None, metavar="SPEC",
-              help="auto (default: the Karpenter NodePools / gpuplane ClusterAutoscalerNodeGroups found in the "
-                   "inputs), none, karpenter, cluster-autoscaler, or a YAML file with NodePools, node groups "
-                   "and a ColdStart override object.")
-@click.option("--scenario", default=None, metavar="FILE",
-              help="Arrival / duration / image size per workload, cold-start and Kueue/coscheduling settings.")
-@click.option("--kubernetes-version", default=None, metavar="1.MINOR",
-              help="Word messages as this kube-scheduler version (default: from the cluster).")
+@click.option(
+    "--scheduler",
+    type=click.Choice(["default", "volcano", "coscheduling", "kueue"]),
+    default="default",
+    show_default=True,
+    help="Which scheduler places the pods.",
+)
+@click.option(
+    "--autoscaler",
+    default=None,
+    metavar="SPEC",
+    help="auto (default: the Karpenter NodePools / gpuplane ClusterAutoscalerNodeGroups found in the "
+    "inputs), none, karpenter, cluster-autoscaler, or a YAML file with NodePools, node groups "
+    "and a ColdStart override object.",
+)
+@click.option(
+    "--scenario",
+    default=None,
+    metavar="FILE",
+    help="Arrival / duration / image size per workload, cold-start and Kueue/coscheduling settings.",
+)
+@click.option(
+    "--kubernetes-version",
+    default=None,
+    metavar="1.MINOR",
+    help="Word messages as this kube-scheduler version (default: from the cluster).",
+)
 @format_option("text", "json")
 def simulate(
     paths: tuple[str, ...],

@@ -25,7 +25,9 @@ from gpuplane.cli.common import EXIT_USAGE, fail
     help="Snapshot file to write: YAML for .yaml/.yml, JSON otherwise (faster to read back).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
-def snapshot(kube_context: str | None, kubeconfig: str | None, from_paths: tuple[str, ...], output: str, quiet: bool) -> None:
+def snapshot(
+    kube_context: str | None, kubeconfig: str | None, from_paths: tuple[str, ...], output: str, quiet: bool
+) -> None:
     """Write a cluster's state to one file that the other commands read with --cluster FILE.
 
     Reads nodes, pods, namespaces, quotas, PriorityClasses, storage, controllers,
@@ -51,7 +53,9 @@ def snapshot(kube_context: str | None, kubeconfig: str | None, from_paths: tuple
     for error in snap.errors:
         click.echo(f"gpuplane: {error}", err=True)
     if snap.secrets_dropped:
-        click.echo(f"gpuplane: left out {snap.secrets_dropped} Secret(s): snapshots never carry Secrets", err=True)
+        click.echo(
+            f"gpuplane: left out {snap.secrets_dropped} Secret(s): snapshots never carry Secrets", err=True
+        )
     if not snap.objects and snap.errors:
         fail(f"nothing to write to {output}")
     try:

@@ -10,8 +10,12 @@ from gpuplane.cli.common import cluster_options, emit_json, fail, format_option,
 @click.command("why-pending")
 @cluster_options(required=True)
 @click.option("--pod", default=None, metavar="NS/NAME", help="Explain only this pod.")
-@click.option("--kubernetes-version", default=None, metavar="1.MINOR",
-              help="Word messages as this kube-scheduler version (default: from the cluster).")
+@click.option(
+    "--kubernetes-version",
+    default=None,
+    metavar="1.MINOR",
+    help="Word messages as this kube-scheduler version (default: from the cluster).",
+)
 @format_option("text", "json")
 def why_pending(
     cluster: str,
@@ -46,7 +50,9 @@ def why_pending(
     if pod is not None and pod.count("/") != 1:
         fail(f"--pod {pod!r}: expected NAMESPACE/NAME")
     # an explicit --kubernetes-version makes the cluster's version warnings moot
-    state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, warnings=kubernetes_version is None)
+    state, errors = load_cluster_or_fail(
+        cluster, kube_context, kubeconfig, warnings=kubernetes_version is None
+    )
     scheduler = Scheduler(state, version=kubernetes_version)
     _note_clamped_version(kubernetes_version or state.kubernetes_version())
     if pod is not None and not any(p.key == pod for p in state.pending_pods):
@@ -74,5 +80,8 @@ def _note_clamped_version(requested: str | None) -> None:
         return
     used = NEWEST_MINOR if minor > NEWEST_MINOR else OLDEST_MINOR
     why = "the newest" if minor > NEWEST_MINOR else "the oldest"
-    click.echo(f"gpuplane: note: kube-scheduler 1.{minor} wording is not modelled; using 1.{used} ({why} "
-               "gpuplane knows)", err=True)
+    click.echo(
+        f"gpuplane: note: kube-scheduler 1.{minor} wording is not modelled; using 1.{used} ({why} "
+        "gpuplane knows)",
+        err=True,
+    )

@@ -31,8 +31,11 @@ _COMPONENTS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("container-toolkit", 20, ("nvidia-container-toolkit",)),
     ("operator-validator", 30, ("nvidia-operator-validator",)),
     ("mig-manager", 35, ("nvidia-mig-manager",)),
-    ("device-plugin", 40, ("nvidia-device-plugin", "nvidia-gpu-device-plugin", "amdgpu-device-plugin",
-                           "intel-gpu-plugin")),
+    (
+        "device-plugin",
+        40,
+        ("nvidia-device-plugin", "nvidia-gpu-device-plugin", "amdgpu-device-plugin", "intel-gpu-plugin"),
+    ),
     ("gpu-feature-discovery", 50, ("gpu-feature-discovery",)),
     ("dcgm", 60, ("nvidia-dcgm-exporter", "nvidia-dcgm", "dcgm-exporter")),
     ("node-status-exporter", 70, ("nvidia-node-status-exporter",)),
@@ -51,7 +54,7 @@ RESTART_THRESHOLD = 5
 class Component:
     id: str
     position: int
-    workload: str       # DaemonSet / Deployment name the pod belongs to (owner name, else app label)
+    workload: str  # DaemonSet / Deployment name the pod belongs to (owner name, else app label)
 
 
 def component_of(pod: Pod) -> Component | None:
@@ -91,10 +94,10 @@ def _workload_name(pod: Pod) -> str:
 class PodProblem:
     """Why a pod is not healthy: a kubectl-like ``status`` plus the detail that explains it."""
 
-    status: str           # CrashLoopBackOff, Init:CrashLoopBackOff, Error, Pending, Failed, Restarting ...
-    container: str        # the container concerned ("" for the pod as a whole)
+    status: str  # CrashLoopBackOff, Init:CrashLoopBackOff, Error, Pending, Failed, Restarting ...
+    container: str  # the container concerned ("" for the pod as a whole)
     restarts: int
-    detail: str           # waiting/terminated message, exit code, condition message
+    detail: str  # waiting/terminated message, exit code, condition message
 
 
 def _terminated(status: ContainerStatus) -> dict:

@@ -100,7 +100,9 @@ def cluster_rules() -> list[Any]:
     return [meta for meta in all_rules() if meta.category == "cluster"]
 
 
-def run_cluster_rules(state: ClusterState, *, config: LintConfig | None = None) -> tuple[list[Finding], list[RuleFailure]]:
+def run_cluster_rules(
+    state: ClusterState, *, config: LintConfig | None = None
+) -> tuple[list[Finding], list[RuleFailure]]:
     """The cluster rules over ``state``; findings ordered by severity, rule, object."""
     from gpuplane.lint.context import LintContext
     from gpuplane.lint.engine import RuleFailure, ignored_rules
@@ -201,5 +203,13 @@ def run_diagnose(
     finally:
         if gc_was_enabled:
             gc.enable()
-    return DiagnoseResult(state, inventory, cluster_findings, lint.findings, len(objects),
-                          [*failures, *lint.failures], facts.scheduler_error, data)
+    return DiagnoseResult(
+        state,
+        inventory,
+        cluster_findings,
+        lint.findings,
+        len(objects),
+        [*failures, *lint.failures],
+        facts.scheduler_error,
+        data,
+    )

@@ -43,8 +43,13 @@ class Evidence:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "object": self.object, "field": self.field, "value": self.value,
-                "note": self.note}
+        return {
+            "kind": self.kind,
+            "object": self.object,
+            "field": self.field,
+            "value": self.value,
+            "note": self.note,
+        }
 
     def text(self) -> str:
         """One line for text and HTML reports: ``Node node-1 metadata.labels[...] = true (note)``."""

@@ -136,7 +136,9 @@ class ClusterFacts:
                 requests = pod_requests(pod)
             except (ValueError, TypeError):
                 requests = {}
-            found = self._gpu_requests[key] = {n: v for n, v in requests.items() if v > 0 and is_gpu_resource(n)}
+            found = self._gpu_requests[key] = {
+                n: v for n, v in requests.items() if v > 0 and is_gpu_resource(n)
+            }
         return found
 
     def pending_gpu_pods(self) -> list[Pod]:
@@ -190,7 +192,9 @@ def _explain_pending(facts: ClusterFacts, pod: Pod) -> dict[str, Any]:
         try:
             expl = scheduler.explain(pod)
         except Exception as exc:  # one pod the model cannot handle keeps the snapshot's own words
-            return _observed_only(observed, f"scheduler model failed on this pod ({type(exc).__name__}: {exc})")
+            return _observed_only(
+                observed, f"scheduler model failed on this pod ({type(exc).__name__}: {exc})"
+            )
         return {
             "message": expl.message or observed,
             "observed": observed,

@@ -32,9 +32,17 @@ from gpuplane.k8s.workloads.gangs import (
 
 VOLCANO_GROUP_ALT = "scheduling.volcano.sh/group-name"
 # Controllers whose pods are ranks of one distributed job (Kubeflow training-operator, MPI, Volcano Job).
-TRAINING_OWNERS = frozenset({
-    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob",
-})
+TRAINING_OWNERS = frozenset(
+    {
+        "PyTorchJob",
+        "TFJob",
+        "MPIJob",
+        "XGBoostJob",
+        "PaddleJob",
+        "JAXJob",
+        "MXJob",
+    }
+)
 KUBEFLOW_JOB_LABEL = "training.kubeflow.org/job-name"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 LWS_LABEL = "leaderworkerset.sigs.k8s.io/name"
@@ -47,11 +55,11 @@ JOB_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 class LiveGang:
     """Pods of one gang as they are now."""
 
-    mechanism: str                      # volcano | coscheduling | kueue | <owner kind> (no gang scheduler)
+    mechanism: str  # volcano | coscheduling | kueue | <owner kind> (no gang scheduler)
     namespace: str
-    name: str                           # PodGroup / job name
-    group_kind: str                     # the object that defines it: PodGroup, PyTorchJob, JobSet ...
-    group_api: str                      # its apiVersion group ("" when unknown)
+    name: str  # PodGroup / job name
+    group_kind: str  # the object that defines it: PodGroup, PyTorchJob, JobSet ...
+    group_api: str  # its apiVersion group ("" when unknown)
     min_member: int | None = None
     pods: list[Pod] = field(default_factory=list)
 
@@ -119,6 +127,8 @@ def live_gangs(pods: list[Pod]) -> list[LiveGang]:
         namespace = pod.metadata.namespace or "default"
         gang = gangs.get((mechanism, namespace, name))
         if gang is None:
-            gang = gangs[(mechanism, namespace, name)] = LiveGang(mechanism, namespace, name, kind, api, minimum)
+            gang = gangs[(mechanism, namespace, name)] = LiveGang(
+                mechanism, namespace, name, kind, api, minimum
+            )
         gang.pods.append(pod)
     return [gang for gang in gangs.values() if len(gang.pods) > 1 or gang.min_member]

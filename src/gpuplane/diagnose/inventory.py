@@ -100,8 +100,12 @@ class ResourceUse:
         self.free += other.free
 
     def to_json(self) -> dict[str, int]:
-        return {"capacity": self.capacity, "allocatable": self.allocatable,
-                "allocated": self.allocated, "free": self.free}
+        return {
+            "capacity": self.capacity,
+            "allocatable": self.allocatable,
+            "allocated": self.allocated,
+            "free": self.free,
+        }
 
 
 @dataclass(slots=True)
@@ -119,29 +123,38 @@ class Flag:
 class MigLayout:
     """How a node's GPUs are partitioned (GFD / MIG manager labels + advertised resources)."""
 
-    strategy: str | None            # "single" | "mixed" | None (label absent)
-    config: str | None              # nvidia.com/mig.config: the mig-parted entry asked for
-    config_state: str | None        # nvidia.com/mig.config.state: pending|rebooting|success|failed
-    devices: dict[str, int]         # profile -> devices on the node
+    strategy: str | None  # "single" | "mixed" | None (label absent)
+    config: str | None  # nvidia.com/mig.config: the mig-parted entry asked for
+    config_state: str | None  # nvidia.com/mig.config.state: pending|rebooting|success|failed
+    devices: dict[str, int]  # profile -> devices on the node
 
     def to_json(self) -> dict[str, Any]:
-        return {"strategy": self.strategy, "config": self.config, "configState": self.config_state,
-                "devices": dict(self.devices)}
+        return {
+            "strategy": self.strategy,
+            "config": self.config,
+            "configState": self.config_state,
+            "devices": dict(self.devices),
+        }
 
 
 @dataclass(slots=True)
 class Sharing:
     """Time-slicing or MPS replicas advertised by the device plugin."""
 
-    strategy: str                   # "time-slicing" | "mps"
-    replicas: int                   # replicas per device (1 when unknown)
-    resources: list[str]            # the shared resource names
-    renamed: bool                   # advertised as <name>.shared (renameByDefault: true)
-    config: str | None              # nvidia.com/device-plugin.config: the config entry in use
+    strategy: str  # "time-slicing" | "mps"
+    replicas: int  # replicas per device (1 when unknown)
+    resources: list[str]  # the shared resource names
+    renamed: bool  # advertised as <name>.shared (renameByDefault: true)
+    config: str | None  # nvidia.com/device-plugin.config: the config entry in use
 
     def to_json(self) -> dict[str, Any]:
-        return {"strategy": self.strategy, "replicas": self.replicas, "resources": list(self.resources),
-                "renamed": self.renamed, "config": self.config}
+        return {
+            "strategy": self.strategy,
+            "replicas": self.replicas,
+            "resources": list(self.resources),
+            "renamed": self.renamed,
+            "config": self.config,
+        }
 
 
 @dataclass(slots=True)
@@ -150,10 +163,10 @@ class NodeInventory:
     pool: str
     instance_type: str | None
     zone: str | None
-    model: str | None               # catalog name ("A100-40GB"), None when unknown
-    product: str | None             # raw GFD product label
+    model: str | None  # catalog name ("A100-40GB"), None when unknown
+    product: str | None  # raw GFD product label
     gpu_memory_gb: float | None
-    gpus: int                       # physical boards
+    gpus: int  # physical boards
     resources: dict[str, ResourceUse]
     mig: MigLayout | None
     sharing: Sharing | None
@@ -223,15 +236,17 @@ class GroupTotals:
         document: dict[str, Any] = {key_name: self.key}
         if key_name == "pool":
             document["models"] = sorted(self.models)
-        document.update({
-            "nodes": self.nodes,
-            "gpus": self.gpus,
-            "allocatable": self.units.allocatable,
-            "allocated": self.units.allocated,
-            "free": self.units.free,
-            "problemNodes": self.problem_nodes,
-            "resources": {name: use.to_json() for name, use in sorted(self.resources.items())},
-        })
+        document.update(
+            {
+                "nodes": self.nodes,
+                "gpus": self.gpus,
+                "allocatable": self.units.allocatable,
+                "allocated": self.units.allocated,
+                "free": self.units.free,
+                "problemNodes": self.problem_nodes,
+                "resources": {name: use.to_json() for name, use in sorted(self.resources.items())},
+            }
+        )
         return document
 
 
@@ -337,9 +352,20 @@ def node_inventory(state: ClusterState, node: Node) -> NodeInventory:
             gpu_pods += 1
 
     inv = NodeInventory(
-        name=name, pool=pool, instance_type=instance_type, zone=_first_label(labels, ZONE_LABELS),
-        model=model.name if model else None, product=product, gpu_memory_gb=gpu_memory_gb, gpus=gpus,
-        resources=resources, mig=mig, sharing=sharing, ready=ready, cordoned=cordoned, gpu_pods=gpu_pods,
+        name=name,
+        pool=pool,
+        instance_type=instance_type,
+        zone=_first_label(labels, ZONE_LABELS),
+        model=model.name if model else None,
+        product=product,
+        gpu_memory_gb=gpu_memory_gb,
+        gpus=gpus,
+        resources=resources,
+        mig=mig,
+        sharing=sharing,
+        ready=ready,
+        cordoned=cordoned,
+        gpu_pods=gpu_pods,
     )
     inv.flags = _flags(inv, labels)
     return inv
@@ -394,7 +420,7 @@ def _mig_layout(labels: dict[str, str], resources: dict[str, ResourceUse]) -> Mi
         # GFD per-profile count labels (mixed) ...
         for key, value in labels.items():
             if key.startswith(MIG_LABEL_PREFIX) and key.endswith(".count"):
-                profile = key[len(MIG_LABEL_PREFIX):-len(".count")]
+                profile = key[len(MIG_LABEL_PREFIX) : -len(".count")]
                 try:
                     count = int(value)
                 except ValueError:
@@ -435,12 +461,15 @@ def _sharing(labels: dict[str, str], resources: dict[str, ResourceUse]) -> Shari
                 continue
             if count > 1:
                 replicas = max(replicas, count)
-                resource = "nvidia.com/mig-" + key[len(MIG_LABEL_PREFIX):-len(".replicas")]
+                resource = "nvidia.com/mig-" + key[len(MIG_LABEL_PREFIX) : -len(".replicas")]
                 if resource in resources and resource not in shared:
                     shared.append(resource)
     product = labels.get(GFD_PRODUCT, "")
     is_shared = (
-        strategy_label not in ("", "none") or replicas > 1 or bool(shared) or product.endswith(SHARED_PRODUCT_SUFFIX)
+        strategy_label not in ("", "none")
+        or replicas > 1
+        or bool(shared)
+        or product.endswith(SHARED_PRODUCT_SUFFIX)
     )
     if not is_shared:
         return None
@@ -450,8 +479,14 @@ def _sharing(labels: dict[str, str], resources: dict[str, ResourceUse]) -> Shari
     return Sharing(strategy, replicas, shared, renamed, labels.get(DEVICE_PLUGIN_CONFIG) or None)
 
 
-def _physical_gpus(labels: dict[str, str], instance_type: str | None, resources: dict[str, ResourceUse],
-                   mig: MigLayout | None, sharing: Sharing | None, model: GpuModel | None = None) -> int:
+def _physical_gpus(
+    labels: dict[str, str],
+    instance_type: str | None,
+    resources: dict[str, ResourceUse],
+    mig: MigLayout | None,
+    sharing: Sharing | None,
+    model: GpuModel | None = None,
+) -> int:
     """Physical boards: GFD count, else the instance type's, else advertised devices / replicas.
 
     Under MIG ``single``, ``nvidia.com/gpu.count`` and ``nvidia.com/gpu`` count MIG devices, not
@@ -468,7 +503,7 @@ def _physical_gpus(labels: dict[str, str], instance_type: str | None, resources:
     if instance is not None:
         return instance.gpu_count
     if single_mig and mig is not None and model is not None and len(mig.devices) == 1:
-        (profile_name, devices), = mig.devices.items()
+        ((profile_name, devices),) = mig.devices.items()
         profile = model.profile(profile_name)
         if profile is not None and profile.max_instances > 0:
             return -(-devices // profile.max_instances)
@@ -488,7 +523,9 @@ def _physical_gpus(labels: dict[str, str], instance_type: str | None, resources:
 def _flags(node: NodeInventory, labels: dict[str, str]) -> list[Flag]:
     flags: list[Flag] = []
     if node.ready is False:
-        flags.append(Flag(FLAG_NOT_READY, "node is NotReady: new pods avoid it (node.kubernetes.io/not-ready taint)"))
+        flags.append(
+            Flag(FLAG_NOT_READY, "node is NotReady: new pods avoid it (node.kubernetes.io/not-ready taint)")
+        )
     if node.cordoned:
         flags.append(Flag(FLAG_CORDONED, "node is cordoned (spec.unschedulable): no new pods land on it"))
     advertised = sum(use.capacity for use in node.resources.values())
@@ -499,25 +536,52 @@ def _flags(node: NodeInventory, labels: dict[str, str]) -> list[Flag]:
         elif labels.get(DEPLOY_DEVICE_PLUGIN) == "paused-for-mig-change":
             detail = " (device plugin paused for a MIG change)"
         gpus = f"{node.gpus} GPU(s)" if node.gpus else "GPUs"
-        flags.append(Flag(FLAG_NOT_ADVERTISING,
-                          f"labelled with {gpus} but advertises no GPU resource: the device plugin is not "
-                          f"registered{detail}"))
+        flags.append(
+            Flag(
+                FLAG_NOT_ADVERTISING,
+                f"labelled with {gpus} but advertises no GPU resource: the device plugin is not "
+                f"registered{detail}",
+            )
+        )
     for name, use in sorted(node.resources.items()):
         if use.allocatable < use.capacity:
-            flags.append(Flag(FLAG_UNHEALTHY, f"{use.capacity - use.allocatable} of {use.capacity} {name} unhealthy "
-                                              f"(allocatable {use.allocatable} < capacity {use.capacity})"))
+            flags.append(
+                Flag(
+                    FLAG_UNHEALTHY,
+                    f"{use.capacity - use.allocatable} of {use.capacity} {name} unhealthy "
+                    f"(allocatable {use.allocatable} < capacity {use.capacity})",
+                )
+            )
         if use.allocated > use.allocatable:
-            flags.append(Flag(FLAG_OVERCOMMITTED, f"pods hold {use.allocated} {name} but only {use.allocatable} "
-                                                  "are allocatable"))
+            flags.append(
+                Flag(
+                    FLAG_OVERCOMMITTED,
+                    f"pods hold {use.allocated} {name} but only {use.allocatable} are allocatable",
+                )
+            )
     product = labels.get(GFD_PRODUCT, "")
     if MIG_INVALID in product:
-        flags.append(Flag(FLAG_MIG_INVALID, f"GFD reports product {product}: MIG strategy single needs every GPU "
-                                            "MIG-enabled with one profile"))
+        flags.append(
+            Flag(
+                FLAG_MIG_INVALID,
+                f"GFD reports product {product}: MIG strategy single needs every GPU "
+                "MIG-enabled with one profile",
+            )
+        )
     if node.mig is not None:
         if node.mig.config_state == "failed":
-            flags.append(Flag(FLAG_MIG_FAILED, f"MIG manager failed to apply config {node.mig.config!r} "
-                                               f"({MIG_CONFIG_STATE}=failed)"))
+            flags.append(
+                Flag(
+                    FLAG_MIG_FAILED,
+                    f"MIG manager failed to apply config {node.mig.config!r} ({MIG_CONFIG_STATE}=failed)",
+                )
+            )
         elif node.mig.config_state in ("pending", "rebooting"):
-            flags.append(Flag(FLAG_MIG_PENDING, f"MIG reconfiguration to {node.mig.config!r} in progress "
-                                                f"({MIG_CONFIG_STATE}={node.mig.config_state})"))
+            flags.append(
+                Flag(
+                    FLAG_MIG_PENDING,
+                    f"MIG reconfiguration to {node.mig.config!r} in progress "
+                    f"({MIG_CONFIG_STATE}={node.mig.config_state})",
+                )
+            )
     return flags

@@ -145,7 +145,7 @@ def _metadata_fields(text: str) -> dict[str, str]:
         return {}
     fields: dict[str, str] = {}
     indent = ""
-    for line in text[start.end():].split("\n"):
+    for line in text[start.end() :].split("\n"):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         lead = _INDENTED.match(line)
@@ -155,7 +155,7 @@ def _metadata_fields(text: str) -> dict[str, str]:
             indent = lead.group(1)
         if lead.group(1) != indent:
             continue  # deeper: labels, annotations, ownerReferences ...
-        key, sep, value = line[len(indent):].partition(":")
+        key, sep, value = line[len(indent) :].partition(":")
         if sep and key in ("name", "namespace"):
             scalar = _SCALAR.match(value.strip())
             if scalar is not None:
@@ -193,11 +193,19 @@ def _index_json(raw: bytes, path: str, found: dict[Key, Position]) -> None:
         _note_json(item, path, lines.line_of(item), found, list_kind)
 
 
-def _note_json(raw: bytes | msgspec.Raw, path: str, line: int, found: dict[Key, Position], list_kind: str = "") -> None:
+def _note_json(
+    raw: bytes | msgspec.Raw, path: str, line: int, found: dict[Key, Position], list_kind: str = ""
+) -> None:
     try:
         item = msgspec.json.decode(raw, type=_Item)
     except (msgspec.DecodeError, RecursionError):
         return
     kind = item.kind or list_kind
-    if kind in TYPED_KINDS and item.apiVersion in ("v1", "") and item.metadata and item.metadata.name and line:
+    if (
+        kind in TYPED_KINDS
+        and item.apiVersion in ("v1", "")
+        and item.metadata
+        and item.metadata.name
+        and line
+    ):
         found.setdefault((kind, item.metadata.namespace, item.metadata.name), Position(path, line))

@@ -40,7 +40,9 @@ MAX_LISTED = 3
 ClusterCheck = Callable[["LintContext", ClusterFacts], Iterator[ClusterFinding]]
 
 
-def cluster_rule(*, id: str, severity: str, summary: str, docs: str) -> Callable[[ClusterCheck], ClusterCheck]:
+def cluster_rule(
+    *, id: str, severity: str, summary: str, docs: str
+) -> Callable[[ClusterCheck], ClusterCheck]:
     """``@rule`` for the ``cluster`` category: every cluster rule needs the cluster
     (``context="required"``) and reads the shared :class:`ClusterFacts`, so the check is
     called as ``check(ctx, facts)`` and never runs without a cluster."""
@@ -52,7 +54,9 @@ def cluster_rule(*, id: str, severity: str, summary: str, docs: str) -> Callable
                 return iter(())
             return check(ctx, facts_for(ctx.cluster))
 
-        rule(id=id, severity=severity, category="cluster", context="required", summary=summary, docs=docs)(run)
+        rule(id=id, severity=severity, category="cluster", context="required", summary=summary, docs=docs)(
+            run
+        )
         return check
 
     return decorate
@@ -72,8 +76,16 @@ def _finding(
     meta = ctx.rule
     if meta is None:
         raise RuntimeError("a cluster rule ran outside the engine")
-    return ClusterFinding(meta.id, severity or meta.severity, obj, tuple(path), message, fix,
-                          evidence=evidence, explanation=explanation)
+    return ClusterFinding(
+        meta.id,
+        severity or meta.severity,
+        obj,
+        tuple(path),
+        message,
+        fix,
+        evidence=evidence,
+        explanation=explanation,
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -93,7 +105,9 @@ def _label_evidence(node_name: str, key: str, value: Any, note: str) -> Evidence
     return Evidence("label", node_ref(node_name), label_path(key), value, note)
 
 
-def _flagged_nodes(facts: ClusterFacts, wanted: set[str]) -> Iterator[tuple[inv.NodeInventory, Node, set[str]]]:
+def _flagged_nodes(
+    facts: ClusterFacts, wanted: set[str]
+) -> Iterator[tuple[inv.NodeInventory, Node, set[str]]]:
     """``(inventory, node, flags)`` of each node the inventory flagged with any of ``wanted``:
     the inventory computes the per-node facts once, the rules only explain them."""
     for node_inv in facts.inventory.nodes:
@@ -215,7 +229,9 @@ def gpu_node_not_advertising(ctx: LintContext, facts: ClusterFacts) -> Iterator[
 
     for node in state.nodes:
         labels = node.metadata.labels
-        instance_type = labels.get("node.kubernetes.io/instance-type") or labels.get("beta.kubernetes.io/instance-type")
+        instance_type = labels.get("node.kubernetes.io/instance-type") or labels.get(
+            "beta.kubernetes.io/instance-type"
+        )
         if not instance_type:
             continue
         instance = catalog().instance(instance_type)
@@ -233,8 +249,9 @@ def _gpu_label(node: Node) -> tuple[str, str] | None:
     return None
 
 
-def _not_advertising(ctx: LintContext, facts: ClusterFacts, node: Node, gpus: int,
-                     instance_type: str | None = None) -> ClusterFinding:
+def _not_advertising(
+    ctx: LintContext, facts: ClusterFacts, node: Node, gpus: int, instance_type: str | None = None
+) -> ClusterFinding:
     name = node.metadata.name
     evidence: list[Evidence] = []
     label = _gpu_label(node)
@@ -243,16 +260,26 @@ def _not_advertising(ctx: LintContext, facts: ClusterFacts, node: Node, gpus: in
         why = f"{label[0]}={label[1]}"
     else:
         key = "node.kubernetes.io/instance-type"
-        evidence.append(_label_evidence(name, key, instance_type,
-                                        f"instance type with {_plural(gpus, 'GPU')}"))
+        evidence.append(
+            _label_evidence(name, key, instance_type, f"instance type with {_plural(gpus, 'GPU')}")
+        )
         why = f"instance type {instance_type} has {_plural(gpus, 'GPU')}"
     gpu_alloc = {k: v for k, v in node.status.allocatable.items() if "gpu" in k.lower()}
-    evidence.append(Evidence("resource", node_ref(name), "status.allocatable", gpu_alloc or "no GPU resource",
-                             "the kubelet has no GPU device plugin registration"))
+    evidence.append(
+        Evidence(
+            "resource",
+            node_ref(name),
+            "status.allocatable",
+            gpu_alloc or "no GPU resource",
+            "the kubelet has no GPU device plugin registration",
+        )
+    )
     link, detail, fix, more = _broken_link(facts, node, labelled=label is not None)
     evidence.extend(more)
-    message = (f"node {name} is a GPU node ({why}) but advertises no GPU in status.allocatable; "
-               f"broken link: {link}: {detail}")
+    message = (
+        f"node {name} is a GPU node ({why}) but advertises no GPU in status.allocatable; "
+        f"broken link: {link}: {detail}"
+    )
     return _finding(ctx, facts.manifest(node), ("status", "allocatable"), message, fix, evidence)
 
 
@@ -285,13 +312,22 @@ def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[st
     labels = node.metadata.labels
     evidence: list[Evidence] = []
     if facts.state.node_ready(name) is False:
-        return ("kubelet", "the node is NotReady, so no device plugin can register with its kubelet",
-                f"kubectl describe node {name}  # fix the kubelet / node condition first", evidence)
+        return (
+            "kubelet",
+            "the node is NotReady, so no device plugin can register with its kubelet",
+            f"kubectl describe node {name}  # fix the kubelet / node condition first",
+            evidence,
+        )
     if labels.get(DEPLOY_OPERANDS) == "false":
-        evidence.append(_label_evidence(name, DEPLOY_OPERANDS, "false",
-                                        "the GPU Operator deploys no operand here"))
-        return ("operands disabled", f"{DEPLOY_OPERANDS}=false: the GPU Operator deploys nothing on this node",
-                f"kubectl label node {name} {DEPLOY_OPERANDS}-  # let the operator manage the node", evidence)
+        evidence.append(
+            _label_evidence(name, DEPLOY_OPERANDS, "false", "the GPU Operator deploys no operand here")
+        )
+        return (
+            "operands disabled",
+            f"{DEPLOY_OPERANDS}=false: the GPU Operator deploys nothing on this node",
+            f"kubectl label node {name} {DEPLOY_OPERANDS}-  # let the operator manage the node",
+            evidence,
+        )
     components = facts.components_on(name)
     problems: list[tuple[Component, Pod]] = [(c, p) for c, p in components if pod_problem(p) is not None]
     for component, pod in problems:
@@ -303,66 +339,111 @@ def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[st
         for pod in by_id.get(step, ()):
             if pod_problem(pod) is None:
                 continue
-            later = [s for s in CHAIN[CHAIN.index(step) + 1:]]
+            later = [s for s in CHAIN[CHAIN.index(step) + 1 :]]
             waits = f"; {', '.join(later)} wait for it" if later else ""
             ns = pod.metadata.namespace or "default"
-            return (step, f"pod {_pod_name(pod)} is {_problem_text(pod)}{waits}",
-                    f"kubectl logs -n {ns} {pod.metadata.name} --all-containers --previous  # {_fix_hint(step)}",
-                    evidence)
+            return (
+                step,
+                f"pod {_pod_name(pod)} is {_problem_text(pod)}{waits}",
+                f"kubectl logs -n {ns} {pod.metadata.name} --all-containers --previous  # {_fix_hint(step)}",
+                evidence,
+            )
     deploy_plugin = labels.get(inv.DEPLOY_DEVICE_PLUGIN)
     plugin_pods = by_id.get("device-plugin", [])
     if not plugin_pods:
         if deploy_plugin is not None:
-            evidence.append(_label_evidence(name, inv.DEPLOY_DEVICE_PLUGIN, deploy_plugin,
-                                            "gates the operator's device-plugin DaemonSet"))
+            evidence.append(
+                _label_evidence(
+                    name,
+                    inv.DEPLOY_DEVICE_PLUGIN,
+                    deploy_plugin,
+                    "gates the operator's device-plugin DaemonSet",
+                )
+            )
         if deploy_plugin == "false":
-            return ("device plugin disabled",
-                    f"{inv.DEPLOY_DEVICE_PLUGIN}=false: the operator does not run the device plugin here",
-                    f"kubectl label node {name} {inv.DEPLOY_DEVICE_PLUGIN}=true --overwrite", evidence)
+            return (
+                "device plugin disabled",
+                f"{inv.DEPLOY_DEVICE_PLUGIN}=false: the operator does not run the device plugin here",
+                f"kubectl label node {name} {inv.DEPLOY_DEVICE_PLUGIN}=true --overwrite",
+                evidence,
+            )
         if deploy_plugin == PAUSED:
             state = labels.get(inv.MIG_CONFIG_STATE, "")
-            return ("mig-manager",
-                    f"the MIG manager paused the device plugin for a MIG change ({inv.MIG_CONFIG_STATE}={state or 'unset'})",
-                    f"kubectl logs -n gpu-operator -l app=nvidia-mig-manager --tail=100  # on {name}; "
-                    "the plugin returns when the MIG change succeeds", evidence)
+            return (
+                "mig-manager",
+                f"the MIG manager paused the device plugin for a MIG change ({inv.MIG_CONFIG_STATE}={state or 'unset'})",
+                f"kubectl logs -n gpu-operator -l app=nvidia-mig-manager --tail=100  # on {name}; "
+                "the plugin returns when the MIG change succeeds",
+                evidence,
+            )
         anywhere = [p for c, p in facts.component_pods() if c.id == "device-plugin"]
         if not anywhere:
-            return ("device plugin", "no GPU device plugin runs anywhere in the cluster",
-                    "install the NVIDIA GPU Operator (helm install gpu-operator nvidia/gpu-operator) or the "
-                    "NVIDIA device plugin DaemonSet", evidence)
-        if labelled and GPU_PRESENT not in labels and any(c.id == "gpu-operator" for c, _ in facts.component_pods()):
-            return ("node labelling", f"the GPU Operator has not labelled the node ({GPU_PRESENT} missing): "
-                    "Node Feature Discovery did not report the NVIDIA PCI device",
-                    "kubectl get pods -n gpu-operator -o wide | grep node-feature-discovery  # the NFD worker "
-                    f"must run on {name}", evidence)
-        taints = ", ".join(f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
-                           for t in node.spec.taints)
-        return ("device plugin", f"no device-plugin pod runs on this node although {len(anywhere)} run elsewhere"
-                + (f" (node taints: {taints})" if taints else ""),
-                "compare the device-plugin DaemonSet's nodeSelector and tolerations with this node's labels "
-                f"and taints: kubectl get ds -A | grep device-plugin; kubectl describe node {name}", evidence)
+            return (
+                "device plugin",
+                "no GPU device plugin runs anywhere in the cluster",
+                "install the NVIDIA GPU Operator (helm install gpu-operator nvidia/gpu-operator) or the "
+                "NVIDIA device plugin DaemonSet",
+                evidence,
+            )
+        if (
+            labelled
+            and GPU_PRESENT not in labels
+            and any(c.id == "gpu-operator" for c, _ in facts.component_pods())
+        ):
+            return (
+                "node labelling",
+                f"the GPU Operator has not labelled the node ({GPU_PRESENT} missing): "
+                "Node Feature Discovery did not report the NVIDIA PCI device",
+                "kubectl get pods -n gpu-operator -o wide | grep node-feature-discovery  # the NFD worker "
+                f"must run on {name}",
+                evidence,
+            )
+        taints = ", ".join(
+            f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in node.spec.taints
+        )
+        return (
+            "device plugin",
+            f"no device-plugin pod runs on this node although {len(anywhere)} run elsewhere"
+            + (f" (node taints: {taints})" if taints else ""),
+            "compare the device-plugin DaemonSet's nodeSelector and tolerations with this node's labels "
+            f"and taints: kubectl get ds -A | grep device-plugin; kubectl describe node {name}",
+            evidence,
+        )
     pod = plugin_pods[0]
-    evidence.append(_pod_evidence(pod, "device plugin pod is up, yet nothing is registered", status="Running"))
+    evidence.append(
+        _pod_evidence(pod, "device plugin pod is up, yet nothing is registered", status="Running")
+    )
     ns = pod.metadata.namespace or "default"
     if labels.get(inv.MIG_CONFIG_STATE) == "failed":
         # A failed MIG change leaves GPUs MIG-enabled with no (or not all) MIG devices. The plugin
         # serves whole GPUs only when MIG is disabled on them and MIG resources only for existing
         # MIG devices (reference/nvidia-gpu-stack.md §1.2), so it runs and registers nothing.
         config = labels.get(inv.MIG_CONFIG, "")
-        evidence.append(_label_evidence(name, inv.MIG_CONFIG_STATE, "failed",
-                                        f"the MIG manager could not apply {inv.MIG_CONFIG}={config or 'unset'}"))
-        return ("mig-manager",
-                f"the MIG manager failed to apply {inv.MIG_CONFIG}={config!r} ({inv.MIG_CONFIG_STATE}=failed): "
-                f"device-plugin pod {_pod_name(pod)} runs but finds no GPU with MIG disabled and no MIG device "
-                "to serve",
-                f"kubectl logs -n {ns} -l app=nvidia-mig-manager --tail=100  # on {name}; then relabel the node "
-                f"with an entry of the mig-parted config: kubectl label node {name} {inv.MIG_CONFIG}=<entry> "
-                "--overwrite", evidence)
-    return ("device plugin registration",
-            f"device-plugin pod {_pod_name(pod)} runs but the kubelet lists no GPU: it found no device or "
-            "could not register (driver not loaded on the host, kubelet restarted since)",
-            f"kubectl logs -n {ns} {pod.metadata.name}  # then restart it: kubectl delete pod -n {ns} {pod.metadata.name}",
-            evidence)
+        evidence.append(
+            _label_evidence(
+                name,
+                inv.MIG_CONFIG_STATE,
+                "failed",
+                f"the MIG manager could not apply {inv.MIG_CONFIG}={config or 'unset'}",
+            )
+        )
+        return (
+            "mig-manager",
+            f"the MIG manager failed to apply {inv.MIG_CONFIG}={config!r} ({inv.MIG_CONFIG_STATE}=failed): "
+            f"device-plugin pod {_pod_name(pod)} runs but finds no GPU with MIG disabled and no MIG device "
+            "to serve",
+            f"kubectl logs -n {ns} -l app=nvidia-mig-manager --tail=100  # on {name}; then relabel the node "
+            f"with an entry of the mig-parted config: kubectl label node {name} {inv.MIG_CONFIG}=<entry> "
+            "--overwrite",
+            evidence,
+        )
+    return (
+        "device plugin registration",
+        f"device-plugin pod {_pod_name(pod)} runs but the kubelet lists no GPU: it found no device or "
+        "could not register (driver not loaded on the host, kubelet restarted since)",
+        f"kubectl logs -n {ns} {pod.metadata.name}  # then restart it: kubectl delete pod -n {ns} {pod.metadata.name}",
+        evidence,
+    )
 
 
 def _fix_hint(step: str) -> str:
@@ -441,14 +522,31 @@ def gpu_unhealthy_devices(ctx: LintContext, facts: ClusterFacts) -> Iterator[Clu
                 continue
             bad = use.capacity - use.allocatable
             evidence = [
-                Evidence("resource", node_ref(name), f"status.capacity[{resource}]", use.capacity,
-                         "devices the plugin registered"),
-                Evidence("resource", node_ref(name), f"status.allocatable[{resource}]", use.allocatable,
-                         "healthy devices the scheduler may hand out"),
+                Evidence(
+                    "resource",
+                    node_ref(name),
+                    f"status.capacity[{resource}]",
+                    use.capacity,
+                    "devices the plugin registered",
+                ),
+                Evidence(
+                    "resource",
+                    node_ref(name),
+                    f"status.allocatable[{resource}]",
+                    use.allocatable,
+                    "healthy devices the scheduler may hand out",
+                ),
             ]
             if use.allocated:
-                evidence.append(Evidence("resource", node_ref(name), f"allocated[{resource}]", use.allocated,
-                                         "held by pods on the node"))
+                evidence.append(
+                    Evidence(
+                        "resource",
+                        node_ref(name),
+                        f"allocated[{resource}]",
+                        use.allocated,
+                        "held by pods on the node",
+                    )
+                )
             plugin = next((p for c, p in facts.components_on(name) if c.id == "device-plugin"), None)
             if plugin is not None:
                 logs = f"kubectl logs -n {plugin.metadata.namespace} {plugin.metadata.name} | grep -i -e xid -e unhealthy"
@@ -456,12 +554,18 @@ def gpu_unhealthy_devices(ctx: LintContext, facts: ClusterFacts) -> Iterator[Clu
             else:
                 logs = f"nvidia-smi -q -d ECC,PAGE_RETIREMENT on {name}"
             model = f" {node_inv.model}" if node_inv.model else ""
-            message = (f"node {name}: {bad} of {use.capacity}{model} {resource} unhealthy (allocatable "
-                       f"{use.allocatable} < capacity {use.capacity}); the node can no longer host "
-                       f"{_article(use.capacity)} {use.capacity}-device pod")
-            fix = (f"{logs}; then kubectl drain {name} --ignore-daemonsets, reset (nvidia-smi -r) or replace the "
-                   "GPU, and restart the device plugin pod to re-register it")
-            yield _finding(ctx, facts.manifest(node), ("status", "allocatable", resource), message, fix, evidence)
+            message = (
+                f"node {name}: {bad} of {use.capacity}{model} {resource} unhealthy (allocatable "
+                f"{use.allocatable} < capacity {use.capacity}); the node can no longer host "
+                f"{_article(use.capacity)} {use.capacity}-device pod"
+            )
+            fix = (
+                f"{logs}; then kubectl drain {name} --ignore-daemonsets, reset (nvidia-smi -r) or replace the "
+                "GPU, and restart the device plugin pod to re-register it"
+            )
+            yield _finding(
+                ctx, facts.manifest(node), ("status", "allocatable", resource), message, fix, evidence
+            )
 
 
 # -- gpu-operator-pods-failing ------------------------------------------------------------------
@@ -545,21 +649,33 @@ def gpu_operator_pods_failing(ctx: LintContext, facts: ClusterFacts) -> Iterator
     groups: dict[tuple[str, str], list[tuple[Component, Pod]]] = {}
     for component, pod in facts.component_pods():
         if pod_problem(pod) is not None:
-            groups.setdefault((pod.metadata.namespace or "default", component.workload), []).append((component, pod))
-    for (namespace, workload), members in sorted(groups.items(), key=lambda item: (item[1][0][0].position, item[0])):
+            groups.setdefault((pod.metadata.namespace or "default", component.workload), []).append(
+                (component, pod)
+            )
+    for (namespace, workload), members in sorted(
+        groups.items(), key=lambda item: (item[1][0][0].position, item[0])
+    ):
         component = members[0][0]
         pods = [pod for _, pod in members]
-        owner = (facts.find_object("DaemonSet", namespace, workload)
-                 or facts.find_object("Deployment", namespace, workload))
+        owner = facts.find_object("DaemonSet", namespace, workload) or facts.find_object(
+            "Deployment", namespace, workload
+        )
         obj = owner or facts.manifest(pods[0])
-        listed = "; ".join(f"{p.spec.node_name or p.metadata.name}: {_problem_text(p)}" for p in pods[:MAX_LISTED])
+        listed = "; ".join(
+            f"{p.spec.node_name or p.metadata.name}: {_problem_text(p)}" for p in pods[:MAX_LISTED]
+        )
         more = f"; and {len(pods) - MAX_LISTED} more" if len(pods) > MAX_LISTED else ""
-        message = (f"{component.id} {workload} in {namespace}: {_plural(len(pods), 'pod')} failing "
-                   f"({listed}{more})")
+        message = (
+            f"{component.id} {workload} in {namespace}: {_plural(len(pods), 'pod')} failing ({listed}{more})"
+        )
         first = pods[0]
-        fix = (f"kubectl logs -n {namespace} {first.metadata.name} --all-containers --previous  "
-               f"# {_fix_hint(component.id)}")
-        evidence = [_pod_evidence(p, f"on node {p.spec.node_name or '(none)'}: {_problem_text(p)}") for p in pods]
+        fix = (
+            f"kubectl logs -n {namespace} {first.metadata.name} --all-containers --previous  "
+            f"# {_fix_hint(component.id)}"
+        )
+        evidence = [
+            _pod_evidence(p, f"on node {p.spec.node_name or '(none)'}: {_problem_text(p)}") for p in pods
+        ]
         yield _finding(ctx, obj, ("status",) if owner is None else (), message, fix, evidence)
 
 
@@ -653,8 +769,9 @@ def mig_config_failed(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
     known: set[str] | None = None
     cm_name = ""
     configmap_checked = False
-    for _node_inv, node, flags in _flagged_nodes(facts, {inv.FLAG_MIG_FAILED, inv.FLAG_MIG_PENDING,
-                                                        inv.FLAG_MIG_INVALID}):
+    for _node_inv, node, flags in _flagged_nodes(
+        facts, {inv.FLAG_MIG_FAILED, inv.FLAG_MIG_PENDING, inv.FLAG_MIG_INVALID}
+    ):
         if not configmap_checked:
             from gpuplane.diagnose.mig import known_configs, mig_parted_configmap
 
@@ -666,63 +783,111 @@ def mig_config_failed(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
         yield from _mig_findings(ctx, facts, node, flags, known, cm_name)
 
 
-def _mig_findings(ctx: LintContext, facts: ClusterFacts, node: Node, flags: set[str],
-                  known: set[str] | None, cm_name: str) -> Iterator[ClusterFinding]:
+def _mig_findings(
+    ctx: LintContext, facts: ClusterFacts, node: Node, flags: set[str], known: set[str] | None, cm_name: str
+) -> Iterator[ClusterFinding]:
     name = node.metadata.name
     labels = node.metadata.labels
     config = labels.get(inv.MIG_CONFIG, "")
     state = labels.get(inv.MIG_CONFIG_STATE, "")
-    evidence = [_label_evidence(name, inv.MIG_CONFIG, config or None,
-                                "the mig-parted entry the node asks for")]
+    evidence = [
+        _label_evidence(name, inv.MIG_CONFIG, config or None, "the mig-parted entry the node asks for")
+    ]
     if state:
-        evidence.append(_label_evidence(name, inv.MIG_CONFIG_STATE, state,
-                                        "set by the MIG manager"))
+        evidence.append(_label_evidence(name, inv.MIG_CONFIG_STATE, state, "set by the MIG manager"))
     plugin_label = labels.get(inv.DEPLOY_DEVICE_PLUGIN)
     if plugin_label == PAUSED:
-        evidence.append(_label_evidence(name, inv.DEPLOY_DEVICE_PLUGIN, PAUSED,
-                                        "the device plugin is stopped until the change completes"))
+        evidence.append(
+            _label_evidence(
+                name,
+                inv.DEPLOY_DEVICE_PLUGIN,
+                PAUSED,
+                "the device plugin is stopped until the change completes",
+            )
+        )
     managers = [p for c, p in facts.components_on(name) if c.id == "mig-manager"]
     manager_problem = next((p for p in managers if pod_problem(p) is not None), None)
     for pod in managers:
         evidence.append(_pod_evidence(pod, "MIG manager on the node"))
-    logs = (f"kubectl logs -n {managers[0].metadata.namespace} {managers[0].metadata.name} --tail=200"
-            if managers else "kubectl logs -n gpu-operator -l app=nvidia-mig-manager --tail=200")
+    logs = (
+        f"kubectl logs -n {managers[0].metadata.namespace} {managers[0].metadata.name} --tail=200"
+        if managers
+        else "kubectl logs -n gpu-operator -l app=nvidia-mig-manager --tail=200"
+    )
     missing_entry = ""
     if config and known is not None and config not in known:
         missing_entry = f"; entry {config!r} does not exist in the mig-parted config {cm_name}"
-        evidence.append(Evidence("object", ref("v1", "ConfigMap", cm_name.split("/")[0] if "/" in cm_name else None,
-                                               cm_name.split("/")[-1]),
-                                 "data[config.yaml].mig-configs", sorted(known), f"no entry named {config}"))
+        evidence.append(
+            Evidence(
+                "object",
+                ref(
+                    "v1",
+                    "ConfigMap",
+                    cm_name.split("/")[0] if "/" in cm_name else None,
+                    cm_name.split("/")[-1],
+                ),
+                "data[config.yaml].mig-configs",
+                sorted(known),
+                f"no entry named {config}",
+            )
+        )
     relabel = f"kubectl label node {name} {inv.MIG_CONFIG}=<entry of the mig-parted config> --overwrite"
     obj, state_label = facts.manifest(node), ("metadata", "labels", inv.MIG_CONFIG_STATE)
     if inv.FLAG_MIG_FAILED in flags:
-        message = (f"node {name}: the MIG manager failed to apply {inv.MIG_CONFIG}={config!r} "
-                   f"({inv.MIG_CONFIG_STATE}=failed){missing_entry}; its GPUs keep the previous layout or none")
-        yield _finding(ctx, obj, state_label, message,
-                       f"{logs}  # then: {relabel}", evidence)
+        message = (
+            f"node {name}: the MIG manager failed to apply {inv.MIG_CONFIG}={config!r} "
+            f"({inv.MIG_CONFIG_STATE}=failed){missing_entry}; its GPUs keep the previous layout or none"
+        )
+        yield _finding(ctx, obj, state_label, message, f"{logs}  # then: {relabel}", evidence)
     elif inv.FLAG_MIG_PENDING in flags:
         if not managers or manager_problem is not None:
-            why = ("no MIG manager pod runs on the node" if not managers
-                   else f"the MIG manager pod is {_problem_text(manager_problem)}" if manager_problem else "")
-            message = (f"node {name}: MIG change to {config!r} is stuck ({inv.MIG_CONFIG_STATE}={state}): {why}"
-                       f"{missing_entry}; the device plugin stays paused, the node advertises no GPUs")
-            yield _finding(ctx, obj, state_label, message,
-                           f"{logs}  # fix the MIG manager, or {relabel}", evidence)
+            why = (
+                "no MIG manager pod runs on the node"
+                if not managers
+                else f"the MIG manager pod is {_problem_text(manager_problem)}"
+                if manager_problem
+                else ""
+            )
+            message = (
+                f"node {name}: MIG change to {config!r} is stuck ({inv.MIG_CONFIG_STATE}={state}): {why}"
+                f"{missing_entry}; the device plugin stays paused, the node advertises no GPUs"
+            )
+            yield _finding(
+                ctx, obj, state_label, message, f"{logs}  # fix the MIG manager, or {relabel}", evidence
+            )
         else:
-            message = (f"node {name}: MIG change to {config!r} in progress ({inv.MIG_CONFIG_STATE}={state})"
-                       f"{missing_entry}; its GPUs are withheld until it succeeds")
-            yield _finding(ctx, obj, state_label, message,
-                           f"{logs}  # if the state does not reach success within minutes", evidence,
-                           severity="warning")
+            message = (
+                f"node {name}: MIG change to {config!r} in progress ({inv.MIG_CONFIG_STATE}={state})"
+                f"{missing_entry}; its GPUs are withheld until it succeeds"
+            )
+            yield _finding(
+                ctx,
+                obj,
+                state_label,
+                message,
+                f"{logs}  # if the state does not reach success within minutes",
+                evidence,
+                severity="warning",
+            )
     if inv.FLAG_MIG_INVALID in flags:
         product = labels.get(inv.GFD_PRODUCT, "")
-        evidence_invalid = [_label_evidence(name, inv.GFD_PRODUCT, product,
-                                            "GFD: the MIG layout does not fit the single strategy")]
-        message = (f"node {name}: GPU Feature Discovery reports {product}: with MIG strategy single every GPU "
-                   "must be MIG-enabled with one and the same profile")
-        yield _finding(ctx, obj, ("metadata", "labels", inv.GFD_PRODUCT), message,
-                       f"{relabel}  # an all-<profile> entry, or switch the ClusterPolicy to mig.strategy: mixed",
-                       evidence_invalid)
+        evidence_invalid = [
+            _label_evidence(
+                name, inv.GFD_PRODUCT, product, "GFD: the MIG layout does not fit the single strategy"
+            )
+        ]
+        message = (
+            f"node {name}: GPU Feature Discovery reports {product}: with MIG strategy single every GPU "
+            "must be MIG-enabled with one and the same profile"
+        )
+        yield _finding(
+            ctx,
+            obj,
+            ("metadata", "labels", inv.GFD_PRODUCT),
+            message,
+            f"{relabel}  # an all-<profile> entry, or switch the ClusterPolicy to mig.strategy: mixed",
+            evidence_invalid,
+        )
 
 
 # -- gang-partially-running ---------------------------------------------------------------------
@@ -823,8 +988,14 @@ def _podgroup_min(facts: ClusterFacts, gang: LiveGang) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _gang_finding(ctx: LintContext, facts: ClusterFacts, gang: LiveGang, bound: list[Pod], waiting: list[Pod],
-                  held: dict[str, int]) -> ClusterFinding:
+def _gang_finding(
+    ctx: LintContext,
+    facts: ClusterFacts,
+    gang: LiveGang,
+    bound: list[Pod],
+    waiting: list[Pod],
+    held: dict[str, int],
+) -> ClusterFinding:
     pg = facts.find_object("PodGroup", gang.namespace, gang.name) if gang.group_kind == "PodGroup" else None
     owner = None
     if pg is None:
@@ -836,32 +1007,70 @@ def _gang_finding(ctx: LintContext, facts: ClusterFacts, gang: LiveGang, bound: 
     obj = pg or owner or facts.manifest(waiting[0])
     evidence: list[Evidence] = []
     if pg is not None:
-        evidence.append(Evidence("podgroup", pg.ref(), "spec.minMember", pg.get("spec", "minMember"),
-                                 "pods that must be placed together"))
+        evidence.append(
+            Evidence(
+                "podgroup",
+                pg.ref(),
+                "spec.minMember",
+                pg.get("spec", "minMember"),
+                "pods that must be placed together",
+            )
+        )
         for condition in pg.get("status", "conditions", default=[]):
             if isinstance(condition, dict) and condition.get("status") == "True" and condition.get("message"):
-                evidence.append(Evidence("condition", pg.ref(), f"status.conditions[{condition.get('type')}]",
-                                         condition.get("message"), str(condition.get("reason") or "")))
+                evidence.append(
+                    Evidence(
+                        "condition",
+                        pg.ref(),
+                        f"status.conditions[{condition.get('type')}]",
+                        condition.get("message"),
+                        str(condition.get("reason") or ""),
+                    )
+                )
     for pod in bound:
-        evidence.append(Evidence("pod", _pod_ref(pod), "spec.nodeName",
-                                 pod.spec.node_name, f"{pod.status.phase}, holds {_requests_text(facts.gpu_requests(pod))}"))
+        evidence.append(
+            Evidence(
+                "pod",
+                _pod_ref(pod),
+                "spec.nodeName",
+                pod.spec.node_name,
+                f"{pod.status.phase}, holds {_requests_text(facts.gpu_requests(pod))}",
+            )
+        )
     for pod in waiting:
-        evidence.append(Evidence("pod", _pod_ref(pod),
-                                 "status.conditions[PodScheduled]", pod_scheduled_message(pod) or "Pending",
-                                 f"waits for {_requests_text(facts.gpu_requests(pod))}"))
+        evidence.append(
+            Evidence(
+                "pod",
+                _pod_ref(pod),
+                "status.conditions[PodScheduled]",
+                pod_scheduled_message(pod) or "Pending",
+                f"waits for {_requests_text(facts.gpu_requests(pod))}",
+            )
+        )
     minimum = f", minMember {gang.min_member}" if gang.min_member is not None else ""
-    mechanism = (f" (gang scheduler: {gang.mechanism})" if gang.group_kind == "PodGroup" or gang.mechanism == "kueue"
-                 else " (no gang scheduler)")
-    message = (f"{gang.label}{mechanism}: {len(bound)} of {len(gang.pods)} pods placed and {len(waiting)} Pending"
-               f"{minimum}; the placed pods hold {_requests_text(held)} while the job cannot start")
-    names = " ".join(p.metadata.name for p in bound[:MAX_LISTED]) + (" ..." if len(bound) > MAX_LISTED else "")
+    mechanism = (
+        f" (gang scheduler: {gang.mechanism})"
+        if gang.group_kind == "PodGroup" or gang.mechanism == "kueue"
+        else " (no gang scheduler)"
+    )
+    message = (
+        f"{gang.label}{mechanism}: {len(bound)} of {len(gang.pods)} pods placed and {len(waiting)} Pending"
+        f"{minimum}; the placed pods hold {_requests_text(held)} while the job cannot start"
+    )
+    names = " ".join(p.metadata.name for p in bound[:MAX_LISTED]) + (
+        " ..." if len(bound) > MAX_LISTED else ""
+    )
     if gang.group_kind == "PodGroup":
-        fix = (f"kubectl delete pod -n {gang.namespace} {names}  # release the held GPUs; the gang restarts whole "
-               f"once {len(gang.pods)} pods fit (minMember must equal the ranks the job needs)")
+        fix = (
+            f"kubectl delete pod -n {gang.namespace} {names}  # release the held GPUs; the gang restarts whole "
+            f"once {len(gang.pods)} pods fit (minMember must equal the ranks the job needs)"
+        )
     else:
-        fix = (f"kubectl delete pod -n {gang.namespace} {names}  # release the held GPUs; then schedule the job "
-               "as a gang: Volcano (schedulerName: volcano + minAvailable), a coscheduling PodGroup, or a Kueue "
-               "queue with waitForPodsReady")
+        fix = (
+            f"kubectl delete pod -n {gang.namespace} {names}  # release the held GPUs; then schedule the job "
+            "as a gang: Volcano (schedulerName: volcano + minAvailable), a coscheduling PodGroup, or a Kueue "
+            "queue with waitForPodsReady"
+        )
     return _finding(ctx, obj, (), message, fix, evidence)
 
 
@@ -958,17 +1167,23 @@ def gpu_fragmentation(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
             if not frees or total < want or best >= want:
                 continue
             ranked = sorted(frees.items(), key=lambda item: (-item[1], item[0]))
-            evidence = [Evidence("pod", _pod_ref(pod),
-                                 f"requests[{resource}]", want, "needed on one node")]
+            evidence = [Evidence("pod", _pod_ref(pod), f"requests[{resource}]", want, "needed on one node")]
             for node_name, free in ranked[:8]:
-                evidence.append(Evidence("node", node_ref(node_name), f"free[{resource}]", free,
-                                         _node_model(facts, node_name)))
+                evidence.append(
+                    Evidence(
+                        "node", node_ref(node_name), f"free[{resource}]", free, _node_model(facts, node_name)
+                    )
+                )
             listed = ", ".join(f"{n} {f}" for n, f in ranked[:4]) + (", ..." if len(ranked) > 4 else "")
-            message = (f"pod {pod.key} needs {want} {resource} on one node: {total} are free on the "
-                       f"{_plural(len(frees), 'node')} it may use ({listed}), at most {best} on any one")
+            message = (
+                f"pod {pod.key} needs {want} {resource} on one node: {total} are free on the "
+                f"{_plural(len(frees), 'node')} it may use ({listed}), at most {best} on any one"
+            )
             drain = ranked[0][0]
-            fix = (f"bin-pack GPU jobs (NodeResourcesFit scoringStrategy MostAllocated on {resource}); to start "
-                   f"it now: kubectl cordon {drain} and move its GPU pods, or split it into pods of at most {best}")
+            fix = (
+                f"bin-pack GPU jobs (NodeResourcesFit scoringStrategy MostAllocated on {resource}); to start "
+                f"it now: kubectl cordon {drain} and move its GPU pods, or split it into pods of at most {best}"
+            )
             yield _finding(ctx, facts.manifest(pod), ("spec", "containers"), message, fix, evidence)
 
 
@@ -1122,18 +1337,29 @@ def pending_gpu_pod(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFi
     for pod in facts.pending_gpu_pods():
         expl = facts.explanation(pod)
         requests = facts.gpu_requests(pod)
-        evidence = [Evidence("pod", _pod_ref(pod), "requests", requests,
-                             "accelerators asked for")]
+        evidence = [Evidence("pod", _pod_ref(pod), "requests", requests, "accelerators asked for")]
         observed = expl.get("observed") or ""
         if observed:
-            evidence.append(Evidence("condition", _pod_ref(pod),
-                                     "status.conditions[PodScheduled]", observed,
-                                     f"written by {pod.spec.scheduler_name or 'default-scheduler'}"))
+            evidence.append(
+                Evidence(
+                    "condition",
+                    _pod_ref(pod),
+                    "status.conditions[PodScheduled]",
+                    observed,
+                    f"written by {pod.spec.scheduler_name or 'default-scheduler'}",
+                )
+            )
         for row in expl.get("table", [])[:6]:
             sample = ", ".join(row["sample"][:3]) + (", ..." if row["nodes"] > 3 else "")
-            evidence.append(Evidence("scheduler", _pod_ref(pod),
-                                     f"filter[{row['plugin']}]", "; ".join(row["reasons"]),
-                                     f"{_plural(row['nodes'], 'node')}: {sample}"))
+            evidence.append(
+                Evidence(
+                    "scheduler",
+                    _pod_ref(pod),
+                    f"filter[{row['plugin']}]",
+                    "; ".join(row["reasons"]),
+                    f"{_plural(row['nodes'], 'node')}: {sample}",
+                )
+            )
         message = expl.get("message") or observed or "no scheduling message recorded"
         causes = expl.get("causes") or []
         summary = f"; {causes[0]}" if causes else ""
@@ -1144,6 +1370,8 @@ def pending_gpu_pod(ctx: LintContext, facts: ClusterFacts) -> Iterator[ClusterFi
         elif fixes:
             fix = "\n".join(f"{i}) {item}" for i, item in enumerate(fixes, 1))
         else:
-            fix = (f"gpuplane why-pending --cluster {facts.state.source or 'SOURCE'} --pod {pod.key}  "
-                   "# per-node reasons")
+            fix = (
+                f"gpuplane why-pending --cluster {facts.state.source or 'SOURCE'} --pod {pod.key}  "
+                "# per-node reasons"
+            )
         yield _finding(ctx, facts.manifest(pod), ("spec",), text, fix, evidence, explanation=expl)

@@ -68,8 +68,12 @@ class GpuPool(_Model):
 
     name: DnsLabel
     gpu: str = Field(description="GPU model as the hardware catalog names it, e.g. H100-80GB, L4")
-    instance_types: list[str] = Field(default_factory=list, description="cloud instance types from the catalog")
-    gpus_per_node: int | None = Field(default=None, ge=1, description="required when no instance type is given")
+    instance_types: list[str] = Field(
+        default_factory=list, description="cloud instance types from the catalog"
+    )
+    gpus_per_node: int | None = Field(
+        default=None, ge=1, description="required when no instance type is given"
+    )
     count: int | None = Field(default=None, ge=0, description="fixed node count")
     min: int | None = Field(default=None, ge=0)
     max: int | None = Field(default=None, ge=0)
@@ -81,12 +85,14 @@ class GpuPool(_Model):
     capacity_type: Literal["on-demand", "spot", "reserved"] = "on-demand"
     root_volume_gi: int = Field(default=200, ge=20, description="node disk for images + model artifacts")
     cpus_per_node: int | None = Field(
-        default=None, ge=1,
+        default=None,
+        ge=1,
         description="host logical CPUs per node; on-prem only (cloud pools take it from the instance type). "
-                    "Default for 8 x H100-80GB: DGX H100 (224)",
+        "Default for 8 x H100-80GB: DGX H100 (224)",
     )
     memory_per_node_gi: int | None = Field(
-        default=None, ge=1,
+        default=None,
+        ge=1,
         description="host memory per node in GiB; on-prem only. Default for 8 x H100-80GB: DGX H100 (2048)",
     )
 
@@ -136,14 +142,19 @@ class Tenant(_Model):
 
 class Autoscaling(_Model):
     provisioner: Literal["none", "cluster-autoscaler", "karpenter"] = "none"
-    gpu_limit: int | None = Field(default=None, ge=0, description="cluster-wide cap on GPUs the autoscaler adds")
+    gpu_limit: int | None = Field(
+        default=None, ge=0, description="cluster-wide cap on GPUs the autoscaler adds"
+    )
     consolidation: Literal["protect-training", "when-empty", "when-underutilized"] = "protect-training"
     consolidate_after: str = Field(default="30m", pattern=r"^([0-9]+(s|m|h))+$|^Never$")
     scale_down_gpu_utilization: float = Field(default=0.5, gt=0, le=1)
-    ami_alias: str = Field(default="al2023@v20250715", description="Karpenter EC2NodeClass amiSelectorTerms alias")
+    ami_alias: str = Field(
+        default="al2023@v20250715", description="Karpenter EC2NodeClass amiSelectorTerms alias"
+    )
     node_role: str | None = Field(default=None, description="Karpenter EC2NodeClass IAM role")
     iam_role_arn: str | None = Field(
-        default=None, pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$",
+        default=None,
+        pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$",
         description="Karpenter controller IAM role (IRSA): annotated on the chart's service account",
     )
 
@@ -156,7 +167,9 @@ class Volume(_Model):
         "nfs", "efs", "filestore", "azurefile", "fsx-lustre", "managed-lustre", "azure-lustre", "gpfs"
     ]
     size: Quantity
-    access_mode: Literal["ReadWriteMany", "ReadOnlyMany", "ReadWriteOnce", "ReadWriteOncePod"] = "ReadWriteMany"
+    access_mode: Literal["ReadWriteMany", "ReadOnlyMany", "ReadWriteOnce", "ReadWriteOncePod"] = (
+        "ReadWriteMany"
+    )
     namespaces: list[str] = Field(default_factory=list, description="tenants that get a claim (default: all)")
     parameters: dict[str, str] = Field(default_factory=dict, description="StorageClass parameters")
 
@@ -180,7 +193,9 @@ class Storage(_Model):
     high_performance: list[Volume] = Field(default_factory=list)
     checkpoints: CheckpointClaims | None = None
     model_cache: ModelCache | None = None
-    model_artifacts_gi: int = Field(default=50, ge=1, description="ephemeral-storage for model artifacts per pod")
+    model_artifacts_gi: int = Field(
+        default=50, ge=1, description="ephemeral-storage for model artifacts per pod"
+    )
 
 
 class TrainingTemplate(_Model):
@@ -194,14 +209,19 @@ class TrainingTemplate(_Model):
     script: list[str] = Field(
         default_factory=lambda: ["train.py"],
         description="program and arguments each rank runs; gpuplane wraps it in the launcher the kind needs "
-                    "(torchrun with node rank and rendezvous, or mpirun)",
+        "(torchrun with node rank and rendezvous, or mpirun)",
     )
     command: list[str] | None = Field(
-        default=None, description="full command override: replaces the generated launcher (you own rank wiring)",
+        default=None,
+        description="full command override: replaces the generated launcher (you own rank wiring)",
     )
     shm_size: Quantity = "16Gi"
-    cpu: CpuQuantity | None = Field(default=None, description="CPU per pod (default: the pod's GPU share of the node)")
-    memory: Quantity | None = Field(default=None, description="memory per pod (default: its GPU share of the node)")
+    cpu: CpuQuantity | None = Field(
+        default=None, description="CPU per pod (default: the pod's GPU share of the node)"
+    )
+    memory: Quantity | None = Field(
+        default=None, description="memory per pod (default: its GPU share of the node)"
+    )
 
 
 class InferenceTemplate(_Model):
@@ -217,11 +237,16 @@ class InferenceTemplate(_Model):
     target: str = Field(default="5", description="target average per pod (waiting requests, or GPU util %)")
     startup_budget_s: int = Field(default=900, ge=60, description="startupProbe window for weight loading")
     model_size_gb: float | None = Field(
-        default=None, gt=0,
+        default=None,
+        gt=0,
         description="weights in GB (bf16: 2 x parameters in billions); known for the models gpuplane lists",
     )
-    cpu: CpuQuantity | None = Field(default=None, description="CPU per pod (default: the pod's GPU share of the node)")
-    memory: Quantity | None = Field(default=None, description="memory per pod (default: its GPU share of the node)")
+    cpu: CpuQuantity | None = Field(
+        default=None, description="CPU per pod (default: the pod's GPU share of the node)"
+    )
+    memory: Quantity | None = Field(
+        default=None, description="memory per pod (default: its GPU share of the node)"
+    )
 
 
 class Workloads(_Model):
@@ -274,7 +299,9 @@ def _format_errors(exc: ValidationError) -> list[str]:
     problems = []
     for err in exc.errors():
         # Drop pydantic's union/validator tags from the path: users know their field names only.
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+        loc = tuple(
+            p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))
+        )
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown field"

@@ -43,7 +43,9 @@ CATALOG_PROVIDER = {"eks": "aws", "gke": "gcp", "aks": "azure"}
 SHARED_MODES = ("ReadWriteMany", "ReadOnlyMany")
 
 
-def _mig_from_planner(model: GpuModel, demand: dict[str, int], gpus: int) -> tuple[list[dict[str, int]] | None, str]:
+def _mig_from_planner(
+    model: GpuModel, demand: dict[str, int], gpus: int
+) -> tuple[list[dict[str, int]] | None, str]:
     """Per-GPU layouts for a slice demand, from the exact MIG planner (``gpuplane advise mig``).
 
     GPUs the demand does not need stay carved like the first one, so the pool is uniform.
@@ -64,7 +66,9 @@ def _mig_from_planner(model: GpuModel, demand: dict[str, int], gpus: int) -> tup
     return layouts, ""
 
 
-def _check_pool(bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: dict[str, list[dict[str, int]]]) -> None:
+def _check_pool(
+    bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: dict[str, list[dict[str, int]]]
+) -> None:
     cat = catalog()
     where = f"gpu_pools[{i}]"
     model = cat.model(pool.gpu)
@@ -78,7 +82,9 @@ def _check_pool(bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: 
             problems.append(f"{where}.instance_types[{j}]: {itype!r} is not in the hardware catalog")
             continue
         if bp.provider in CATALOG_PROVIDER and it.provider != CATALOG_PROVIDER[bp.provider]:
-            problems.append(f"{where}.instance_types[{j}]: {itype} is a {it.provider} instance type, not {bp.provider}")
+            problems.append(
+                f"{where}.instance_types[{j}]: {itype} is a {it.provider} instance type, not {bp.provider}"
+            )
         if it.gpu_model != model.name:
             problems.append(f"{where}.instance_types[{j}]: {itype} carries {it.gpu_model}, not {model.name}")
     if bp.provider == "on-prem" and pool.instance_types:
@@ -88,7 +94,9 @@ def _check_pool(bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: 
     per_node = gpus_per_node(pool)
     if per_node is None:
         if pool.instance_types:
-            problems.append(f"{where}.instance_types: the types carry different GPU counts; split them into pools")
+            problems.append(
+                f"{where}.instance_types: the types carry different GPU counts; split them into pools"
+            )
         else:
             problems.append(f"{where}.gpus_per_node: required when no instance type is given")
         return
@@ -102,14 +110,18 @@ def _check_pool(bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: 
         elif shape is None:
             problems.append(f"{where}.instance_types: {missing}; pods cannot be sized")
     if bp.provider != "on-prem" and (pool.cpus_per_node is not None or pool.memory_per_node_gi is not None):
-        problems.append(f"{where}.cpus_per_node: cloud pools take host CPUs and memory from the instance type")
+        problems.append(
+            f"{where}.cpus_per_node: cloud pools take host CPUs and memory from the instance type"
+        )
     sharing = pool.sharing
     s_where = f"{where}.sharing"
     if sharing.mode in ("time-slicing", "mps"):
         if sharing.replicas is None:
             problems.append(f"{s_where}.replicas: required for {sharing.mode}")
         elif sharing.replicas < 2:
-            problems.append(f"{s_where}.replicas: number of replicas must be >= 2 (device plugin), got {sharing.replicas}")
+            problems.append(
+                f"{s_where}.replicas: number of replicas must be >= 2 (device plugin), got {sharing.replicas}"
+            )
     elif sharing.replicas is not None:
         problems.append(f"{s_where}.replicas: only used with time-slicing or mps (mode is {sharing.mode})")
     if sharing.mode != "mig" and (sharing.mig_layout or sharing.mig_demand):
@@ -126,7 +138,9 @@ def _check_pool(bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: 
         for profile in sharing.mig_layout:
             if model.profile(profile) is None:
                 offered = ", ".join(p.name for p in model.mig_profiles)
-                problems.append(f"{s_where}.mig_layout.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})")
+                problems.append(
+                    f"{s_where}.mig_layout.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})"
+                )
                 return
         ok, reason = layout_fits(model, dict(sharing.mig_layout))
         if not ok:
@@ -138,7 +152,9 @@ def _check_pool(bp: Blueprint, i: int, pool: GpuPool, problems: list[str], mig: 
         for profile in sharing.mig_demand:
             if model.profile(profile) is None:
                 offered = ", ".join(p.name for p in model.mig_profiles)
-                problems.append(f"{s_where}.mig_demand.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})")
+                problems.append(
+                    f"{s_where}.mig_demand.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})"
+                )
                 return
         # The demand is per node: every node of the pool is carved the same way.
         layouts, reason = _mig_from_planner(model, dict(sharing.mig_demand), per_node)
@@ -196,7 +212,9 @@ def _check_tenants(bp: Blueprint, problems: list[str], mig: dict[str, list[dict[
                 problems.append(f"{where}.gpu_quota.{key}: no pool offers {key} (pools offer: {have})")
                 continue
             if n > cap[k]:
-                problems.append(f"{where}.gpu_quota.{key}: quota {n} is larger than the pools' {cap[k]} at their largest size")
+                problems.append(
+                    f"{where}.gpu_quota.{key}: quota {n} is larger than the pools' {cap[k]} at their largest size"
+                )
             totals[k] = totals.get(k, 0) + n
         for j, flavor in enumerate(t.flavors or []):
             if flavor not in pool_names:
@@ -205,7 +223,9 @@ def _check_tenants(bp: Blueprint, problems: list[str], mig: dict[str, list[dict[
                     f"(flavors: {', '.join(sorted(pool_names))})"
                 )
         if (t.flavors or t.cohort) and bp.scheduler.name != "kueue":
-            problems.append(f"{where}.flavors: flavors and cohort are Kueue settings; scheduler is {bp.scheduler.name}")
+            problems.append(
+                f"{where}.flavors: flavors and cohort are Kueue settings; scheduler is {bp.scheduler.name}"
+            )
 
 
 def _check_storage(bp: Blueprint, problems: list[str]) -> None:
@@ -224,7 +244,12 @@ def _check_storage(bp: Blueprint, problems: list[str]) -> None:
                     f"{where}.access_mode: a shared dataset is mounted by pods on many nodes; {vol.access_mode} "
                     "allows one node (use ReadWriteMany or ReadOnlyMany)"
                 )
-            if section == "shared_datasets" and vol.backend in ("fsx-lustre", "managed-lustre", "azure-lustre", "gpfs"):
+            if section == "shared_datasets" and vol.backend in (
+                "fsx-lustre",
+                "managed-lustre",
+                "azure-lustre",
+                "gpfs",
+            ):
                 problems.append(f"{where}.backend: {vol.backend} is a high_performance backend")
             if section == "high_performance" and vol.backend in ("efs", "filestore", "azurefile", "nfs"):
                 problems.append(f"{where}.backend: {vol.backend} is a shared_datasets backend")
@@ -243,7 +268,9 @@ def _check_storage(bp: Blueprint, problems: list[str]) -> None:
             continue
         vol = volumes[ref.volume]
         if vol.access_mode != "ReadWriteMany":
-            problems.append(f"storage.{key}.volume: {vol.name} is {vol.access_mode}; {key} are written, it must be ReadWriteMany")
+            problems.append(
+                f"storage.{key}.volume: {vol.name} is {vol.access_mode}; {key} are written, it must be ReadWriteMany"
+            )
         if ref.size is not None and _bytes(ref.size) > _bytes(vol.size):
             problems.append(f"storage.{key}.size: {ref.size} is larger than volume {vol.name} ({vol.size})")
     for i, vol in enumerate(bp.storage.shared_datasets):
@@ -266,8 +293,15 @@ def _bytes(q: str) -> float:
         return 0.0
 
 
-def _check_fit(bp: Blueprint, where: str, w: TrainingTemplate | InferenceTemplate, pool: GpuPool, per_node: int,
-               mig: dict[str, list[dict[str, int]]], problems: list[str]) -> None:
+def _check_fit(
+    bp: Blueprint,
+    where: str,
+    w: TrainingTemplate | InferenceTemplate,
+    pool: GpuPool,
+    per_node: int,
+    mig: dict[str, list[dict[str, int]]],
+    problems: list[str],
+) -> None:
     """Requests must fit the pod's share of its node; vLLM weights must fit its GPU memory."""
     shape, _ = sizing.node_shape(pool, per_node)
     if shape is None:
@@ -276,8 +310,10 @@ def _check_fit(bp: Blueprint, where: str, w: TrainingTemplate | InferenceTemplat
     need = w.gpus_per_worker if isinstance(w, TrainingTemplate) else w.gpus
     share = sizing.pod_share(shape, need if pool.sharing.mode == "none" else 1, units)
     node = ", ".join(pool.instance_types) or f"{pool.name} node"
-    share_text = (f"a pod's share of a {node} ({shape.cpu_m // 1000} CPUs, {shape.memory_mi // 1024} GiB, "
-                  f"{units} GPU units) is {share.cpu} CPU / {share.memory} after the system reserve")
+    share_text = (
+        f"a pod's share of a {node} ({shape.cpu_m // 1000} CPUs, {shape.memory_mi // 1024} GiB, "
+        f"{units} GPU units) is {share.cpu} CPU / {share.memory} after the system reserve"
+    )
     cpu_m, mem_mi = share.cpu_m, share.memory_mi
     pods = units // (need if pool.sharing.mode == "none" else 1)
     disk = bp.storage.model_artifacts_gi * pods
@@ -312,7 +348,9 @@ def _check_fit(bp: Blueprint, where: str, w: TrainingTemplate | InferenceTemplat
     _check_model(where, w, pool, mig, problems)
 
 
-def _check_model(where: str, w: InferenceTemplate, pool: GpuPool, mig: dict[str, list[dict[str, int]]], problems: list[str]) -> None:
+def _check_model(
+    where: str, w: InferenceTemplate, pool: GpuPool, mig: dict[str, list[dict[str, int]]], problems: list[str]
+) -> None:
     model = catalog().model(pool.gpu)
     if model is None:
         return
@@ -329,13 +367,19 @@ def _check_model(where: str, w: InferenceTemplate, pool: GpuPool, mig: dict[str,
     profile = None
     if pool.sharing.mode == "mig":
         layouts = mig.get(pool.name) or []
-        profiles = sorted({p for layout in layouts for p in layout}, key=lambda p: -sizing.device_memory_gb(model, p))
+        profiles = sorted(
+            {p for layout in layouts for p in layout}, key=lambda p: -sizing.device_memory_gb(model, p)
+        )
         profile = profiles[0] if profiles else None
     device_gb = sizing.device_memory_gb(model, profile)
     util = sizing.gpu_memory_utilization(replicas)
     ok, budget = sizing.weights_fit(size, device_gb, util, w.gpus)
     if not ok:
-        what = f"{replicas}-way {pool.sharing.mode} share" if shared else (f"{profile} MIG device" if profile else "GPU")
+        what = (
+            f"{replicas}-way {pool.sharing.mode} share"
+            if shared
+            else (f"{profile} MIG device" if profile else "GPU")
+        )
         problems.append(
             f"{where}.model: {w.model} needs {size:g} GB of weights; a {what} of {model.name} gives vLLM "
             f"{budget:.1f} GB (--gpu-memory-utilization {float(util):g} x {device_gb:g} GB x {w.gpus}), and weights may "
@@ -364,10 +408,14 @@ def _check_workloads(bp: Blueprint, problems: list[str], mig: dict[str, list[dic
             need = w.gpus_per_worker if section == "training" else w.gpus
             if pool.sharing.mode == "mig":
                 if need != 1:
-                    problems.append(f"{where}: a MIG pool gives each container one MIG device; request 1, not {need}")
+                    problems.append(
+                        f"{where}: a MIG pool gives each container one MIG device; request 1, not {need}"
+                    )
             elif pool.sharing.mode in ("time-slicing", "mps"):
                 if need != 1 and pool.sharing.fail_requests_greater_than_one:
-                    problems.append(f"{where}: {pool.name} shares GPUs with failRequestsGreaterThanOne; request 1, not {need}")
+                    problems.append(
+                        f"{where}: {pool.name} shares GPUs with failRequestsGreaterThanOne; request 1, not {need}"
+                    )
             elif per_node is not None and need > per_node:
                 problems.append(f"{where}: {need} GPUs per pod; {pool.name} nodes have {per_node}")
                 continue
@@ -375,15 +423,21 @@ def _check_workloads(bp: Blueprint, problems: list[str], mig: dict[str, list[dic
                 _check_fit(bp, where, w, pool, per_node, mig, problems)
             if section == "training":
                 if w.kind == "volcano-job" and bp.scheduler.name != "volcano":
-                    problems.append(f"{where}.kind: a Volcano Job needs scheduler volcano (scheduler is {bp.scheduler.name})")
+                    problems.append(
+                        f"{where}.kind: a Volcano Job needs scheduler volcano (scheduler is {bp.scheduler.name})"
+                    )
             elif w.min_replicas > w.max_replicas:
-                problems.append(f"{where}.min_replicas: {w.min_replicas} is larger than max_replicas {w.max_replicas}")
+                problems.append(
+                    f"{where}.min_replicas: {w.min_replicas} is larger than max_replicas {w.max_replicas}"
+                )
 
 
 def _check_platform(bp: Blueprint, problems: list[str]) -> None:
     a = bp.autoscaling
     if a.provisioner == "karpenter" and bp.provider != "eks":
-        problems.append(f"autoscaling.provisioner: Karpenter NodePools + EC2NodeClass need provider eks, not {bp.provider}")
+        problems.append(
+            f"autoscaling.provisioner: Karpenter NodePools + EC2NodeClass need provider eks, not {bp.provider}"
+        )
     if a.provisioner == "karpenter" and a.node_role is None:
         problems.append("autoscaling.node_role: Karpenter's EC2NodeClass needs the node IAM role")
     if a.provisioner == "karpenter" and bp.provider == "eks" and a.iam_role_arn is None:
@@ -396,7 +450,9 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
     if a.provisioner == "none":
         for i, pool in enumerate(bp.gpu_pools):
             if pool.count is None:
-                problems.append(f"gpu_pools[{i}].max: min/max need an autoscaler; give count or autoscaling.provisioner")
+                problems.append(
+                    f"gpu_pools[{i}].max: min/max need an autoscaler; give count or autoscaling.provisioner"
+                )
     if a.provisioner != "none" and bp.cluster_name is None:
         problems.append("cluster_name: required by the autoscaler configuration")
     if bp.provider == "eks" and a.provisioner == "karpenter" and bp.driver.managed_by == "operator":

@@ -46,7 +46,9 @@ def render_blueprint(bp: Blueprint) -> Bundle:
         for i, vol in enumerate(getattr(bp.storage, section)):
             for key in required_parameters(vol):
                 if key not in vol.parameters:
-                    problems.append(f"storage.{section}[{i}].parameters.{key}: required by the {vol.backend} CSI driver")
+                    problems.append(
+                        f"storage.{section}[{i}].parameters.{key}: required by the {vol.backend} CSI driver"
+                    )
     if problems:
         raise BlueprintError(problems)
     bundle = Bundle(blueprint=bp, plans=build_plans(bp, mig_layouts))

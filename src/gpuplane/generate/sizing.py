@@ -59,11 +59,11 @@ IMAGE_LAYERS_GI = 30
 # Weights of the models the examples and docs use, in GB (bf16 = 2 bytes per parameter). Parameter
 # counts from each model's Hugging Face model card / safetensors metadata.
 MODEL_SIZES_GB: dict[str, float] = {
-    "meta-llama/Llama-3.1-8B-Instruct": 16.1,     # 8.03B params
-    "meta-llama/Llama-3.1-70B-Instruct": 141.1,   # 70.6B params
-    "mistralai/Mistral-7B-Instruct-v0.3": 14.5,   # 7.25B params
-    "Qwen/Qwen2.5-0.5B-Instruct": 1.0,            # 0.49B params
-    "Qwen/Qwen2.5-7B-Instruct": 15.2,             # 7.62B params
+    "meta-llama/Llama-3.1-8B-Instruct": 16.1,  # 8.03B params
+    "meta-llama/Llama-3.1-70B-Instruct": 141.1,  # 70.6B params
+    "mistralai/Mistral-7B-Instruct-v0.3": 14.5,  # 7.25B params
+    "Qwen/Qwen2.5-0.5B-Instruct": 1.0,  # 0.49B params
+    "Qwen/Qwen2.5-7B-Instruct": 15.2,  # 7.62B params
 }
 
 # Organisations whose models are gated on Hugging Face (accept the licence, then use a token).
@@ -200,6 +200,3 @@ def node_units(pool: GpuPool, gpus_per_node: int, mig_layouts: list[dict[str, in
     if mode in ("time-slicing", "mps"):
         return gpus_per_node * (pool.sharing.replicas or 1)
     return gpus_per_node
-
-
-

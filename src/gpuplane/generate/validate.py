@@ -59,7 +59,9 @@ def _tighten(schema: Any) -> Any:
         out = {k: _tighten(v) for k, v in schema.items() if k != "properties"}
         if "properties" in schema:
             out["properties"] = {k: _tighten(v) for k, v in schema["properties"].items()}
-            if "additionalProperties" not in schema and not schema.get("x-kubernetes-preserve-unknown-fields"):
+            if "additionalProperties" not in schema and not schema.get(
+                "x-kubernetes-preserve-unknown-fields"
+            ):
                 out["additionalProperties"] = False
         return out
     if isinstance(schema, list):
@@ -80,7 +82,9 @@ class CrdSchemas:
         self.files: list[Path] = []
         for dirpath, dirs, files in os.walk(root):
             dirs.sort()
-            self.files.extend(Path(dirpath) / name for name in sorted(files) if name.endswith((".yaml", ".yml")))
+            self.files.extend(
+                Path(dirpath) / name for name in sorted(files) if name.endswith((".yaml", ".yml"))
+            )
         self._texts: dict[Path, bytes | None] = {}
         self._parsed: set[Path] = set()
         self._schemas: dict[tuple[str, str], dict[str, Any]] = {}
@@ -98,7 +102,9 @@ class CrdSchemas:
         """The ``openAPIV3Schema`` (without ``status``) of ``kind`` at ``api_version``, if a CRD serves it."""
         key = (api_version, kind)
         if key not in self._schemas:
-            spelled = re.compile(rb"^[ \t]*kind:[ \t]*[\"']?" + re.escape(kind.encode()) + rb"[\"']?[ \t]*$", re.MULTILINE)
+            spelled = re.compile(
+                rb"^[ \t]*kind:[ \t]*[\"']?" + re.escape(kind.encode()) + rb"[\"']?[ \t]*$", re.MULTILINE
+            )
             for path in self.files:
                 if path in self._parsed:
                     continue
@@ -122,12 +128,14 @@ class CrdSchemas:
             spec = doc.get("spec") or {}
             kind = (spec.get("names") or {}).get("kind")
             for v in spec.get("versions") or []:
-                schema = ((v.get("schema") or {}).get("openAPIV3Schema"))
+                schema = (v.get("schema") or {}).get("openAPIV3Schema")
                 if kind and isinstance(schema, dict):
                     # Status is written by the controller, never by a generated manifest: drop it
                     # (a shallow copy: the parsed document is private to this object).
                     props = {k: p for k, p in (schema.get("properties") or {}).items() if k != "status"}
-                    self._schemas.setdefault((f"{spec['group']}/{v['name']}", kind), {**schema, "properties": props})
+                    self._schemas.setdefault(
+                        (f"{spec['group']}/{v['name']}", kind), {**schema, "properties": props}
+                    )
 
     def validator(self, api_version: str, kind: str) -> Any:
         key = (api_version, kind)
@@ -135,7 +143,9 @@ class CrdSchemas:
             import jsonschema_rs
 
             schema = self.schema(api_version, kind)
-            self._validators[key] = jsonschema_rs.Draft4Validator(_tighten(schema)) if schema is not None else None
+            self._validators[key] = (
+                jsonschema_rs.Draft4Validator(_tighten(schema)) if schema is not None else None
+            )
         return self._validators[key]
 
 
@@ -143,7 +153,9 @@ def _path(parts: Any) -> str:
     return ".".join(str(p) for p in parts) or "(object)"
 
 
-def validate_objects(objects: list[dict[str, Any]], version: str, crds: CrdSchemas | None = None) -> tuple[list[str], list[str]]:
+def validate_objects(
+    objects: list[dict[str, Any]], version: str, crds: CrdSchemas | None = None
+) -> tuple[list[str], list[str]]:
     """Errors (``Kind ns/name: path: message``) and the kinds that could not be checked."""
     errors: list[str] = []
     unchecked: set[str] = set()

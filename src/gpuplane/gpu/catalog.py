@@ -144,7 +144,9 @@ class Catalog:
         direct = self.models.get(name_or_product)
         if direct is not None:
             return direct
-        name = self._by_product.get(name_or_product) or self._by_product.get(_strip_gfd_suffix(name_or_product))
+        name = self._by_product.get(name_or_product) or self._by_product.get(
+            _strip_gfd_suffix(name_or_product)
+        )
         if name is None:
             name = self._by_key.get(_norm(name_or_product))
         return self.models.get(name) if name else None
@@ -290,7 +292,9 @@ def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
             cat._by_karpenter[(gpu_name, entry["memory_mib"])] = name
             # A name alone is enough only while one model carries it (v100/a100 need memory).
             key = (gpu_name, None)
-            cat._by_karpenter[key] = "" if key in cat._by_karpenter and cat._by_karpenter[key] != name else name
+            cat._by_karpenter[key] = (
+                "" if key in cat._by_karpenter and cat._by_karpenter[key] != name else name
+            )
     for group_name, group in inst_doc.items():
         provider = group.get("provider", group_name)
         for row in group["rows"]:

@@ -29,7 +29,15 @@ from gpuplane.gpu.problems import WARNING, ConfigProblem
 
 MIG_STRATEGIES = ("none", "single", "mixed")
 REQUIRED_SPEC_FIELDS = (
-    "daemonsets", "dcgm", "dcgmExporter", "devicePlugin", "driver", "gfd", "nodeStatusExporter", "operator", "toolkit",
+    "daemonsets",
+    "dcgm",
+    "dcgmExporter",
+    "devicePlugin",
+    "driver",
+    "gfd",
+    "nodeStatusExporter",
+    "operator",
+    "toolkit",
 )
 MIG_MANAGER_DEFAULT_CONFIGS = ("all-disabled", "")
 CHART_MIG_STRATEGY = "single"
@@ -76,7 +84,11 @@ def _fill(view: ClusterPolicyView, spec: dict[str, Any], default_strategy: str) 
     elif strategy in MIG_STRATEGIES:
         view.mig_strategy = strategy
     else:
-        problems.append(ConfigProblem(_unsupported("spec.mig.strategy", strategy, MIG_STRATEGIES), ("spec", "mig", "strategy")))
+        problems.append(
+            ConfigProblem(
+                _unsupported("spec.mig.strategy", strategy, MIG_STRATEGIES), ("spec", "mig", "strategy")
+            )
+        )
         view.mig_strategy = default_strategy
     mig_manager = _section(spec, "migManager")
     view.mig_manager_enabled = _enabled(mig_manager, True)

@@ -43,14 +43,32 @@ MPS = "mps"
 
 _TOP_KEYS = ("version", "flags", "resources", "sharing", "imex")
 _FLAG_KEYS = (
-    "migStrategy", "failOnInitError", "nvidiaDriverRoot", "nvidiaDevRoot", "gdsEnabled",
-    "mofedEnabled", "gdrcopyEnabled", "useNodeFeatureAPI", "deviceDiscoveryStrategy", "mpsRoot",
-    "plugin", "gfd", "nvidiaDevicePath", "health",
+    "migStrategy",
+    "failOnInitError",
+    "nvidiaDriverRoot",
+    "nvidiaDevRoot",
+    "gdsEnabled",
+    "mofedEnabled",
+    "gdrcopyEnabled",
+    "useNodeFeatureAPI",
+    "deviceDiscoveryStrategy",
+    "mpsRoot",
+    "plugin",
+    "gfd",
+    "nvidiaDevicePath",
+    "health",
 )
 _PLUGIN_KEYS = (
-    "passDeviceSpecs", "deviceListStrategy", "deviceIDStrategy", "cdiAnnotationPrefix",
-    "nvidiaCTKPath", "nvidiaCDIHookPath", "containerDriverRoot", "sharedDevicesAllocationPolicy",
-    "cdiFeatureFlags", "deviceListStrategies",
+    "passDeviceSpecs",
+    "deviceListStrategy",
+    "deviceIDStrategy",
+    "cdiAnnotationPrefix",
+    "nvidiaCTKPath",
+    "nvidiaCDIHookPath",
+    "containerDriverRoot",
+    "sharedDevicesAllocationPolicy",
+    "cdiFeatureFlags",
+    "deviceListStrategies",
 )
 _SHARING_KEYS = ("renameByDefault", "failRequestsGreaterThanOne", "resources")
 _RESOURCE_KEYS = ("name", "rename", "devices", "replicas")
@@ -120,14 +138,20 @@ class DevicePluginConfig:
         return names
 
 
-def _problem(problems: list[ConfigProblem], message: str, path: tuple[str | int, ...], severity: str = ERROR) -> None:
+def _problem(
+    problems: list[ConfigProblem], message: str, path: tuple[str | int, ...], severity: str = ERROR
+) -> None:
     problems.append(ConfigProblem(message, path, severity))
 
 
-def _check_keys(obj: dict[str, Any], allowed: tuple[str, ...], path: tuple[str | int, ...], problems: list[ConfigProblem]) -> None:
+def _check_keys(
+    obj: dict[str, Any], allowed: tuple[str, ...], path: tuple[str | int, ...], problems: list[ConfigProblem]
+) -> None:
     for key in obj:
         if key not in allowed:
-            _problem(problems, f"unknown field {key!r} is ignored by the device plugin", (*path, str(key)), WARNING)
+            _problem(
+                problems, f"unknown field {key!r} is ignored by the device plugin", (*path, str(key)), WARNING
+            )
 
 
 def _resource_name(raw: Any, path: tuple[str | int, ...], problems: list[ConfigProblem]) -> str | None:
@@ -136,11 +160,19 @@ def _resource_name(raw: Any, path: tuple[str | int, ...], problems: list[ConfigP
         return None
     name = raw if raw.startswith("nvidia.com/") else "nvidia.com/" + raw
     if len(name) > MAX_RESOURCE_NAME_LENGTH:
-        _problem(problems, f"fully-qualified resource name must be {MAX_RESOURCE_NAME_LENGTH} characters or less: {name}", path)
+        _problem(
+            problems,
+            f"fully-qualified resource name must be {MAX_RESOURCE_NAME_LENGTH} characters or less: {name}",
+            path,
+        )
         return None
     short = name.split("/", 1)[1]
     if len(short) > 253 or not _DNS1123_SUBDOMAIN.match(short):
-        _problem(problems, f"incorrect format for resource name '{name}': must be a lowercase RFC 1123 subdomain", path)
+        _problem(
+            problems,
+            f"incorrect format for resource name '{name}': must be a lowercase RFC 1123 subdomain",
+            path,
+        )
         return None
     return name
 
@@ -186,8 +218,11 @@ def _is_device_ref(ref: str) -> bool:
         if _UUID.match(rest):
             return True
         bits = rest.split("/")
-        return len(bits) == 3 and bits[0].startswith("GPU-") and bool(_UUID.match(bits[0][4:])) and all(
-            b.isdigit() for b in bits[1:]
+        return (
+            len(bits) == 3
+            and bits[0].startswith("GPU-")
+            and bool(_UUID.match(bits[0][4:]))
+            and all(b.isdigit() for b in bits[1:])
         )
     return False
 
@@ -206,7 +241,11 @@ def _parse_sharing_section(
         rename_by_default = False
     fail_gt1 = raw.get("failRequestsGreaterThanOne")
     if fail_gt1 is not None and not isinstance(fail_gt1, bool):
-        _problem(problems, "failRequestsGreaterThanOne must be true or false", (*path, "failRequestsGreaterThanOne"))
+        _problem(
+            problems,
+            "failRequestsGreaterThanOne must be true or false",
+            (*path, "failRequestsGreaterThanOne"),
+        )
         fail_gt1 = None
     resources = raw.get("resources")
     if not resources:
@@ -262,7 +301,11 @@ def _parse_sharing_section(
 
 
 def _check_exposed(
-    shared: list[SharedResource], mig_strategy: str | None, mode: str, path: tuple[str | int, ...], problems: list[ConfigProblem]
+    shared: list[SharedResource],
+    mig_strategy: str | None,
+    mode: str,
+    path: tuple[str | int, ...],
+    problems: list[ConfigProblem],
 ) -> None:
     """Warn about shared resources the plugin never advertises (they are silently skipped).
 
@@ -284,7 +327,12 @@ def _check_exposed(
                     WARNING,
                 )
             continue
-        _problem(problems, f"{r.name} is not a resource the NVIDIA device plugin advertises; this entry has no effect", rpath, WARNING)
+        _problem(
+            problems,
+            f"{r.name} is not a resource the NVIDIA device plugin advertises; this entry has no effect",
+            rpath,
+            WARNING,
+        )
 
 
 def _parse_flags(flags: Any, cfg: DevicePluginConfig, problems: list[ConfigProblem]) -> None:
@@ -304,7 +352,11 @@ def _parse_flags(flags: Any, cfg: DevicePluginConfig, problems: list[ConfigProbl
             _problem(problems, f"unknown MIG strategy: {mig}", ("flags", "migStrategy"))
     discovery = flags.get("deviceDiscoveryStrategy")
     if discovery is not None and discovery not in DEVICE_DISCOVERY_STRATEGIES:
-        _problem(problems, f"invalid --device-discovery-strategy option {discovery}", ("flags", "deviceDiscoveryStrategy"))
+        _problem(
+            problems,
+            f"invalid --device-discovery-strategy option {discovery}",
+            ("flags", "deviceDiscoveryStrategy"),
+        )
     plugin = flags.get("plugin")
     if plugin is None:
         return
@@ -329,10 +381,16 @@ def _parse_flags(flags: Any, cfg: DevicePluginConfig, problems: list[ConfigProbl
         if dis in DEVICE_ID_STRATEGIES:
             cfg.device_id_strategy = dis
         else:
-            _problem(problems, f"invalid --device-id-strategy option: {dis}", ("flags", "plugin", "deviceIDStrategy"))
+            _problem(
+                problems,
+                f"invalid --device-id-strategy option: {dis}",
+                ("flags", "plugin", "deviceIDStrategy"),
+            )
 
 
-def parse_device_plugin_config(text_or_dict: str | dict) -> tuple[DevicePluginConfig | None, list[ConfigProblem]]:
+def parse_device_plugin_config(
+    text_or_dict: str | dict,
+) -> tuple[DevicePluginConfig | None, list[ConfigProblem]]:
     """Parse and validate one config document (YAML/JSON text or an already-loaded dict).
 
     Returns ``(None, problems)`` when the document cannot be read at all; otherwise the
@@ -397,7 +455,9 @@ def _parse_sharing(sharing: Any, cfg: DevicePluginConfig, problems: list[ConfigP
             break
     if cfg.sharing_mode == MPS and cfg.mig_strategy_set:
         if cfg.mig_strategy == "mixed":
-            _problem(problems, "using --mig-strategy=mixed is not supported with MPS", ("flags", "migStrategy"))
+            _problem(
+                problems, "using --mig-strategy=mixed is not supported with MPS", ("flags", "migStrategy")
+            )
         elif cfg.mig_strategy == "single":
             _problem(
                 problems,

@@ -52,7 +52,9 @@ def _mig_devices_problem(profile: Any, count: Any) -> str | None:
     return None
 
 
-def _parse_entry(raw: Any, path: tuple[str | int, ...], problems: list[ConfigProblem]) -> MigDeviceSpec | None:
+def _parse_entry(
+    raw: Any, path: tuple[str | int, ...], problems: list[ConfigProblem]
+) -> MigDeviceSpec | None:
     if not isinstance(raw, dict):
         problems.append(ConfigProblem("each entry must be a mapping with devices and mig-enabled", path))
         return None
@@ -73,19 +75,25 @@ def _parse_entry(raw: Any, path: tuple[str | int, ...], problems: list[ConfigPro
         elif isinstance(df, list) and all(isinstance(x, str) for x in df):
             device_filter = tuple(df)
         else:
-            problems.append(ConfigProblem("device-filter must be a string or a list of strings", (*path, "device-filter")))
+            problems.append(
+                ConfigProblem("device-filter must be a string or a list of strings", (*path, "device-filter"))
+            )
             ok = False
     devices: str | tuple[int, ...] = "all"
     if "devices" in raw:
         dv = raw["devices"]
         if isinstance(dv, str):
             if dv != "all":
-                problems.append(ConfigProblem(f"invalid string input for 'devices': {dv}", (*path, "devices")))
+                problems.append(
+                    ConfigProblem(f"invalid string input for 'devices': {dv}", (*path, "devices"))
+                )
                 ok = False
         elif isinstance(dv, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in dv):
             devices = tuple(dv)
         else:
-            problems.append(ConfigProblem("devices must be 'all' or a list of GPU indexes", (*path, "devices")))
+            problems.append(
+                ConfigProblem("devices must be 'all' or a list of GPU indexes", (*path, "devices"))
+            )
             ok = False
     enabled = raw.get("mig-enabled", False)
     if not isinstance(enabled, bool):
@@ -97,7 +105,9 @@ def _parse_entry(raw: Any, path: tuple[str | int, ...], problems: list[ConfigPro
     if has_devices:
         md = raw["mig-devices"]
         if not isinstance(md, dict):
-            problems.append(ConfigProblem("mig-devices must be a mapping of profile to count", (*path, "mig-devices")))
+            problems.append(
+                ConfigProblem("mig-devices must be a mapping of profile to count", (*path, "mig-devices"))
+            )
             ok = False
         else:
             for profile, count in md.items():
@@ -108,14 +118,18 @@ def _parse_entry(raw: Any, path: tuple[str | int, ...], problems: list[ConfigPro
                 else:
                     mig_devices[profile] = count
     if enabled and not has_devices:
-        problems.append(ConfigProblem("missing required field 'mig-devices' when 'mig-enabled' is true", path))
+        problems.append(
+            ConfigProblem("missing required field 'mig-devices' when 'mig-enabled' is true", path)
+        )
         ok = False
     if not enabled and mig_devices:
         problems.append(ConfigProblem("MIG devices included when 'mig-enabled' is false", path))
         ok = False
     if not ok:
         return None
-    return MigDeviceSpec(devices=devices, mig_enabled=enabled, mig_devices=mig_devices, device_filter=device_filter)
+    return MigDeviceSpec(
+        devices=devices, mig_enabled=enabled, mig_devices=mig_devices, device_filter=device_filter
+    )
 
 
 def parse_mig_parted_config(data: dict | str) -> tuple[dict[str, list[MigDeviceSpec]], list[ConfigProblem]]:
@@ -130,7 +144,9 @@ def parse_mig_parted_config(data: dict | str) -> tuple[dict[str, list[MigDeviceS
         text = (data.get("data") or {}).get("config.yaml")
         base = ("data", "config.yaml")
         if text is None:
-            return {}, [ConfigProblem("ConfigMap has no config.yaml key (the MIG manager reads that key)", ("data",))]
+            return {}, [
+                ConfigProblem("ConfigMap has no config.yaml key (the MIG manager reads that key)", ("data",))
+            ]
         data = text
     if isinstance(data, str):
         try:
@@ -152,12 +168,16 @@ def parse_mig_parted_config(data: dict | str) -> tuple[dict[str, list[MigDeviceS
     configs: dict[str, list[MigDeviceSpec]] = {}
     raw_configs = data.get("mig-configs")
     if "mig-configs" in data and not raw_configs:
-        problems.append(ConfigProblem("at least one entry in 'mig-configs' is required", (*base, "mig-configs")))
+        problems.append(
+            ConfigProblem("at least one entry in 'mig-configs' is required", (*base, "mig-configs"))
+        )
         return configs, problems
     if raw_configs is None:
         return configs, problems
     if not isinstance(raw_configs, dict):
-        problems.append(ConfigProblem("mig-configs must be a mapping of config name to entries", (*base, "mig-configs")))
+        problems.append(
+            ConfigProblem("mig-configs must be a mapping of config name to entries", (*base, "mig-configs"))
+        )
         return configs, problems
     for name, entries in raw_configs.items():
         path = (*base, "mig-configs", str(name))
@@ -248,11 +268,17 @@ def layout_fits(model: GpuModel, profiles: dict[str, int]) -> tuple[bool, str]:
     if media > 1:
         return False, f"{layout}: only one media-extension (+me) instance fits on one GPU"
     if total_compute > model.total_compute_slices:
-        return False, f"{layout} needs {total_compute} compute slices; {model.name} has {model.total_compute_slices}"
+        return (
+            False,
+            f"{layout} needs {total_compute} compute slices; {model.name} has {model.total_compute_slices}",
+        )
     if total_memory > model.memory_slices:
         return False, f"{layout} needs {total_memory} memory slices; {model.name} has {model.memory_slices}"
     if place_layout(model, profiles) is None:
-        return False, f"{layout} has no non-overlapping placement on {model.name}'s {model.memory_slices} memory slices"
+        return (
+            False,
+            f"{layout} has no non-overlapping placement on {model.name}'s {model.memory_slices} memory slices",
+        )
     return True, ""
 
 
@@ -277,6 +303,10 @@ def check_mig_parted_layouts(configs: dict[str, list[MigDeviceSpec]]) -> list[Co
                 ok, reason = layout_fits(model, entry.mig_devices)
                 if not ok:
                     problems.append(
-                        ConfigProblem(f"{pci} ({model.name}): {reason}", ("mig-configs", name, i, "mig-devices"), WARNING)
+                        ConfigProblem(
+                            f"{pci} ({model.name}): {reason}",
+                            ("mig-configs", name, i, "mig-devices"),
+                            WARNING,
+                        )
                     )
     return problems

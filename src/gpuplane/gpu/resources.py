@@ -144,13 +144,13 @@ def _profile_from_resource_suffix(suffix: str) -> MigProfileName | None:
     m = re.match(r"^([1-9][0-9]*c\.)?[1-9][0-9]*g\.[1-9][0-9]*gb", suffix)
     if m is None:
         return None
-    head, rest = m.group(0), suffix[m.end():]
+    head, rest = m.group(0), suffix[m.end() :]
     attrs: list[str] = []
     while rest:
         for token, attr in _RESOURCE_ATTR_TOKENS:
             if rest.startswith(token):
                 attrs.append(attr)
-                rest = rest[len(token):]
+                rest = rest[len(token) :]
                 break
         else:
             return None
@@ -267,7 +267,7 @@ def suspicious_gpu_name(name: str) -> str | None:
     if low in _SUSPICIOUS:
         return _SUSPICIOUS[low]
     if low.startswith("nvidia.com/"):
-        short = low[len("nvidia.com/"):]
+        short = low[len("nvidia.com/") :]
         body = short[4:] if short.startswith("mig-") else short[3:] if short.startswith("mig") else short
         if body.endswith(SHARED_SUFFIX):
             body, tail = body[: -len(SHARED_SUFFIX)], SHARED_SUFFIX

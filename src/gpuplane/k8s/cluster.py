@@ -320,14 +320,20 @@ class ClusterState:
         """
         warnings: list[str] = []
         best, unusable = self._kubelet_best()
-        fallback = f"Kubernetes {best[0]}.{best[1]} from the nodes' kubelets" if best else "the newest wording gpuplane knows"
+        fallback = (
+            f"Kubernetes {best[0]}.{best[1]} from the nodes' kubelets"
+            if best
+            else "the newest wording gpuplane knows"
+        )
         if self.server_version and _minor_version(self.server_version) is None:
             warnings.append(
                 f"cluster version {self.server_version!r} is not a Kubernetes version like v1.31; "
                 f"using {fallback}"
             )
         if unusable:
-            shown = ", ".join(repr(v) for v in unusable[:3]) + (f" and {len(unusable) - 3} more" if len(unusable) > 3 else "")
+            shown = ", ".join(repr(v) for v in unusable[:3]) + (
+                f" and {len(unusable) - 3} more" if len(unusable) > 3 else ""
+            )
             warnings.append(f"kubelet version {shown} is not a Kubernetes version like v1.31; ignored")
         return warnings
 

@@ -206,9 +206,10 @@ def aggregate_requests(
             _add(result, per_container(c))
     init = spec.get("initContainers")
     if isinstance(init, list) and init:
-        _add_init_containers(result, (
-            (per_container(c), c.get("restartPolicy") == "Always") for c in init if isinstance(c, dict)
-        ))
+        _add_init_containers(
+            result,
+            ((per_container(c), c.get("restartPolicy") == "Always") for c in init if isinstance(c, dict)),
+        )
     return result
 
 

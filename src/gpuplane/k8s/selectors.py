@@ -99,8 +99,11 @@ def _parts(req: Any) -> tuple[str, str, Sequence[Any]]:
         key, op, values = req.get("key"), req.get("operator"), req.get("values")
         if values is None:
             values = ()
-        if not (isinstance(key, str) or key is None) or not (isinstance(op, str) or op is None) \
-                or not isinstance(values, (list, tuple)):
+        if (
+            not (isinstance(key, str) or key is None)
+            or not (isinstance(op, str) or op is None)
+            or not isinstance(values, (list, tuple))
+        ):
             return "", _MISTYPED, ()
         return key or "", op or "", values
     return "", _MISTYPED, ()
@@ -160,7 +163,9 @@ def _requirement_error(op: str, values: Sequence[Any], node: bool) -> str | None
 # -- label selectors (metav1.LabelSelector) --------------------------------------------------
 
 
-_NO_MATCH: tuple[Any, ...] = (None,)  # expressions of a mistyped selector: one requirement that matches nothing
+_NO_MATCH: tuple[Any, ...] = (
+    None,
+)  # expressions of a mistyped selector: one requirement that matches nothing
 
 
 def _label_selector_parts(selector: Any) -> tuple[Mapping[str, str], Sequence[Any]]:

@@ -182,8 +182,9 @@ def container_resource_errors(container: Any) -> list[ResourceError]:
             else:
                 limit = parsed_limits.get(name)
                 if limit is not None and limit[0] != amount:
-                    errors.append(ResourceError(NOT_EQUAL, section, name, shown,
-                                                MSG_NOT_EQUAL.format(name, limit[2])))
+                    errors.append(
+                        ResourceError(NOT_EQUAL, section, name, shown, MSG_NOT_EQUAL.format(name, limit[2]))
+                    )
     return errors
 
 

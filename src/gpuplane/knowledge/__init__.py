@@ -79,7 +79,7 @@ def parse_section(text: str, path: str) -> Section:
     missing = [k for k in _REQUIRED if not meta.get(k)]
     if missing:
         raise KnowledgeError(f"{path}: front matter lacks {', '.join(missing)}")
-    body = text[end + 5:].lstrip("\n")
+    body = text[end + 5 :].lstrip("\n")
     return Section(
         id=str(meta["id"]),
         title=str(meta["title"]),

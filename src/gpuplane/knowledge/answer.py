@@ -181,8 +181,13 @@ def _join(units: list[Unit]) -> str:
     out: list[str] = []
     prev: Unit | None = None
     for unit in units:
-        if out and prev is not None and unit.order == prev.order + 1 and _BULLET.match(unit.text) \
-                and _BULLET.match(prev.text):
+        if (
+            out
+            and prev is not None
+            and unit.order == prev.order + 1
+            and _BULLET.match(unit.text)
+            and _BULLET.match(prev.text)
+        ):
             out[-1] += "\n" + unit.text
         else:
             out.append(unit.text)
@@ -190,8 +195,23 @@ def _join(units: list[Unit]) -> str:
     return "\n\n".join(out)
 
 
-_CODE_WORDS = frozenset({"example", "yaml", "manifest", "configure", "config", "snippet", "write", "sample",
-                         "setup", "create", "define", "spec", "template"})
+_CODE_WORDS = frozenset(
+    {
+        "example",
+        "yaml",
+        "manifest",
+        "configure",
+        "config",
+        "snippet",
+        "write",
+        "sample",
+        "setup",
+        "create",
+        "define",
+        "spec",
+        "template",
+    }
+)
 
 
 def compose(question: str, hits: list[Hit], idx: Index) -> str:

@@ -64,6 +64,7 @@ def config_from_env(environ: dict[str, str] | None = None) -> LLMConfig | None:
 
 # -- tools: gpuplane's engines, callable by the model -------------------------------------------
 
+
 def _tool_search_knowledge(args: dict[str, Any]) -> str:
     query = str(args.get("query", "")).strip()
     if not query:
@@ -142,6 +143,7 @@ def run_tool(name: str, arguments: str | dict[str, Any] | None) -> str:
 
 # -- the chat loop ------------------------------------------------------------------------------
 
+
 def _post(cfg: LLMConfig, payload: dict[str, Any]) -> dict[str, Any]:
     url = cfg.base_url + "/chat/completions"
     if not url.startswith(("http://", "https://")):
@@ -151,7 +153,9 @@ def _post(cfg: LLMConfig, payload: dict[str, Any]) -> dict[str, Any]:
         headers["Authorization"] = f"Bearer {cfg.api_key}"
     request = urllib.request.Request(url, data=json.dumps(payload).encode(), headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=cfg.timeout) as response:  # the URL is the user's own endpoint
+        with urllib.request.urlopen(
+            request, timeout=cfg.timeout
+        ) as response:  # the URL is the user's own endpoint
             body = response.read()
     except urllib.error.HTTPError as exc:
         raise LLMError(f"{url} answered HTTP {exc.code}") from None
@@ -193,11 +197,13 @@ def ask_llm(question: str, hits: list[Hit], cfg: LLMConfig) -> str:
         messages.append({"role": "assistant", "content": message.get("content"), "tool_calls": calls})
         for call in calls:
             fn = call.get("function") or {}
-            messages.append({
-                "role": "tool",
-                "tool_call_id": call.get("id", ""),
-                "content": run_tool(str(fn.get("name", "")), fn.get("arguments")),
-            })
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.get("id", ""),
+                    "content": run_tool(str(fn.get("name", "")), fn.get("arguments")),
+                }
+            )
     raise LLMError(f"the model kept calling tools after {MAX_TOOL_ROUNDS} rounds")
 
 

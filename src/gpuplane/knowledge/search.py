@@ -42,8 +42,7 @@ _ATOM_SPLIT = re.compile(r"[^a-z0-9]+")
 _SEPARATORS = "./-_:+"
 _TRIM = ".-/+:_"
 
-_STOPWORD_TEXT = (
-    """a about above after again all also am an and any are as at be because been before being
+_STOPWORD_TEXT = """a about above after again all also am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further
     had has have having he her here hers how i if in into is it its itself just me more most my
     no nor not now of off on once only or other our out over own same she should so some such
@@ -51,7 +50,6 @@ _STOPWORD_TEXT = (
     very was we were what when where which while who whom why will with would you your yours
     get gets got use used using want wants need needs make makes made way ways one two thing
     things know tell give show best good happen happens kubernetes k8s com io"""
-)
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 # Words that phrase a request rather than name its topic ("how to *stop* X", "*keep* Y off
@@ -133,12 +131,16 @@ def expand_acronyms(query: str) -> str:
     if _ACRONYM_RE.search(query) is None:
         return query
     return _ACRONYM_RE.sub(lambda m: f"{m.group(0)} ({ACRONYMS[m.group(0).lower()]})", query)
+
+
 # Consecutive query words found consecutively in a section's title or id ("cpu pod",
 # "gpu node"): a phrase match says more than the same words scattered through prose.
 BIGRAM_WEIGHT = 1.0
 
 
-_NO_STEM_TEXT = "status bus focus corpus always across alias analysis basis axis this was has does its yes kubernetes"
+_NO_STEM_TEXT = (
+    "status bus focus corpus always across alias analysis basis axis this was has does its yes kubernetes"
+)
 _NO_STEM = frozenset(_NO_STEM_TEXT.split())
 
 
@@ -151,7 +153,13 @@ def _stem(word: str) -> str:
         return word[:-3] + "y"
     if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
         return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss") and word not in _NO_STEM and word.isalpha():
+    if (
+        len(word) > 3
+        and word.endswith("s")
+        and not word.endswith("ss")
+        and word not in _NO_STEM
+        and word.isalpha()
+    ):
         return word[:-1]
     return word
 
@@ -159,8 +167,10 @@ def _stem(word: str) -> str:
 def _atoms(raw: str) -> list[str]:
     """Words of a raw token: split at separators (and camelCase humps), lower-cased, stemmed."""
     out = []
-    for piece in _ATOM_SPLIT.split(raw.lower()) if not _CAMEL_HINT.search(raw) else (
-        a for chunk in _CAMEL.findall(raw) for a in _ATOM_SPLIT.split(chunk.lower())
+    for piece in (
+        _ATOM_SPLIT.split(raw.lower())
+        if not _CAMEL_HINT.search(raw)
+        else (a for chunk in _CAMEL.findall(raw) for a in _ATOM_SPLIT.split(chunk.lower()))
     ):
         if piece and piece not in STOPWORDS:
             out.append(_stem(piece))
@@ -274,8 +284,14 @@ class Index:
             self._build(fields)
 
     @classmethod
-    def from_parts(cls, documents: list[Document], postings: dict[str, list[tuple[int, float]]],
-                   norms: list[float], idf: dict[str, float], title_bigrams: dict[str, list[int]]) -> Index:
+    def from_parts(
+        cls,
+        documents: list[Document],
+        postings: dict[str, list[tuple[int, float]]],
+        norms: list[float],
+        idf: dict[str, float],
+        title_bigrams: dict[str, list[int]],
+    ) -> Index:
         """An index restored from the on-disk cache (no tokenising)."""
         idx = cls(documents, [])
         idx.postings, idx.norms, idx.idf, idx.title_bigrams = postings, norms, idf, title_bigrams
@@ -347,14 +363,19 @@ def _rule_documents() -> list[tuple[Document, str]]:
     """Lint rule docs pages, when the lint registry is importable (it is optional for ask)."""
     try:
         from gpuplane.lint.registry import all_rules
+
         metas = all_rules()
     except Exception:  # the lint package is absent or broken: ask still works on sections
         return []
     docs = []
     for meta in metas:
         title = f"{meta.id}: {meta.summary}"
-        docs.append((Document(id=f"rule:{meta.id}", title=title, body=meta.docs, kind="rule"),
-                     f"{meta.id} {meta.category}"))
+        docs.append(
+            (
+                Document(id=f"rule:{meta.id}", title=title, body=meta.docs, kind="rule"),
+                f"{meta.id} {meta.category}",
+            )
+        )
     return docs
 
 
@@ -448,14 +469,25 @@ def _cache_read(key: str) -> Index | None:
         documents = []
         for doc in data["documents"]:
             sec = doc.get("section")
-            documents.append(Document(
-                id=doc["id"], title=doc["title"], body=doc["body"], kind=doc["kind"],
-                section=Section(
-                    id=sec["id"], title=sec["title"], topics=tuple(sec["topics"]),
-                    keywords=tuple(sec["keywords"]), rules=tuple(sec["rules"]),
-                    body=doc["body"], path=sec["path"],
-                ) if sec else None,
-            ))
+            documents.append(
+                Document(
+                    id=doc["id"],
+                    title=doc["title"],
+                    body=doc["body"],
+                    kind=doc["kind"],
+                    section=Section(
+                        id=sec["id"],
+                        title=sec["title"],
+                        topics=tuple(sec["topics"]),
+                        keywords=tuple(sec["keywords"]),
+                        rules=tuple(sec["rules"]),
+                        body=doc["body"],
+                        path=sec["path"],
+                    )
+                    if sec
+                    else None,
+                )
+            )
         postings = {t: [(int(i), float(w)) for i, w in plist] for t, plist in data["postings"].items()}
         bigram_docs = {pair: [int(i) for i in docs] for pair, docs in data["bigrams"].items()}
         return Index.from_parts(documents, postings, list(data["norms"]), dict(data["idf"]), bigram_docs)
@@ -472,16 +504,32 @@ def _cache_write(key: str, idx: Index) -> None:
     docs = []
     for doc in idx.documents:
         sec = doc.section
-        docs.append({
-            "id": doc.id, "title": doc.title, "body": doc.body, "kind": doc.kind,
-            "section": None if sec is None else {
-                "id": sec.id, "title": sec.title, "topics": list(sec.topics),
-                "keywords": list(sec.keywords), "rules": list(sec.rules), "path": sec.path,
-            },
-        })
+        docs.append(
+            {
+                "id": doc.id,
+                "title": doc.title,
+                "body": doc.body,
+                "kind": doc.kind,
+                "section": None
+                if sec is None
+                else {
+                    "id": sec.id,
+                    "title": sec.title,
+                    "topics": list(sec.topics),
+                    "keywords": list(sec.keywords),
+                    "rules": list(sec.rules),
+                    "path": sec.path,
+                },
+            }
+        )
     payload = msgspec.msgpack.encode(
-        {"documents": docs, "postings": idx.postings, "norms": idx.norms, "idf": idx.idf,
-         "bigrams": idx.title_bigrams}
+        {
+            "documents": docs,
+            "postings": idx.postings,
+            "norms": idx.norms,
+            "idf": idx.idf,
+            "bigrams": idx.title_bigrams,
+        }
     )
     try:
         os.makedirs(folder, exist_ok=True)

@@ -52,7 +52,9 @@ class LintConfig:
         candidates = (rel.replace(os.sep, "/"), path.replace(os.sep, "/"))
         for pattern in self.ignore:
             for candidate in candidates:
-                if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(candidate, pattern.rstrip("/") + "/*"):
+                if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(
+                    candidate, pattern.rstrip("/") + "/*"
+                ):
                     return True
         return False
 
@@ -98,13 +100,17 @@ def load_config(path: str) -> LintConfig:
     known = {"disable", "enable", "severity", "ignore", "ignore-paths", "ignore_paths", "fail-on", "fail_on"}
     unknown = sorted(set(data) - known)
     if unknown:
-        raise ConfigError(f"{path}: unknown key '{unknown[0]}' (known: disable, enable, severity, ignore, fail-on)")
+        raise ConfigError(
+            f"{path}: unknown key '{unknown[0]}' (known: disable, enable, severity, ignore, fail-on)"
+        )
     severity = data.get("severity") or {}
     if not isinstance(severity, dict):
         raise ConfigError(f"{path}: 'severity' must map rule ids to error|warning|info")
     for rule_id, level in severity.items():
         if level not in SEVERITIES:
-            raise ConfigError(f"{path}: severity of {rule_id} must be one of error, warning, info (got {level!r})")
+            raise ConfigError(
+                f"{path}: severity of {rule_id} must be one of error, warning, info (got {level!r})"
+            )
     ignore = data.get("ignore", data.get("ignore-paths", data.get("ignore_paths"))) or []
     if isinstance(ignore, str):
         ignore = [ignore]

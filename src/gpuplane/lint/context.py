@@ -117,7 +117,9 @@ class LintContext:
 
     # -- objects -------------------------------------------------------------------------------
 
-    def by_kind(self, kind: str, group: str | None = None, *, include_cluster: bool = False) -> list[Manifest]:
+    def by_kind(
+        self, kind: str, group: str | None = None, *, include_cluster: bool = False
+    ) -> list[Manifest]:
         """Input objects of ``kind`` (optionally of API ``group``; ``""`` is core).
 
         With ``include_cluster`` the cluster's objects of that kind are appended
@@ -135,7 +137,8 @@ class LintContext:
         if include_cluster and self.cluster is not None:
             seen = {(o.namespace, o.name) for o in found}
             extra = [
-                m for m in _cluster_objects(self.cluster, kind)
+                m
+                for m in _cluster_objects(self.cluster, kind)
                 if (group is None or m.group == group) and (m.namespace, m.name) not in seen
             ]
             if extra:
@@ -198,7 +201,8 @@ class LintContext:
         if self._gpu_podsets is None:
             templates = self._claim_templates()
             self._gpu_podsets = [
-                ps for ps in self.podsets
+                ps
+                for ps in self.podsets
                 if self.gpu_requests(ps) or kinds.init_gpu_requests(ps) or kinds.has_gpu_claim(ps, templates)
             ]
         return self._gpu_podsets
@@ -284,7 +288,9 @@ class LintContext:
                 if ps.overrides:
                     holder = self.holder(ps)
                     for prefix, owner, owner_path in ps.overrides:
-                        index.setdefault(id(holder), []).append(((*ps.template_path, *prefix), owner, owner_path))
+                        index.setdefault(id(holder), []).append(
+                            ((*ps.template_path, *prefix), owner, owner_path)
+                        )
             self._overrides = index
         return self._overrides
 
@@ -328,7 +334,8 @@ def existing_prefix(data: Any, path: FieldPath) -> FieldPath:
     node = data
     for depth, step in enumerate(path):
         found = (isinstance(node, dict) and isinstance(step, str) and step in node) or (
-            isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node))
+            isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        )
         if not found:
             return tuple(path[:depth])
         node = node[step]

@@ -63,7 +63,7 @@ def render_page(meta: RuleMeta) -> str:
         "|---|---|---|---|",
         f"| {meta.severity} | {meta.category} | {_CONTEXT[meta.context]} | {'yes' if meta.fixable else 'no'} |",
         "",
-        f"Silence it on one object with the annotation `gpuplane.io/ignore: \"{meta.id}\"`, or for a whole "
+        f'Silence it on one object with the annotation `gpuplane.io/ignore: "{meta.id}"`, or for a whole '
         "repository with `disable: [" + meta.id + "]` in `.gpuplane.yaml`.",
         "",
     ]
@@ -71,7 +71,12 @@ def render_page(meta: RuleMeta) -> str:
 
 
 def render_index(rules: list[RuleMeta]) -> str:
-    lines = ["# gpuplane lint rules", "", "Generated from the rule registry by `python -m gpuplane.lint.docs`.", ""]
+    lines = [
+        "# gpuplane lint rules",
+        "",
+        "Generated from the rule registry by `python -m gpuplane.lint.docs`.",
+        "",
+    ]
     for category in CATEGORIES:
         members = [m for m in rules if m.category == category]
         if not members:

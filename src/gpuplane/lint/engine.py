@@ -65,7 +65,9 @@ def ignored_rules(obj: Manifest) -> frozenset[str]:
     return frozenset(part.strip() for part in value.split(",") if part.strip())
 
 
-def select_rules(config: LintConfig, *, with_cluster: bool, rules: Iterable[RuleMeta] | None = None) -> list[RuleMeta]:
+def select_rules(
+    config: LintConfig, *, with_cluster: bool, rules: Iterable[RuleMeta] | None = None
+) -> list[RuleMeta]:
     """The rules to run: enabled by config/flags; ``required``-context rules only with a cluster."""
     chosen = []
     for meta in rules if rules is not None else all_rules():
@@ -79,7 +81,9 @@ def select_rules(config: LintConfig, *, with_cluster: bool, rules: Iterable[Rule
     return chosen
 
 
-def expand_podsets(objects: list[Manifest], cluster: ClusterState | None, problems: list | None = None) -> list:
+def expand_podsets(
+    objects: list[Manifest], cluster: ClusterState | None, problems: list | None = None
+) -> list:
     """PodSets of every workload in ``objects`` (expanded once for all rules; never raises).
     Objects or templates that could not be expanded are appended to ``problems``."""
     from gpuplane.k8s.workloads import expand_all

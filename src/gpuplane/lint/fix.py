@@ -137,12 +137,20 @@ def apply_op(root: Any, op: PatchOp) -> None:
 def _object_root(document: Any, finding: Finding) -> Any:
     """The finding's object inside a loaded document (unwrapping ``kind: List`` items)."""
     obj = finding.object
-    if isinstance(document, dict) and document.get("kind") == obj.kind and _meta(document) == (obj.namespace, obj.name):
+    if (
+        isinstance(document, dict)
+        and document.get("kind") == obj.kind
+        and _meta(document) == (obj.namespace, obj.name)
+    ):
         return document
     items = document.get("items") if isinstance(document, dict) else None
     if isinstance(items, list):
         for item in items:
-            if isinstance(item, dict) and item.get("kind") == obj.kind and _meta(item) == (obj.namespace, obj.name):
+            if (
+                isinstance(item, dict)
+                and item.get("kind") == obj.kind
+                and _meta(item) == (obj.namespace, obj.name)
+            ):
                 return item
     raise KeyError("object not found in its document")
 
@@ -230,10 +238,14 @@ def apply_fixes(findings: list[Finding], *, dry_run: bool = False) -> FixOutcome
         outcome.applied += len(fixed)
         outcome.files.append(path)
         if dry_run:
-            diffs.extend(difflib.unified_diff(
-                original.splitlines(keepends=True), updated.splitlines(keepends=True),
-                fromfile=f"a/{os.path.normpath(path)}", tofile=f"b/{os.path.normpath(path)}",
-            ))
+            diffs.extend(
+                difflib.unified_diff(
+                    original.splitlines(keepends=True),
+                    updated.splitlines(keepends=True),
+                    fromfile=f"a/{os.path.normpath(path)}",
+                    tofile=f"b/{os.path.normpath(path)}",
+                )
+            )
         else:
             tmp = f"{path}.gpuplane-fix.tmp"
             with open(tmp, "w", encoding="utf-8") as handle:

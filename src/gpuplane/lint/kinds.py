@@ -17,21 +17,59 @@ if TYPE_CHECKING:
 
 # Controllers whose pods are distributed/batch training (Kubeflow training-operator,
 # Kubeflow Trainer v2, MPI operator, JobSet, KubeRay, Volcano).
-TRAINING_KINDS = frozenset({
-    "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob",
-    "TrainJob", "JobSet", "RayJob",
-})
+TRAINING_KINDS = frozenset(
+    {
+        "PyTorchJob",
+        "TFJob",
+        "MPIJob",
+        "XGBoostJob",
+        "PaddleJob",
+        "JAXJob",
+        "MXJob",
+        "TrainJob",
+        "JobSet",
+        "RayJob",
+    }
+)
 BATCH_KINDS = frozenset({"Job", "CronJob"})
-SERVING_KINDS = frozenset({"InferenceService", "ServingRuntime", "ClusterServingRuntime", "RayService",
-                           "InferenceGraph", "LLMInferenceService"})
+SERVING_KINDS = frozenset(
+    {
+        "InferenceService",
+        "ServingRuntime",
+        "ClusterServingRuntime",
+        "RayService",
+        "InferenceGraph",
+        "LLMInferenceService",
+    }
+)
 LONG_RUNNING_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet", "ReplicaSet"})
 
 # Image name fragments of inference servers (lower-case substrings of the image reference).
 SERVING_IMAGE_HINTS = (
-    "vllm", "text-generation-inference", "tgi", "tritonserver", "triton", "tensorrt-llm", "trtllm",
-    "sglang", "lmdeploy", "ollama", "llama.cpp", "llama-cpp", "nvcr.io/nim", "/nim/", "torchserve",
-    "tensorflow/serving", "text-embeddings-inference", "kserve", "seldon", "mlserver", "ray-serve",
-    "infinity", "aphrodite", "lorax",
+    "vllm",
+    "text-generation-inference",
+    "tgi",
+    "tritonserver",
+    "triton",
+    "tensorrt-llm",
+    "trtllm",
+    "sglang",
+    "lmdeploy",
+    "ollama",
+    "llama.cpp",
+    "llama-cpp",
+    "nvcr.io/nim",
+    "/nim/",
+    "torchserve",
+    "tensorflow/serving",
+    "text-embeddings-inference",
+    "kserve",
+    "seldon",
+    "mlserver",
+    "ray-serve",
+    "infinity",
+    "aphrodite",
+    "lorax",
 )
 
 # DRA device classes of the GPU drivers (NVIDIA, Intel, AMD DRA drivers).
@@ -277,4 +315,6 @@ def is_daemon(ps: PodSet) -> bool:
         return True
     meta = data.get("metadata")
     owners = meta.get("ownerReferences") if type(meta) is dict else None
-    return isinstance(owners, list) and any(isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in owners)
+    return isinstance(owners, list) and any(
+        isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in owners
+    )

@@ -21,8 +21,16 @@ if TYPE_CHECKING:
 
 # Category order of spec/rules.md; used for listing and docs.
 CATEGORIES = (
-    "gpu", "placement", "sharing", "distributed", "tenancy",
-    "storage", "serving", "autoscaling", "operator", "cluster",
+    "gpu",
+    "placement",
+    "sharing",
+    "distributed",
+    "tenancy",
+    "storage",
+    "serving",
+    "autoscaling",
+    "operator",
+    "cluster",
 )
 CONTEXTS = ("none", "optional", "required")
 
@@ -74,8 +82,14 @@ def rule(
         if existing is not None and existing.check.__qualname__ != func.__qualname__:
             raise ValueError(f"rule id {id!r} registered twice")
         _RULES[id] = RuleMeta(
-            id=id, severity=severity, category=category, summary=summary,
-            docs=docs.strip() + "\n", context=context, fixable=fixable, check=func,
+            id=id,
+            severity=severity,
+            category=category,
+            summary=summary,
+            docs=docs.strip() + "\n",
+            context=context,
+            fixable=fixable,
+            check=func,
         )
         return func
 

@@ -86,13 +86,17 @@ Kubeconfig = Annotated[
 ]
 Manifests = Annotated[
     str | None,
-    Field(description="Kubernetes manifests as text: YAML (multi-document, `kind: List` too) or JSON, "
-          "e.g. `helm template` or `kubectl get -o yaml` output."),
+    Field(
+        description="Kubernetes manifests as text: YAML (multi-document, `kind: List` too) or JSON, "
+        "e.g. `helm template` or `kubectl get -o yaml` output."
+    ),
 ]
 Paths = Annotated[
     list[str] | None,
-    Field(description="Files or folders of manifests (*.yaml, *.yml, *.json; folders are walked "
-          "recursively). Relative paths are relative to the server's working directory."),
+    Field(
+        description="Files or folders of manifests (*.yaml, *.yml, *.json; folders are walked "
+        "recursively). Relative paths are relative to the server's working directory."
+    ),
 ]
 
 
@@ -109,7 +113,9 @@ def _check_path(path: str, what: str) -> str:
     if not path:
         raise ToolInputError(f"{what}: empty path")
     if path == "-":
-        raise ToolInputError(f"{what}: '-' (standard input) is not available over MCP; pass the text or a path")
+        raise ToolInputError(
+            f"{what}: '-' (standard input) is not available over MCP; pass the text or a path"
+        )
     return path
 
 
@@ -165,7 +171,9 @@ class ClusterCache:
                 files = [source]
             else:
                 return None
-            stats = tuple((os.path.abspath(f), st.st_size, st.st_mtime_ns) for f in files for st in (os.stat(f),))
+            stats = tuple(
+                (os.path.abspath(f), st.st_size, st.st_mtime_ns) for f in files for st in (os.stat(f),)
+            )
         except OSError:
             return None
         return (source, *stats)
@@ -234,8 +242,10 @@ def lint(
     paths: Paths = None,
     cluster: Annotated[
         str | None,
-        Field(description="Optional cluster to check against (snapshot file/folder or `live`): enables the "
-              "rules that need cluster context (node labels, taints, quotas ...)."),
+        Field(
+            description="Optional cluster to check against (snapshot file/folder or `live`): enables the "
+            "rules that need cluster context (node labels, taints, quotas ...)."
+        ),
     ] = None,
     context: KubeContext = None,
     kubeconfig: Kubeconfig = None,
@@ -277,7 +287,9 @@ def lint(
         state, cluster_errors = load_cluster(cluster, context, kubeconfig)
         errors += cluster_errors
     result = run_lint(loaded.objects, cluster=state, config=cfg)
-    errors += [f"rule {f.rule} failed on this input ({f.message}); other rules ran normally" for f in result.failures]
+    errors += [
+        f"rule {f.rule} failed on this input ({f.message}); other rules ran normally" for f in result.failures
+    ]
     summary = summary_line(result.summary())
     rules = sorted({f.rule for f in result.findings})
     if rules:
@@ -285,8 +297,18 @@ def lint(
     return ToolOutput(_with_errors(result.to_json(), errors), summary + _errors_note(errors))
 
 
-Category = Literal["gpu", "placement", "sharing", "distributed", "tenancy", "storage", "serving",
-                   "autoscaling", "operator", "cluster"]
+Category = Literal[
+    "gpu",
+    "placement",
+    "sharing",
+    "distributed",
+    "tenancy",
+    "storage",
+    "serving",
+    "autoscaling",
+    "operator",
+    "cluster",
+]
 
 
 def list_rules(
@@ -296,8 +318,14 @@ def list_rules(
     from gpuplane.lint.registry import all_rules
 
     rules = [
-        {"id": m.id, "severity": m.severity, "category": m.category, "summary": m.summary,
-         "context": m.context, "fixable": m.fixable}
+        {
+            "id": m.id,
+            "severity": m.severity,
+            "category": m.category,
+            "summary": m.summary,
+            "context": m.context,
+            "fixable": m.fixable,
+        }
         for m in all_rules()
         if category is None or m.category == category
     ]
@@ -306,7 +334,9 @@ def list_rules(
 
 
 def explain_rule(
-    rule_id: Annotated[str, Field(description="A lint rule id, e.g. gpu-request-without-limit.", min_length=1)],
+    rule_id: Annotated[
+        str, Field(description="A lint rule id, e.g. gpu-request-without-limit.", min_length=1)
+    ],
 ) -> ToolOutput:
     """The rule's docs page, as ``gpuplane explain ID`` prints it, plus its metadata."""
     import difflib
@@ -347,7 +377,9 @@ def why_pending(
     from gpuplane.scheduler.versions import parse_minor
 
     if kubernetes_version is not None and parse_minor(kubernetes_version) is None:
-        raise ToolInputError(f"kubernetes_version {kubernetes_version!r} is not a Kubernetes version like 1.31")
+        raise ToolInputError(
+            f"kubernetes_version {kubernetes_version!r} is not a Kubernetes version like 1.31"
+        )
     if pod is not None:
         pod = pod.strip()
         if pod.count("/") != 1:
@@ -355,7 +387,9 @@ def why_pending(
     state, errors = load_cluster(cluster, context, kubeconfig)
     if pod is not None and not any(p.key == pod for p in state.pending_pods):
         known = any(p.key == pod for p in state.pods)
-        raise ToolInputError(f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}")
+        raise ToolInputError(
+            f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}"
+        )
     scheduler = Scheduler(state, version=kubernetes_version)
     document = to_json(scheduler.pending(pod), scheduler)
     pods = document["pods"]
@@ -373,19 +407,25 @@ def simulate(
     paths: Paths = None,
     scheduler: Annotated[
         Literal["default", "volcano", "coscheduling", "kueue"],
-        Field(description="Which scheduler places the pods: kube-scheduler alone (with preemption), Volcano "
-              "gangs and queues, scheduler-plugins coscheduling, or Kueue admission in front of kube-scheduler."),
+        Field(
+            description="Which scheduler places the pods: kube-scheduler alone (with preemption), Volcano "
+            "gangs and queues, scheduler-plugins coscheduling, or Kueue admission in front of kube-scheduler."
+        ),
     ] = "default",
     autoscaler: Annotated[
         str | None,
-        Field(description="auto (default: the Karpenter NodePools / gpuplane ClusterAutoscalerNodeGroups found in "
-              "the inputs), none, karpenter, cluster-autoscaler, or a YAML file with NodePools, node groups and "
-              "a ColdStart override object."),
+        Field(
+            description="auto (default: the Karpenter NodePools / gpuplane ClusterAutoscalerNodeGroups found in "
+            "the inputs), none, karpenter, cluster-autoscaler, or a YAML file with NodePools, node groups and "
+            "a ColdStart override object."
+        ),
     ] = None,
     scenario: Annotated[
         str | None,
-        Field(description="Scenario file: arrival / duration / image size per workload, cold-start and "
-              "Kueue/coscheduling settings."),
+        Field(
+            description="Scenario file: arrival / duration / image size per workload, cold-start and "
+            "Kueue/coscheduling settings."
+        ),
     ] = None,
     kubernetes_version: KubeVersion = None,
     context: KubeContext = None,
@@ -416,7 +456,11 @@ def simulate(
     text = (
         f"{summary['scheduled']} pod(s) placed, {summary['pending']} pending, GPU utilization "
         f"{summary['gpu_utilization'] * 100:.1f}%, makespan "
-        + (f"{summary['makespan_s']:.0f} s" if summary["makespan_s"] is not None else "never (pods left pending)")
+        + (
+            f"{summary['makespan_s']:.0f} s"
+            if summary["makespan_s"] is not None
+            else "never (pods left pending)"
+        )
     )
     if document.get("deadlock"):
         text += "; " + document["deadlock"]["message"]
@@ -444,7 +488,10 @@ def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconf
 
     state, errors = load_cluster(cluster, context, kubeconfig)
     result = run_diagnose(state)
-    errors += [f"rule {f.rule} failed on this cluster ({f.message}); other rules ran normally" for f in result.failures]
+    errors += [
+        f"rule {f.rule} failed on this cluster ({f.message}); other rules ran normally"
+        for f in result.failures
+    ]
     document = result.to_json()
     counts = document["summary"]
     rules = list(dict.fromkeys(f.rule for f in result.findings))
@@ -464,14 +511,20 @@ def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconf
 def advise_mig(
     gpu: Annotated[
         list[str],
-        Field(description="GPU models of the fleet as MODEL or MODEL:COUNT, one entry per model, e.g. "
-              "[\"A100-80GB\"] or [\"A100-80GB:8\", \"H100-80GB:4\"]. Catalog names (A100-40GB, A100-80GB, A30, "
-              "H100-80GB, H200-141GB ...) and GFD product labels are accepted.", min_length=1),
+        Field(
+            description="GPU models of the fleet as MODEL or MODEL:COUNT, one entry per model, e.g. "
+            '["A100-80GB"] or ["A100-80GB:8", "H100-80GB:4"]. Catalog names (A100-40GB, A100-80GB, A30, '
+            "H100-80GB, H200-141GB ...) and GFD product labels are accepted.",
+            min_length=1,
+        ),
     ],
     demand: Annotated[
         dict[str, int],
-        Field(description="MIG instances wanted: profile -> count, e.g. {\"3g.40gb\": 2, \"1g.10gb\": 4}; "
-              "MIG resource names (nvidia.com/mig-1g.10gb) are accepted.", min_length=1),
+        Field(
+            description='MIG instances wanted: profile -> count, e.g. {"3g.40gb": 2, "1g.10gb": 4}; '
+            "MIG resource names (nvidia.com/mig-1g.10gb) are accepted.",
+            min_length=1,
+        ),
     ],
     gpus: Annotated[
         int | None, Field(description="GPUs available for a single model (default: as many as needed).", ge=0)
@@ -501,7 +554,9 @@ class SharingWorkload(BaseModel):
 
     name: str = Field(description="Workload name.")
     mem: float = Field(description="GPU memory needed per replica, in GB.", ge=0)
-    util: float = Field(description="Typical utilisation of one GPU per replica, in percent (0-100).", ge=0, le=100)
+    util: float = Field(
+        description="Typical utilisation of one GPU per replica, in percent (0-100).", ge=0, le=100
+    )
     isolation: Literal["none", "team", "tenant"] = Field(
         "none", description="Isolation needed between replicas: none, team or tenant (untrusted neighbours)."
     )
@@ -535,16 +590,21 @@ def advise_sharing(
 def advise_capacity(
     demand: Annotated[
         dict[str, int],
-        Field(description="GPUs needed per model, e.g. {\"H100-80GB\": 16, \"L4\": 8}.", min_length=1),
+        Field(description='GPUs needed per model, e.g. {"H100-80GB": 16, "L4": 8}.', min_length=1),
     ],
     provider: Annotated[Literal["aws", "gcp", "azure"], Field(description="Cloud provider.")] = "aws",
     headroom: Annotated[float, Field(description="Extra GPUs, in percent of the demand.", ge=0)] = 0.0,
     growth: Annotated[
         float,
-        Field(description="Expected demand growth in GPUs per hour; adds warm spares covering a worst-case "
-              "cold start.", ge=0),
+        Field(
+            description="Expected demand growth in GPUs per hour; adds warm spares covering a worst-case "
+            "cold start.",
+            ge=0,
+        ),
     ] = 0.0,
-    image_gib: Annotated[float, Field(description="Container image size (GiB) for the cold-start estimate.", ge=0)] = 10.0,
+    image_gib: Annotated[
+        float, Field(description="Container image size (GiB) for the cold-start estimate.", ge=0)
+    ] = 10.0,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane advise capacity -f json`` (built-in price table)."""
     from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
@@ -554,8 +614,12 @@ def advise_capacity(
             raise ToolInputError(f"demand {model}: the GPU count must be >= 0")
     try:
         plan = plan_capacity(
-            parse_gpu_demand([f"{m}={n}" for m, n in demand.items()]), provider, headroom_pct=headroom,
-            growth_gpus_per_hour=growth, image_gib=image_gib, prices=load_prices(None),
+            parse_gpu_demand([f"{m}={n}" for m, n in demand.items()]),
+            provider,
+            headroom_pct=headroom,
+            growth_gpus_per_hour=growth,
+            image_gib=image_gib,
+            prices=load_prices(None),
         )
     except CapacityInputError as exc:
         raise ToolInputError(str(exc)) from None
@@ -569,11 +633,15 @@ def advise_capacity(
         cost = f", about ${priced:,.0f}/month (partial: {_plural(len(gaps), 'model')} not priced)"
     else:
         cost = f", about ${priced:,.0f}/month"
-    return ToolOutput(document, f"{_plural(sum(m.gpus_total for m in plan.models), 'GPU')} on {provider}{cost}")
+    return ToolOutput(
+        document, f"{_plural(sum(m.gpus_total for m in plan.models), 'GPU')} on {provider}{cost}"
+    )
 
 
 def ask(
-    question: Annotated[str, Field(description="A question about GPUs on Kubernetes, in plain words.", min_length=1)],
+    question: Annotated[
+        str, Field(description="A question about GPUs on Kubernetes, in plain words.", min_length=1)
+    ],
     max_sections: Annotated[
         int, Field(description="How many knowledge-base sections the answer may draw on.", ge=1, le=5)
     ] = 3,
@@ -603,11 +671,15 @@ def generate(
     blueprint: Annotated[
         str | None, Field(description="The platform blueprint as YAML text (see the blueprint_schema tool).")
     ] = None,
-    blueprint_path: Annotated[str | None, Field(description="A blueprint YAML file, instead of blueprint text.")] = None,
+    blueprint_path: Annotated[
+        str | None, Field(description="A blueprint YAML file, instead of blueprint text.")
+    ] = None,
     output_dir: Annotated[
         str | None,
-        Field(description="Folder to write into (its generated stage folders are replaced). Default: a new "
-              "temporary folder."),
+        Field(
+            description="Folder to write into (its generated stage folders are replaced). Default: a new "
+            "temporary folder."
+        ),
     ] = None,
     include_contents: Annotated[
         bool, Field(description="Also return the text of every written file (can be long).")
@@ -635,17 +707,25 @@ def generate(
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 where = f"{name}:{mark.line + 1}" if mark is not None else name
-                raise BlueprintError([f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+                raise BlueprintError(
+                    [f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]
+                ) from None
             bp = parse_blueprint(data)
         result = run(bp)
     except BlueprintError as exc:
         problems = "; ".join(exc.problems)
-        raise ToolInputError(f"{name}: blueprint refused ({_plural(len(exc.problems), 'problem')}); "
-                             f"nothing written: {problems}") from None
+        raise ToolInputError(
+            f"{name}: blueprint refused ({_plural(len(exc.problems), 'problem')}); "
+            f"nothing written: {problems}"
+        ) from None
     if result.schema_errors:
-        raise ToolInputError("generated configuration failed schema validation; nothing written: "
-                             + "; ".join(result.schema_errors))
-    out = _check_path(output_dir, "output_dir") if output_dir else tempfile.mkdtemp(prefix="gpuplane-generate-")
+        raise ToolInputError(
+            "generated configuration failed schema validation; nothing written: "
+            + "; ".join(result.schema_errors)
+        )
+    out = (
+        _check_path(output_dir, "output_dir") if output_dir else tempfile.mkdtemp(prefix="gpuplane-generate-")
+    )
     try:
         written = write_bundle(result.bundle, out)
     except OSError as exc:
@@ -659,8 +739,13 @@ def generate(
                 entry["content"] = fh.read()
         files.append(entry)
     objects = [
-        {"stage": key, "apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-         "namespace": (obj.get("metadata") or {}).get("namespace"), "name": (obj.get("metadata") or {}).get("name")}
+        {
+            "stage": key,
+            "apiVersion": obj.get("apiVersion"),
+            "kind": obj.get("kind"),
+            "namespace": (obj.get("metadata") or {}).get("namespace"),
+            "name": (obj.get("metadata") or {}).get("name"),
+        }
         for key, stage in result.bundle.stages.items()
         for obj in stage.objects
     ]
@@ -669,15 +754,23 @@ def generate(
         "files": files,
         "objects": objects,
         "helm_releases": [
-            {"release": r.release, "chart": r.chart, "repo": r.repo, "version": r.version, "namespace": r.namespace}
+            {
+                "release": r.release,
+                "chart": r.chart,
+                "repo": r.repo,
+                "version": r.version,
+                "namespace": r.namespace,
+            }
             for r in result.bundle.releases
         ],
         "decisions": [d.to_json() for d in result.bundle.decisions],
         "unchecked_kinds": list(result.unchecked_kinds),
     }
-    summary = (f"wrote {_plural(len(files), 'file')} ({_plural(len(objects), 'object')}, "
-               f"{_plural(len(document['helm_releases']), 'Helm release')}) to {document['output_dir']}; "
-               "nothing was applied (review, `gpuplane lint`, then apply)")
+    summary = (
+        f"wrote {_plural(len(files), 'file')} ({_plural(len(objects), 'object')}, "
+        f"{_plural(len(document['helm_releases']), 'Helm release')}) to {document['output_dir']}; "
+        "nothing was applied (review, `gpuplane lint`, then apply)"
+    )
     return ToolOutput(document, summary)
 
 
@@ -686,95 +779,117 @@ def blueprint_schema() -> ToolOutput:
     from gpuplane.generate.blueprint import json_schema
 
     schema = json_schema()
-    return ToolOutput({"schema": schema}, f"blueprint JSON Schema ({_plural(len(schema.get('properties', {})), 'top-level field')})")
+    return ToolOutput(
+        {"schema": schema},
+        f"blueprint JSON Schema ({_plural(len(schema.get('properties', {})), 'top-level field')})",
+    )
 
 
 # -- the table ---------------------------------------------------------------------------------------
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
-        "lint", "Lint Kubernetes manifests for GPU/AI mistakes",
+        "lint",
+        "Lint Kubernetes manifests for GPU/AI mistakes",
         "Find what in Kubernetes manifests will break, stall, waste GPUs or leak isolation (GPU requests "
         "without limits, missing tolerations, training jobs without gang scheduling, shared RWO volumes ...). "
         "Input: manifest text and/or paths, optionally a cluster for context. Returns findings with rule id, "
         "severity, file, line, message and fix, like `gpuplane lint -f json`. Read-only: never edits files.",
-        lint, reads_cluster=True,
+        lint,
+        reads_cluster=True,
     ),
     ToolSpec(
-        "list_rules", "List gpuplane lint rules",
+        "list_rules",
+        "List gpuplane lint rules",
         "List every lint rule (id, severity, category, summary), like `gpuplane rules -f json`.",
         list_rules,
     ),
     ToolSpec(
-        "explain_rule", "Explain a lint rule",
+        "explain_rule",
+        "Explain a lint rule",
         "The docs page (Markdown) of one lint rule: what it catches, why it matters, how to fix it, like "
         "`gpuplane explain ID`.",
         explain_rule,
     ),
     ToolSpec(
-        "why_pending", "Explain Pending pods as kube-scheduler would",
+        "why_pending",
+        "Explain Pending pods as kube-scheduler would",
         "Explain why pods are Pending: the exact FailedScheduling message kube-scheduler would write for this "
         "cluster state and Kubernetes version, the per-node reasons, plus gang/quota/queue causes and fixes, "
         "like `gpuplane why-pending -f json`.",
-        why_pending, reads_cluster=True,
+        why_pending,
+        reads_cluster=True,
     ),
     ToolSpec(
-        "simulate", "Simulate submitting workloads to a cluster over time",
+        "simulate",
+        "Simulate submitting workloads to a cluster over time",
         "Place workloads on a model of the cluster as the chosen scheduler would (kube-scheduler with "
         "preemption, Volcano, coscheduling or Kueue), over time, with ResourceQuota admission, API validation "
         "and Karpenter / Cluster Autoscaler scale-up with cold starts: placements, pods left pending with the "
         "exact message, a GPU timeline, utilization, makespan and gang deadlocks, like `gpuplane simulate -f "
         "json`. Read-only: the cluster is only read and nothing is applied.",
-        simulate, reads_cluster=True,
+        simulate,
+        reads_cluster=True,
     ),
     ToolSpec(
-        "inventory", "GPU inventory of a cluster",
+        "inventory",
+        "GPU inventory of a cluster",
         "GPU capacity by node, pool and model: GPU model, count, allocatable, allocated, free, MIG and "
         "time-slicing layout, problem flags, like `gpuplane inventory -f json`.",
-        inventory, reads_cluster=True,
+        inventory,
+        reads_cluster=True,
     ),
     ToolSpec(
-        "diagnose", "Diagnose a GPU cluster",
+        "diagnose",
+        "Diagnose a GPU cluster",
         "What is wrong with a cluster's GPU stack and capacity right now: the cluster rules (device plugin, "
         "GPU Operator, drivers, MIG, gangs partially running, Pending pods ...) plus every lint rule on the "
         "cluster's own workloads, with the GPU inventory, like `gpuplane diagnose -f json`.",
-        diagnose, reads_cluster=True,
+        diagnose,
+        reads_cluster=True,
     ),
     ToolSpec(
-        "advise_mig", "Plan a MIG layout",
+        "advise_mig",
+        "Plan a MIG layout",
         "The fewest GPUs of the given model(s) whose valid MIG configurations host a demand of MIG instances, "
         "with the per-GPU layout and a ready mig-parted config, like `gpuplane advise mig -f json`. An unknown "
         "profile for the model gives feasible=false with the reason.",
         advise_mig,
     ),
     ToolSpec(
-        "advise_sharing", "Choose a GPU sharing mode",
+        "advise_sharing",
+        "Choose a GPU sharing mode",
         "Recommend none / time-slicing / MPS / MIG / DRA for a workload mix on one GPU model, with reasons, "
         "trade-offs and the configs to apply, like `gpuplane advise sharing -f json`.",
         advise_sharing,
     ),
     ToolSpec(
-        "advise_capacity", "Size GPU node pools and cost",
+        "advise_capacity",
+        "Size GPU node pools and cost",
         "Nodes per GPU model and monthly cost for a GPU demand on a cloud provider, with headroom and "
         "cold-start spares, like `gpuplane advise capacity -f json`.",
         advise_capacity,
     ),
     ToolSpec(
-        "generate", "Render a GPU platform blueprint into manifests",
+        "generate",
+        "Render a GPU platform blueprint into manifests",
         "Render a platform blueprint (GPU Operator, sharing/MIG, scheduler, quotas, autoscaler, storage, "
         "workload templates) into validated manifests and Helm values in a folder, like `gpuplane generate "
         "BLUEPRINT -o DIR`. Writes only into output_dir or a new temporary folder and returns the file list, "
         "objects and design decisions; it never applies anything to a cluster. A blueprint with "
         "contradictions is refused with every problem named.",
-        generate, writes_files=True,
+        generate,
+        writes_files=True,
     ),
     ToolSpec(
-        "blueprint_schema", "Blueprint JSON Schema",
+        "blueprint_schema",
+        "Blueprint JSON Schema",
         "The JSON Schema of the blueprint the generate tool takes, like `gpuplane generate --schema`.",
         blueprint_schema,
     ),
     ToolSpec(
-        "ask", "Ask the GPU-on-Kubernetes knowledge base",
+        "ask",
+        "Ask the GPU-on-Kubernetes knowledge base",
         "Answer a question from gpuplane's built-in knowledge base (device plugin, GPU Operator, MIG, "
         "time-slicing, MPS, DRA, Kueue, Volcano, gang scheduling, quotas ...), offline, with the sections it "
         "used, like `gpuplane ask -f json`.",

@@ -52,7 +52,10 @@ _MIG_PARTED_HOWTO = (
     "the nodes nvidia.com/mig.config={name}. Without the operator: nvidia-mig-parted apply -f FILE -c {name}."
 )
 _CONFIG_SECTIONS: dict[str, tuple[str, str]] = {
-    "mig_parted": ("MIG layout (nvidia-mig-parted config)", _MIG_PARTED_HOWTO.format(name=MIG_PARTED_CONFIG_NAME)),
+    "mig_parted": (
+        "MIG layout (nvidia-mig-parted config)",
+        _MIG_PARTED_HOWTO.format(name=MIG_PARTED_CONFIG_NAME),
+    ),
     "mig_node_labels": (
         "MIG config per node",
         "Label the nodes of the pool (kubectl label node <node> nvidia.com/mig.config=<config> --overwrite), as many "
@@ -83,11 +86,15 @@ def render_mig(plan: MigPlan, console: Console) -> None:
     from rich.table import Table
 
     demand = _mix(plan.demand)
-    fleet = ", ".join(e.model.name + (f" (max {e.available})" if e.available is not None else "") for e in plan.fleet)
+    fleet = ", ".join(
+        e.model.name + (f" (max {e.available})" if e.available is not None else "") for e in plan.fleet
+    )
     if plan.feasible:
         verb = "hosts" if plan.gpus_needed == 1 else "host"
-        console.print(f"[bold]{_gpus(plan.gpus_needed or 0)}[/bold] of {escape(fleet)} {verb} {escape(demand)} "
-                      "(exact minimum).")
+        console.print(
+            f"[bold]{_gpus(plan.gpus_needed or 0)}[/bold] of {escape(fleet)} {verb} {escape(demand)} "
+            "(exact minimum)."
+        )
     else:
         console.print(f"[bold red]Not feasible[/bold red] on {escape(fleet)}: {escape(plan.reason)}")
     if plan.layout:
@@ -124,7 +131,9 @@ def render_sharing(advice: SharingAdvice, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    console.print(f"[bold]Recommendation for {escape(advice.gpu_model)}: {_MODE_NAMES.get(advice.recommendation, advice.recommendation)}[/bold]")
+    console.print(
+        f"[bold]Recommendation for {escape(advice.gpu_model)}: {_MODE_NAMES.get(advice.recommendation, advice.recommendation)}[/bold]"
+    )
     if advice.alternatives:
         console.print("Alternatives: " + ", ".join(_MODE_NAMES.get(m, m) for m in advice.alternatives))
     console.print()
@@ -132,9 +141,15 @@ def render_sharing(advice: SharingAdvice, console: Console) -> None:
     for col in ("workload", "mode", "GPUs", "detail"):
         table.add_column(col)
     for a in advice.workloads:
-        detail = a.profile or (f"{a.replicas} replicas/GPU" if a.mode in ("time-slicing", "mps") else "whole GPUs")
-        table.add_row(escape(a.workload.name), _MODE_NAMES.get(a.mode, a.mode), str(a.gpus) if a.gpus else "-",
-                      escape(detail))
+        detail = a.profile or (
+            f"{a.replicas} replicas/GPU" if a.mode in ("time-slicing", "mps") else "whole GPUs"
+        )
+        table.add_row(
+            escape(a.workload.name),
+            _MODE_NAMES.get(a.mode, a.mode),
+            str(a.gpus) if a.gpus else "-",
+            escape(detail),
+        )
     console.print(table)
     console.print("[bold]Why[/bold]")
     for r in advice.reasons:
@@ -145,7 +160,10 @@ def render_sharing(advice: SharingAdvice, console: Console) -> None:
     for key, doc in advice.config.items():
         heading, howto = _CONFIG_SECTIONS.get(key, (key.replace("_", " "), ""))
         if key == "mig_parted":
-            howto = _MIG_PARTED_HOWTO.format(name="<config>") + " Configs are per node: devices are the node's GPU indices."
+            howto = (
+                _MIG_PARTED_HOWTO.format(name="<config>")
+                + " Configs are per node: devices are the node's GPU indices."
+            )
         console.print(f"\n[bold]{escape(heading)}[/bold]")
         if isinstance(doc, str):  # a single setting, e.g. the MIG strategy: say it in the sentence
             console.print(f"Use {escape(doc)}: " + escape(howto.format(value=doc)))
@@ -155,8 +173,13 @@ def render_sharing(advice: SharingAdvice, console: Console) -> None:
         console.print(escape(_yaml(doc)), soft_wrap=True)
 
 
-_MODE_NAMES = {"none": "whole GPUs (no sharing)", "time-slicing": "time-slicing", "mps": "MPS", "mig": "MIG",
-               "dra": "DRA (Dynamic Resource Allocation)"}
+_MODE_NAMES = {
+    "none": "whole GPUs (no sharing)",
+    "time-slicing": "time-slicing",
+    "mps": "MPS",
+    "mig": "MIG",
+    "dra": "DRA (Dynamic Resource Allocation)",
+}
 
 
 def render_capacity(plan: CapacityPlan, console: Console) -> None:
@@ -166,9 +189,19 @@ def render_capacity(plan: CapacityPlan, console: Console) -> None:
     from rich.table import Table
 
     region = f" ({plan.region})" if plan.region else ""
-    console.print(f"[bold]Capacity on {plan.provider}{escape(region)}[/bold], {plan.hours_per_month:g} h/month, on-demand")
+    console.print(
+        f"[bold]Capacity on {plan.provider}{escape(region)}[/bold], {plan.hours_per_month:g} h/month, on-demand"
+    )
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for col in ("model", "GPUs (demand+headroom+spare)", "instance type", "nodes", "$/h", "$/month", "price source"):
+    for col in (
+        "model",
+        "GPUs (demand+headroom+spare)",
+        "instance type",
+        "nodes",
+        "$/h",
+        "$/month",
+        "price source",
+    ):
         table.add_column(col, justify="right" if col in ("nodes", "$/h", "$/month") else "left")
     for m in plan.models:
         gpus = f"{m.gpus_total} ({m.gpus_demand}+{m.headroom_gpus}+{m.cold_start_spare_gpus})"
@@ -177,7 +210,10 @@ def render_capacity(plan: CapacityPlan, console: Console) -> None:
             table.add_row(escape(m.model), gpus, "-", "-", "-", "-", escape(m.note))
             continue
         table.add_row(
-            escape(m.model), gpus, escape(c.instance), str(c.nodes),
+            escape(m.model),
+            gpus,
+            escape(c.instance),
+            str(c.nodes),
             f"{c.price.usd_per_hour:,.2f}" if c.price else "-",
             f"{c.monthly_usd:,.0f}" if c.monthly_usd is not None else "-",
             escape(f"{c.price.source} ({c.price.date})" if c.price else m.note),
@@ -189,8 +225,14 @@ def render_capacity(plan: CapacityPlan, console: Console) -> None:
         console.print(f"Total: [bold]${total:,.0f}[/bold] per month")
     elif gaps:
         priced = plan.priced_monthly_usd
-        head = f"Total: [bold]${priced:,.0f}[/bold] per month, partial" if priced is not None else "Total: unknown"
-        console.print(f"{head} (not priced: {escape('; '.join(gaps))}); pass --prices FILE with your rate card")
+        head = (
+            f"Total: [bold]${priced:,.0f}[/bold] per month, partial"
+            if priced is not None
+            else "Total: unknown"
+        )
+        console.print(
+            f"{head} (not priced: {escape('; '.join(gaps))}); pass --prices FILE with your rate card"
+        )
     cs = plan.cold_start
     console.print(
         f"Cold start of a GPU node: ~{cs.typical_s / 60:.0f} min typical, up to {cs.worst_s / 60:.0f} min "
@@ -202,5 +244,7 @@ def render_capacity(plan: CapacityPlan, console: Console) -> None:
                 f"  typical {escape(c['phase'].replace('_', ' '))}: ~{c['typical_s'] / 60:.1f} min is an estimate, the "
                 f"{escape(c['estimate'])} (no typical figure is published)"
             )
-    if any(m.choice and m.choice.price and m.choice.price.source == "unverified estimate" for m in plan.models):
+    if any(
+        m.choice and m.choice.price and m.choice.price.source == "unverified estimate" for m in plan.models
+    ):
         console.print("Some prices are unverified estimates: pass --prices FILE with your own rate card.")

@@ -33,8 +33,10 @@ def header_line(result: DiagnoseResult) -> str:
     s = result.summary()
     version = result.inventory.kubernetes_version
     ver = f"Kubernetes {version}, " if version else ""
-    return (f"gpuplane diagnose: {result.state.source or 'cluster'} ({ver}{s['nodes']} nodes, {s['gpuNodes']} GPU "
-            f"nodes, {s['gpus']} GPUs, {s['pods']} pods, {s['pendingPods']} Pending)")
+    return (
+        f"gpuplane diagnose: {result.state.source or 'cluster'} ({ver}{s['nodes']} nodes, {s['gpuNodes']} GPU "
+        f"nodes, {s['gpus']} GPUs, {s['pods']} pods, {s['pendingPods']} Pending)"
+    )
 
 
 def summary_line(result: DiagnoseResult) -> str:
@@ -44,8 +46,10 @@ def summary_line(result: DiagnoseResult) -> str:
     from gpuplane.report.lint_text import plural
 
     counts = ", ".join(plural(s[level], level) for level in ("error", "warning", "info"))
-    return (f"{plural(s['findings'], 'finding')} ({counts}): "
-            f"{s['clusterFindings']} on the cluster, {s['workloadFindings']} on {s['objects']} workload objects")
+    return (
+        f"{plural(s['findings'], 'finding')} ({counts}): "
+        f"{s['clusterFindings']} on the cluster, {s['workloadFindings']} on {s['objects']} workload objects"
+    )
 
 
 def finding_lines(finding: Finding) -> list[str]:
@@ -71,8 +75,10 @@ def finding_lines(finding: Finding) -> list[str]:
 def render_plain(result: DiagnoseResult) -> str:
     """The findings part of the report as plain text (no inventory tables)."""
     lines = [header_line(result), ""]
-    for title, findings in (("Cluster findings", result.cluster_findings),
-                            ("Workload findings", result.workload_findings)):
+    for title, findings in (
+        ("Cluster findings", result.cluster_findings),
+        ("Workload findings", result.workload_findings),
+    ):
         lines.append(f"{title} ({len(findings)})")
         if not findings:
             lines.append("  none")
@@ -91,8 +97,10 @@ def render(result: DiagnoseResult, console: Console) -> None:
 
     console.print(Text(header_line(result), style="bold"))
     console.print()
-    for title, findings in (("Cluster findings", result.cluster_findings),
-                            ("Workload findings", result.workload_findings)):
+    for title, findings in (
+        ("Cluster findings", result.cluster_findings),
+        ("Workload findings", result.workload_findings),
+    ):
         console.print(Text(f"{title} ({len(findings)})", style="bold underline"))
         if not findings:
             console.print("  none")

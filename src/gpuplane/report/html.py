@@ -34,7 +34,10 @@ ALLOCATION_SERIES = (
     ("unhealthy", "unhealthy (capacity > allocatable)", "#e0a030"),
     ("dark", "not advertised", "#d64545"),
 )
-NAMESPACE_SERIES = (("running", "held by placed pods", "#3b6fd4"), ("pending", "asked by Pending pods", "#b07cd6"))
+NAMESPACE_SERIES = (
+    ("running", "held by placed pods", "#3b6fd4"),
+    ("pending", "asked by Pending pods", "#b07cd6"),
+)
 SEVERITY_COLOURS = {"error": "#d64545", "warning": "#e0a030", "info": "#3b9fd4"}
 BAR_HEIGHT = 22
 LABEL_WIDTH = 210
@@ -112,10 +115,16 @@ def render_html(result: DiagnoseResult) -> str:
 
 def _cards(summary: dict[str, int]) -> str:
     items = [
-        ("GPU nodes", summary["gpuNodes"]), ("GPUs", summary["gpus"]), ("Pending pods", summary["pendingPods"]),
-        ("errors", summary["error"]), ("warnings", summary["warning"]), ("info", summary["info"]),
+        ("GPU nodes", summary["gpuNodes"]),
+        ("GPUs", summary["gpus"]),
+        ("Pending pods", summary["pendingPods"]),
+        ("errors", summary["error"]),
+        ("warnings", summary["warning"]),
+        ("info", summary["info"]),
     ]
-    cards = "".join(f'<div class="card"><b>{value}</b><span>{escape(label)}</span></div>' for label, value in items)
+    cards = "".join(
+        f'<div class="card"><b>{value}</b><span>{escape(label)}</span></div>' for label, value in items
+    )
     return f'<div class="cards" id="summary">{cards}</div>'
 
 
@@ -160,8 +169,9 @@ def _dark_label(causes: list[str]) -> str:
     return f"not advertised ({'; '.join(causes)})" if causes else "not advertised"
 
 
-def _group_nodes(result: DiagnoseResult, key: str,
-                 causes: dict[str, str] | None = None) -> list[tuple[str, list[int], dict[str, str]]]:
+def _group_nodes(
+    result: DiagnoseResult, key: str, causes: dict[str, str] | None = None
+) -> list[tuple[str, list[int], dict[str, str]]]:
     """Rows ``(label, values per ALLOCATION_SERIES, {series id: segment label})``: the
     not-advertised segment is labelled by its causes."""
     causes = causes or {}
@@ -185,13 +195,20 @@ def _group_nodes(result: DiagnoseResult, key: str,
 
 def _legend(series: tuple[tuple[str, str, str], ...]) -> str:
     """HTML legend under a chart (wraps on narrow pages, unlike SVG text)."""
-    items = "".join(f'<span class="legend legend-{sid}"><i style="background:{colour}"></i>{escape(label)}</span>'
-                    for sid, label, colour in series)
+    items = "".join(
+        f'<span class="legend legend-{sid}"><i style="background:{colour}"></i>{escape(label)}</span>'
+        for sid, label, colour in series
+    )
     return f'<p class="legend">{items}</p>'
 
 
-def _stacked_bars(chart_id: str, title: str, rows: list[tuple[str, list[int], dict[str, str]]],
-                  series: tuple[tuple[str, str, str], ...], note: str = "") -> str:
+def _stacked_bars(
+    chart_id: str,
+    title: str,
+    rows: list[tuple[str, list[int], dict[str, str]]],
+    series: tuple[tuple[str, str, str], ...],
+    note: str = "",
+) -> str:
     """Rows ``(label, values per series, {series id: this row's segment label})``; the legend
     of a series whose rows name it differently lists those names."""
     if not rows:
@@ -199,31 +216,40 @@ def _stacked_bars(chart_id: str, title: str, rows: list[tuple[str, list[int], di
     series = _legend_series(rows, series)
     top = max(sum(values) for _, values, _ in rows) or 1
     height = 20 + len(rows) * (BAR_HEIGHT + 8)
-    svg = [f'<svg class="chart stacked" role="img" aria-label="{escape(title)}" width="{LABEL_WIDTH + PLOT_WIDTH + 60}" '
-           f'height="{height}" xmlns="http://www.w3.org/2000/svg">']
+    svg = [
+        f'<svg class="chart stacked" role="img" aria-label="{escape(title)}" width="{LABEL_WIDTH + PLOT_WIDTH + 60}" '
+        f'height="{height}" xmlns="http://www.w3.org/2000/svg">'
+    ]
     y = 10
     for label, values, names in rows:
-        svg.append(f'<g class="bar" data-label="{escape(label)}">'
-                   f'<text x="{LABEL_WIDTH - 8}" y="{y + 15}" text-anchor="end">{escape(_clip(label))}</text>')
+        svg.append(
+            f'<g class="bar" data-label="{escape(label)}">'
+            f'<text x="{LABEL_WIDTH - 8}" y="{y + 15}" text-anchor="end">{escape(_clip(label))}</text>'
+        )
         x = float(LABEL_WIDTH)
         for (sid, name, colour), value in zip(series, values, strict=True):
             if value <= 0:
                 continue
             name = names.get(sid, name)
             width = PLOT_WIDTH * value / top
-            svg.append(f'<rect class="seg seg-{sid}" x="{x:.1f}" y="{y}" width="{width:.1f}" height="{BAR_HEIGHT}" '
-                       f'fill="{colour}" data-value="{value}"><title>{escape(label)}: {value} {escape(name)}</title></rect>')
+            svg.append(
+                f'<rect class="seg seg-{sid}" x="{x:.1f}" y="{y}" width="{width:.1f}" height="{BAR_HEIGHT}" '
+                f'fill="{colour}" data-value="{value}"><title>{escape(label)}: {value} {escape(name)}</title></rect>'
+            )
             x += width
         svg.append(f'<text x="{x + 6:.1f}" y="{y + 15}">{sum(values)}</text></g>')
         y += BAR_HEIGHT + 8
     svg.append("</svg>")
     caption = f'<p class="note">{escape(note)}</p>' if note else ""
-    return (f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(svg)}{_legend(series)}'
-            f"{caption}</figure>")
+    return (
+        f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(svg)}{_legend(series)}'
+        f"{caption}</figure>"
+    )
 
 
-def _legend_series(rows: list[tuple[str, list[int], dict[str, str]]],
-                   series: tuple[tuple[str, str, str], ...]) -> tuple[tuple[str, str, str], ...]:
+def _legend_series(
+    rows: list[tuple[str, list[int], dict[str, str]]], series: tuple[tuple[str, str, str], ...]
+) -> tuple[tuple[str, str, str], ...]:
     out = []
     for i, (sid, name, colour) in enumerate(series):
         named = sorted({names[sid] for _, values, names in rows if sid in names and values[i] > 0})
@@ -242,16 +268,20 @@ def _bars(chart_id: str, title: str, rows: list[tuple[str, int, str]], note: str
         return _empty_figure(chart_id, title, note or "nothing to show")
     top = max(value for _, value, _ in rows) or 1
     height = 20 + len(rows) * (BAR_HEIGHT + 8)
-    svg = [f'<svg class="chart bars" role="img" aria-label="{escape(title)}" width="{LABEL_WIDTH + PLOT_WIDTH + 60}" '
-           f'height="{height}" xmlns="http://www.w3.org/2000/svg">']
+    svg = [
+        f'<svg class="chart bars" role="img" aria-label="{escape(title)}" width="{LABEL_WIDTH + PLOT_WIDTH + 60}" '
+        f'height="{height}" xmlns="http://www.w3.org/2000/svg">'
+    ]
     y = 10
     for label, value, colour in rows:
         width = PLOT_WIDTH * value / top if value else 0
-        svg.append(f'<g class="bar" data-label="{escape(label)}"><text x="{LABEL_WIDTH - 8}" y="{y + 15}" '
-                   f'text-anchor="end">{escape(_clip(label, 29))}<title>{escape(label)}</title></text>'
-                   f'<rect class="seg" x="{LABEL_WIDTH}" y="{y}" width="{width:.1f}" height="{BAR_HEIGHT}" '
-                   f'fill="{colour}" data-value="{value}"><title>{escape(label)}: {value}</title></rect>'
-                   f'<text x="{LABEL_WIDTH + width + 6:.1f}" y="{y + 15}">{value}</text></g>')
+        svg.append(
+            f'<g class="bar" data-label="{escape(label)}"><text x="{LABEL_WIDTH - 8}" y="{y + 15}" '
+            f'text-anchor="end">{escape(_clip(label, 29))}<title>{escape(label)}</title></text>'
+            f'<rect class="seg" x="{LABEL_WIDTH}" y="{y}" width="{width:.1f}" height="{BAR_HEIGHT}" '
+            f'fill="{colour}" data-value="{value}"><title>{escape(label)}: {value}</title></rect>'
+            f'<text x="{LABEL_WIDTH + width + 6:.1f}" y="{y + 15}">{value}</text></g>'
+        )
         y += BAR_HEIGHT + 8
     svg.append("</svg>")
     caption = f'<p class="note">{escape(note)}</p>' if note else ""
@@ -265,27 +295,35 @@ def _histogram(chart_id: str, title: str, bins: list[tuple[str, int]], note: str
     plot_h = 160
     step = min(56, (PLOT_WIDTH + LABEL_WIDTH) // max(len(bins), 1))
     width = 50 + step * len(bins) + 20
-    svg = [f'<svg class="chart histogram" role="img" aria-label="{escape(title)}" width="{width}" '
-           f'height="{plot_h + 60}" xmlns="http://www.w3.org/2000/svg">',
-           f'<line class="axis" x1="40" y1="{plot_h + 10}" x2="{width - 10}" y2="{plot_h + 10}"/>']
+    svg = [
+        f'<svg class="chart histogram" role="img" aria-label="{escape(title)}" width="{width}" '
+        f'height="{plot_h + 60}" xmlns="http://www.w3.org/2000/svg">',
+        f'<line class="axis" x1="40" y1="{plot_h + 10}" x2="{width - 10}" y2="{plot_h + 10}"/>',
+    ]
     x = 50
     for label, count in bins:
         h = plot_h * count / top
-        svg.append(f'<g class="bin" data-label="{escape(label)}"><rect class="seg" x="{x}" y="{plot_h + 10 - h:.1f}" '
-                   f'width="{step - 10}" height="{h:.1f}" fill="#3b6fd4" data-value="{count}">'
-                   f'<title>{count} node(s) with {escape(label)} free</title></rect>'
-                   f'<text x="{x + (step - 10) / 2:.1f}" y="{plot_h + 26}" text-anchor="middle">{escape(label)}</text>'
-                   f'<text x="{x + (step - 10) / 2:.1f}" y="{plot_h + 6 - h:.1f}" text-anchor="middle">{count}</text></g>')
+        svg.append(
+            f'<g class="bin" data-label="{escape(label)}"><rect class="seg" x="{x}" y="{plot_h + 10 - h:.1f}" '
+            f'width="{step - 10}" height="{h:.1f}" fill="#3b6fd4" data-value="{count}">'
+            f"<title>{count} node(s) with {escape(label)} free</title></rect>"
+            f'<text x="{x + (step - 10) / 2:.1f}" y="{plot_h + 26}" text-anchor="middle">{escape(label)}</text>'
+            f'<text x="{x + (step - 10) / 2:.1f}" y="{plot_h + 6 - h:.1f}" text-anchor="middle">{count}</text></g>'
+        )
         x += step
     svg.append(f'<text x="40" y="{plot_h + 48}">free GPU units per node &#8594;</text></svg>')
-    return (f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(svg)}'
-            f'<p class="note">{escape(note)}</p></figure>')
+    return (
+        f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(svg)}'
+        f'<p class="note">{escape(note)}</p></figure>'
+    )
 
 
 def _empty_figure(chart_id: str, title: str, note: str) -> str:
-    return (f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>'
-            f'<svg class="chart empty" width="300" height="40" xmlns="http://www.w3.org/2000/svg">'
-            f'<text x="0" y="24">{escape(note)}</text></svg></figure>')
+    return (
+        f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>'
+        f'<svg class="chart empty" width="300" height="40" xmlns="http://www.w3.org/2000/svg">'
+        f'<text x="0" y="24">{escape(note)}</text></svg></figure>'
+    )
 
 
 def _clip(text: str, width: int = 26) -> str:
@@ -293,23 +331,42 @@ def _clip(text: str, width: int = 26) -> str:
 
 
 def _allocation_chart(chart_id: str, title: str, rows: list[tuple[str, list[int], dict[str, str]]]) -> str:
-    return _stacked_bars(chart_id, title, rows, ALLOCATION_SERIES,
-                         "Schedulable units as advertised: whole GPUs, MIG devices, time-sliced replicas.")
+    return _stacked_bars(
+        chart_id,
+        title,
+        rows,
+        ALLOCATION_SERIES,
+        "Schedulable units as advertised: whole GPUs, MIG devices, time-sliced replicas.",
+    )
 
 
 def _namespace_chart(data: ReportData) -> str:
     rows = [(name, [running, pending], {}) for name, running, pending in data.namespaces]
-    return _stacked_bars("chart-by-namespace", "GPU allocation by namespace", rows,
-                         NAMESPACE_SERIES, "GPU units held by placed pods and asked for by Pending pods.")
+    return _stacked_bars(
+        "chart-by-namespace",
+        "GPU allocation by namespace",
+        rows,
+        NAMESPACE_SERIES,
+        "GPU units held by placed pods and asked for by Pending pods.",
+    )
 
 
 def _pending_chart(data: ReportData) -> str:
     counts = data.pending_reasons
-    rows = [(reason, count, "#b07cd6") for reason, count in
-            sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:MAX_PENDING_REASONS]]
-    return _bars("chart-pending-reasons", "Why GPU pods are Pending", rows,
-                 "Pending GPU pods per scheduler reason (a pod counts once per distinct reason)."
-                 if rows else "No Pending GPU pods.")
+    rows = [
+        (reason, count, "#b07cd6")
+        for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[
+            :MAX_PENDING_REASONS
+        ]
+    ]
+    return _bars(
+        "chart-pending-reasons",
+        "Why GPU pods are Pending",
+        rows,
+        "Pending GPU pods per scheduler reason (a pod counts once per distinct reason)."
+        if rows
+        else "No Pending GPU pods.",
+    )
 
 
 def _fragmentation_chart(data: ReportData) -> str:
@@ -319,8 +376,10 @@ def _fragmentation_chart(data: ReportData) -> str:
     bins = frag.bins
     note = f"{frag.free_units} free units on {frag.schedulable_nodes} schedulable GPU nodes"
     if frag.largest_pending_request:
-        note += (f"; the largest Pending pod asks for {frag.largest_pending_request} on one node: "
-                 f"{frag.nodes_hosting_largest} node(s) can host it")
+        note += (
+            f"; the largest Pending pod asks for {frag.largest_pending_request} on one node: "
+            f"{frag.nodes_hosting_largest} node(s) can host it"
+        )
     return _histogram("chart-fragmentation", "Free GPUs per node (fragmentation)", bins, note + ".")
 
 
@@ -333,11 +392,13 @@ def _severity_chart(summary: dict[str, int]) -> str:
 
 
 def _findings_table(table_id: str, title: str, findings: list[Finding]) -> str:
-    head = (f'<section id="{table_id}"><h2>{escape(title)} ({len(findings)})</h2>')
+    head = f'<section id="{table_id}"><h2>{escape(title)} ({len(findings)})</h2>'
     if not findings:
         return head + '<p class="muted">None.</p></section>'
-    rows = ['<table class="findings"><thead><tr><th>severity</th><th>rule</th><th>object</th>'
-            "<th>finding</th></tr></thead><tbody>"]
+    rows = [
+        '<table class="findings"><thead><tr><th>severity</th><th>rule</th><th>object</th>'
+        "<th>finding</th></tr></thead><tbody>"
+    ]
     for finding in findings:
         obj = finding.object
         where = f"{obj.namespace}/" if obj.namespace else ""
@@ -355,7 +416,7 @@ def _findings_table(table_id: str, title: str, findings: list[Finding]) -> str:
             f'<td><span class="sev sev-{escape(finding.severity)}">{escape(finding.severity)}</span></td>'
             f"<td>{escape(finding.rule)}</td>"
             f"<td>{escape(obj.kind)} {escape(where + obj.name)}{location}</td>"
-            f"<td>{escape(finding.message)}<pre class=\"fix\">fix: {escape(finding.fix)}</pre>{evidence}</td></tr>"
+            f'<td>{escape(finding.message)}<pre class="fix">fix: {escape(finding.fix)}</pre>{evidence}</td></tr>'
         )
     rows.append("</tbody></table></section>")
     return head + "".join(rows)
@@ -365,8 +426,10 @@ def _inventory_table(nodes: list[NodeInventory]) -> str:
     head = '<section id="inventory"><h2>GPU inventory</h2>'
     if not nodes:
         return head + '<p class="muted">No GPU nodes.</p></section>'
-    rows = ['<table class="inventory"><thead><tr><th>node</th><th>pool</th><th>model</th><th>GPUs</th>'
-            "<th>allocatable</th><th>allocated</th><th>free</th><th>layout</th><th>flags</th></tr></thead><tbody>"]
+    rows = [
+        '<table class="inventory"><thead><tr><th>node</th><th>pool</th><th>model</th><th>GPUs</th>'
+        "<th>allocatable</th><th>allocated</th><th>free</th><th>layout</th><th>flags</th></tr></thead><tbody>"
+    ]
     for node in nodes:
         units = node.units()
         layout = []
@@ -375,11 +438,13 @@ def _inventory_table(nodes: list[NodeInventory]) -> str:
             layout.append(f"MIG {node.mig.strategy or ''} {devices}".strip())
         if node.sharing is not None:
             layout.append(f"{node.sharing.strategy} x{node.sharing.replicas}")
-        flags = "".join(f'<span class="flag" title="{escape(flag.message)}">{escape(flag.flag)}</span>'
-                        for flag in node.flags)
+        flags = "".join(
+            f'<span class="flag" title="{escape(flag.message)}">{escape(flag.flag)}</span>'
+            for flag in node.flags
+        )
         rows.append(
             f'<tr class="node" data-node="{escape(node.name)}"><td>{escape(node.name)}</td><td>{escape(node.pool)}</td>'
-            f"<td>{escape(node.model_key)}</td><td class=\"num\">{node.gpus}</td>"
+            f'<td>{escape(node.model_key)}</td><td class="num">{node.gpus}</td>'
             f'<td class="num">{units.allocatable}</td><td class="num">{units.allocated}</td>'
             f'<td class="num">{units.free}</td><td>{escape("; ".join(layout)) or "-"}</td><td>{flags or "-"}</td></tr>'
         )

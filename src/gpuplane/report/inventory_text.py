@@ -80,11 +80,19 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
 
     models = Table(title="By model", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
     for column in ("model", "nodes", "GPUs", "allocatable", "allocated", "free", "by resource"):
-        models.add_column(column, justify="right" if column in ("nodes", "GPUs", "allocatable", "allocated", "free") else "left")
+        models.add_column(
+            column,
+            justify="right" if column in ("nodes", "GPUs", "allocatable", "allocated", "free") else "left",
+        )
     for group in inventory.models:
         models.add_row(
-            escape(group.key), str(group.nodes), str(group.gpus), str(group.units.allocatable),
-            str(group.units.allocated), str(group.units.free), escape(_resources_cell(group.resources)),
+            escape(group.key),
+            str(group.nodes),
+            str(group.gpus),
+            str(group.units.allocatable),
+            str(group.units.allocated),
+            str(group.units.free),
+            escape(_resources_cell(group.resources)),
         )
     console.print()
     console.print(models)
@@ -97,8 +105,14 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
         if styled and group.problem_nodes:
             problems = f"[red]{problems}[/red]"
         pools.add_row(
-            escape(group.key), escape(", ".join(sorted(group.models))), str(group.nodes), str(group.gpus),
-            str(group.units.allocatable), str(group.units.allocated), str(group.units.free), problems,
+            escape(group.key),
+            escape(", ".join(sorted(group.models))),
+            str(group.nodes),
+            str(group.gpus),
+            str(group.units.allocatable),
+            str(group.units.allocated),
+            str(group.units.free),
+            problems,
         )
     console.print(pools)
 
@@ -115,12 +129,19 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
             nodes.add_column(column, justify="right" if column == "GPUs" else "left")
         for node in shown:
             nodes.add_row(
-                escape(node.name), escape(node.pool), escape(node.model_key), str(node.gpus),
-                escape(_resources_cell(node.resources)), escape(_layout_cell(node)), _status_cell(node, styled),
+                escape(node.name),
+                escape(node.pool),
+                escape(node.model_key),
+                str(node.gpus),
+                escape(_resources_cell(node.resources)),
+                escape(_layout_cell(node)),
+                _status_cell(node, styled),
             )
         console.print(nodes)
     if hidden:
-        console.print(f"{hidden} healthy GPU nodes not listed (see the pools table; -f json lists every node).")
+        console.print(
+            f"{hidden} healthy GPU nodes not listed (see the pools table; -f json lists every node)."
+        )
 
     problems = inventory.problem_nodes
     if problems:

@@ -53,7 +53,10 @@ def _rule_descriptor(meta: RuleMeta) -> dict[str, Any]:
         "helpUri": f"{INFORMATION_URI}/blob/main/docs/rules/{meta.id}.md",
         "defaultConfiguration": {"level": _LEVEL[meta.severity]},
         # SARIF tags are a set (uniqueItems): "gpu" rules must not repeat the tag.
-        "properties": {"tags": list(dict.fromkeys(["kubernetes", "gpu", meta.category])), "category": meta.category},
+        "properties": {
+            "tags": list(dict.fromkeys(["kubernetes", "gpu", meta.category])),
+            "category": meta.category,
+        },
     }
 
 
@@ -76,7 +79,9 @@ def _uri(path: str) -> str:
 
 def _fingerprint(f: Finding) -> str:
     ref = f.object.ref()
-    key = "|".join([f.rule, _uri(f.object.path), str(ref["kind"]), str(ref["namespace"]), str(ref["name"]), f.field])
+    key = "|".join(
+        [f.rule, _uri(f.object.path), str(ref["kind"]), str(ref["namespace"]), str(ref["name"]), f.field]
+    )
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
@@ -97,7 +102,8 @@ def _result(f: Finding, index: int) -> dict[str, Any]:
                         "name": f.object.name or f.object.kind,
                         "fullyQualifiedName": "/".join(
                             p for p in (f.object.kind, f.object.namespace or "", f.object.name) if p
-                        ) + (f"#{f.field}" if f.path else ""),
+                        )
+                        + (f"#{f.field}" if f.path else ""),
                         "kind": "object",
                     }
                 ],

@@ -38,7 +38,13 @@ def _event(ev: dict[str, Any]) -> str | None:
         return f"{kind} {ev['node']} ({ev['pool']})"
     if kind == "preempted":
         return f"preempted {ev['pod']} on {ev['node']}"
-    if kind in ("permit-timeout", "pods-ready-timeout", "kueue-preempted", "quota-pending", "podgroup-pending"):
+    if kind in (
+        "permit-timeout",
+        "pods-ready-timeout",
+        "kueue-preempted",
+        "quota-pending",
+        "podgroup-pending",
+    ):
         return f"{kind} {ev['job']}"
     if kind == "running":
         return f"{ev['pod']} running (image pulled)"
@@ -77,8 +83,10 @@ def render_text(doc: dict[str, Any]) -> None:
         echo("")
         echo(deadlock["message"])
         for job in deadlock["jobs"]:
-            echo(f"  {job['job']}: holds {job['gpus_held']} GPU(s) on {', '.join(job['pods_placed'])}; "
-                 f"waiting: {', '.join(job['pods_pending'])}")
+            echo(
+                f"  {job['job']}: holds {job['gpus_held']} GPU(s) on {', '.join(job['pods_placed'])}; "
+                f"waiting: {', '.join(job['pods_pending'])}"
+            )
     preempted = summary.get("gpu_seconds_preempted") or 0.0
     if preempted:
         echo(f"preemption threw away {preempted / 3600:.2f} GPU-hours of work (not counted as utilization)")

@@ -53,7 +53,9 @@ def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
     # line; the node table gets the console's width (160 columns when piped).
     console = make_console()
     if not explanations:
-        console.print(f"No Pending pods ({scheduler.index.num_nodes} nodes, kube-scheduler {scheduler.wording.label} wording).")
+        console.print(
+            f"No Pending pods ({scheduler.index.num_nodes} nodes, kube-scheduler {scheduler.wording.label} wording)."
+        )
         return
     console.print(
         f"[bold]{len(explanations)} Pending[/bold] on {scheduler.index.num_nodes} nodes "

@@ -22,6 +22,7 @@ from gpuplane.scheduler.plugins.node_resources_fit import INSUFFICIENT
 if TYPE_CHECKING:
     from gpuplane.scheduler.scheduler import Explanation, Scheduler
 
+
 def _model(sched: Scheduler, node_name: str) -> str:
     from gpuplane.gpu.catalog import catalog
 
@@ -65,7 +66,13 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
             resource = reason[len(INSUFFICIENT) :]
             ranked.extend(_resource_causes(sched, expl, resource, requests.get(resource, 0), names))
         else:
-            ranked.append((RANK_CAPACITY, f"{len(names)} node(s) already run as many pods as allocatable 'pods' allows", None))
+            ranked.append(
+                (
+                    RANK_CAPACITY,
+                    f"{len(names)} node(s) already run as many pods as allocatable 'pods' allows",
+                    None,
+                )
+            )
     for status, names in expl.groups:
         plugin = status.plugin
         count = len(names)
@@ -76,30 +83,64 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
         elif plugin == "NodeAffinity":
             ranked.append((RANK_DECISIVE, _affinity_cause(expl, count), None))
         elif plugin == "NodeUnschedulable":
-            ranked.append((RANK_DECISIVE, f"{count} node(s) are cordoned (spec.unschedulable: true)",
-                           f"kubectl uncordon {names[0]}" if count == 1 else "kubectl uncordon <node>  # once maintenance is over"))
+            ranked.append(
+                (
+                    RANK_DECISIVE,
+                    f"{count} node(s) are cordoned (spec.unschedulable: true)",
+                    f"kubectl uncordon {names[0]}"
+                    if count == 1
+                    else "kubectl uncordon <node>  # once maintenance is over",
+                )
+            )
         elif status.reasons:
             ranked.append((RANK_OTHER, f"{count} node(s): {status.message} ({plugin or 'PreFilter'})", None))
     prefilter = expl.fit_error.prefilter_msg
     if prefilter:
-        ranked.append((RANK_DECISIVE, f"the pod is rejected before any node is checked: {prefilter}", _prefilter_fix(prefilter)))
+        ranked.append(
+            (
+                RANK_DECISIVE,
+                f"the pod is rejected before any node is checked: {prefilter}",
+                _prefilter_fix(prefilter),
+            )
+        )
     outcome = expl.preemption
     if outcome is not None and outcome.nominated_node:
         victims = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in outcome.victims[:5])
         ranked.append(
-            (RANK_PREEMPTION, f"preemption can make room: evicting {len(outcome.victims)} lower-priority pod(s) on "
-                f"{outcome.nominated_node} ({victims}); the pod would be nominated there", None)
+            (
+                RANK_PREEMPTION,
+                f"preemption can make room: evicting {len(outcome.victims)} lower-priority pod(s) on "
+                f"{outcome.nominated_node} ({victims}); the pod would be nominated there",
+                None,
+            )
         )
     elif outcome is not None and outcome.error and "expected at least one victim pod" in outcome.message:
         # preemption.go DryRunPreemption: the dry run fit without evicting anyone.
-        ranked.append((RANK_OTHER, "preemption found a node that fits without evicting any pod, which kube-scheduler "
-                       "reports as an error (the Filter and the preemption dry run disagreed); the pod is retried "
-                       "in a later scheduling cycle", None))
+        ranked.append(
+            (
+                RANK_OTHER,
+                "preemption found a node that fits without evicting any pod, which kube-scheduler "
+                "reports as an error (the Filter and the preemption dry run disagreed); the pod is retried "
+                "in a later scheduling cycle",
+                None,
+            )
+        )
     elif outcome is not None and "preemptionPolicy=Never" in outcome.message:
-        ranked.append((RANK_OTHER, "the pod's PriorityClass has preemptionPolicy: Never, so it waits for capacity instead of evicting", None))
+        ranked.append(
+            (
+                RANK_OTHER,
+                "the pod's PriorityClass has preemptionPolicy: Never, so it waits for capacity instead of evicting",
+                None,
+            )
+        )
     elif expl.fit_error.postfilter_msg and "No preemption victims" in expl.fit_error.postfilter_msg:
-        ranked.append((RANK_OTHER, "preemption cannot help: no pod of lower priority runs on the nodes that lack resources",
-                       "give the job a higher PriorityClass only if it may evict other work"))
+        ranked.append(
+            (
+                RANK_OTHER,
+                "preemption cannot help: no pod of lower priority runs on the nodes that lack resources",
+                "give the job a higher PriorityClass only if it may evict other work",
+            )
+        )
     _gang_cause(sched, expl, requests)
     # Most decisive first (rank), and within a rank the cause that explains the most nodes.
     order = sorted(range(len(ranked)), key=lambda i: (ranked[i][0], -_count_of(ranked[i][1]), i))
@@ -145,7 +186,13 @@ def _resource_causes(
     index = sched.index
     infos = [index.node_infos[index.by_name[n]] for n in names if n in index.by_name]
     if not is_gpu_resource(resource):
-        out.append((RANK_CAPACITY, f"{len(names)} node(s) lack {resource}: the pod requests {_fmt(resource, want)}", None))
+        out.append(
+            (
+                RANK_CAPACITY,
+                f"{len(names)} node(s) lack {resource}: the pod requests {_fmt(resource, want)}",
+                None,
+            )
+        )
         return out
     without = [i for i in infos if i.allocatable.get(resource, 0) <= 0]
     # Only the nodes whose sole failure is this resource speak for its shortage: a node that
@@ -225,8 +272,13 @@ def _nominated_reservations(
 
 
 def _reservation_cause(
-    sched: Scheduler, expl: Explanation, resource: str, want: int,
-    reserved: dict[int, list[tuple[str, int, int]]], keys: tuple[str, ...], nodes: list[tuple[str, int]],
+    sched: Scheduler,
+    expl: Explanation,
+    resource: str,
+    want: int,
+    reserved: dict[int, list[tuple[str, int, int]]],
+    keys: tuple[str, ...],
+    nodes: list[tuple[str, int]],
 ) -> tuple[int, str, str | None]:
     """Nodes whose free GPUs would fit the pod but are held for nominated pods."""
     index = sched.index
@@ -259,7 +311,8 @@ def _shortage_cause(
 
     Free counts subtract what nominated pods of >= priority hold, as the Filter did."""
     free = {
-        i.name: i.allocatable.get(resource, 0) - i.requested.get(resource, 0)
+        i.name: i.allocatable.get(resource, 0)
+        - i.requested.get(resource, 0)
         - sum(amount for _, _, amount in reserved.get(i.index, ()))
         for i in infos
     }
@@ -274,24 +327,29 @@ def _shortage_cause(
     held_note = f", after {held} held for nominated pods of >= priority" if held else ""
     if total_free >= want and biggest < want:
         return (
-            RANK_FRAGMENTATION, f"the {len(infos)} node(s) with {resource} that pass the other checks have {parts}; "
-                f"the pod asks for {want} on one node: fragmentation ({total_free} free in total, "
-                f"at most {biggest} on any node{held_note})",
+            RANK_FRAGMENTATION,
+            f"the {len(infos)} node(s) with {resource} that pass the other checks have {parts}; "
+            f"the pod asks for {want} on one node: fragmentation ({total_free} free in total, "
+            f"at most {biggest} on any node{held_note})",
             f"pack small GPU jobs (a MostAllocated / RequestedToCapacityRatio scoring profile) or drain one node "
             f"(kubectl cordon <node> and move its jobs) to reassemble {want} free {resource}; or split the pod into "
-            f"pods of at most {biggest}" if biggest else None,
+            f"pods of at most {biggest}"
+            if biggest
+            else None,
         )
     total = sum(i.allocatable.get(resource, 0) for i in infos)
     fix = "wait for running jobs to finish, add GPU nodes (or let the autoscaler), or lower the request"
     if total_free <= 0:
         return (
-            RANK_CAPACITY, f"all {resource} are in use on the {len(infos)} node(s) that pass the other checks: "
-                f"0 free of {total} ({parts}{held_note}); the pod asks for {want}",
+            RANK_CAPACITY,
+            f"all {resource} are in use on the {len(infos)} node(s) that pass the other checks: "
+            f"0 free of {total} ({parts}{held_note}); the pod asks for {want}",
             fix,
         )
     return (
-        RANK_CAPACITY, f"only {total_free} of {total} {resource} {'is' if total_free == 1 else 'are'} free on the "
-            f"{len(infos)} node(s) that pass the other checks ({parts}{held_note}); the pod asks for {want} on one node",
+        RANK_CAPACITY,
+        f"only {total_free} of {total} {resource} {'is' if total_free == 1 else 'are'} free on the "
+        f"{len(infos)} node(s) that pass the other checks ({parts}{held_note}); the pod asks for {want} on one node",
         fix,
     )
 
@@ -371,30 +429,48 @@ def _renamed_resource(
     for key, nodes in mig_fit.items():
         exposed, usable = key.split("|")
         one = len(nodes) == 1
-        out.append((RANK_DECISIVE,
-                    f"the pod asks {resource} but {_nodes(nodes)} {'is' if one else 'are'} MIG mixed-strategy and "
-                    f"expose{'s' if one else ''} only {exposed}; {want} free {usable} would serve it",
-                    f"resources:\n  limits:\n    {usable}: {want}   # or disable MIG on the node: "
-                    f"kubectl label node {nodes[0]} nvidia.com/mig.config=all-disabled --overwrite"))
+        out.append(
+            (
+                RANK_DECISIVE,
+                f"the pod asks {resource} but {_nodes(nodes)} {'is' if one else 'are'} MIG mixed-strategy and "
+                f"expose{'s' if one else ''} only {exposed}; {want} free {usable} would serve it",
+                f"resources:\n  limits:\n    {usable}: {want}   # or disable MIG on the node: "
+                f"kubectl label node {nodes[0]} nvidia.com/mig.config=all-disabled --overwrite",
+            )
+        )
     for key, nodes in mig_no.items():
         exposed = key.split("|")[0]
         one = len(nodes) == 1
-        out.append((RANK_DECISIVE,
-                    f"{_nodes(nodes)} {'has its' if one else 'have their'} GPUs MIG-partitioned ({exposed}) and "
-                    f"advertise{'s' if one else ''} no {resource}",
-                    None))
+        out.append(
+            (
+                RANK_DECISIVE,
+                f"{_nodes(nodes)} {'has its' if one else 'have their'} GPUs MIG-partitioned ({exposed}) and "
+                f"advertise{'s' if one else ''} no {resource}",
+                None,
+            )
+        )
     for exposed, nodes in shared_fit.items():
-        out.append((RANK_DECISIVE,
-                    f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)} (renameByDefault: true): "
-                    f"{resource} is not advertised there",
-                    f"resources:\n  limits:\n    {exposed.split(', ')[0]}: {want}"))
+        out.append(
+            (
+                RANK_DECISIVE,
+                f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)} (renameByDefault: true): "
+                f"{resource} is not advertised there",
+                f"resources:\n  limits:\n    {exposed.split(', ')[0]}: {want}",
+            )
+        )
     for exposed, nodes in shared_no.items():
-        out.append((RANK_DECISIVE,
-                    f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)}: {resource} is not advertised "
-                    f"there, and fewer than {want} replicas are free",
-                    None))
+        out.append(
+            (
+                RANK_DECISIVE,
+                f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)}: {resource} is not advertised "
+                f"there, and fewer than {want} replicas are free",
+                None,
+            )
+        )
     if plain:
-        out.append((RANK_CAPACITY, f"{_nodes(plain)} advertise{'s' if len(plain) == 1 else ''} no {resource}", None))
+        out.append(
+            (RANK_CAPACITY, f"{_nodes(plain)} advertise{'s' if len(plain) == 1 else ''} no {resource}", None)
+        )
     return out
 
 
@@ -440,22 +516,40 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
     wants_gpu = any(is_gpu_resource(r) for r in sched.context(pod).requests)
     for (key, value, effect), count in taints.most_common():
         gpu_key = key in GPU_TAINT_KEYS
-        op = f"operator: Equal\n  value: \"{value}\"" if value else "operator: Exists"
+        op = f'operator: Equal\n  value: "{value}"' if value else "operator: Exists"
         fix = f"tolerations:\n- key: {key}\n  {op}\n  effect: {effect}"
         shown = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
         where = origin.get((key, value, effect), "")
         note = f" ({where})" if where else ""
         if gpu_key and not wants_gpu:
-            out.append((RANK_DECISIVE, f"{count} GPU node(s) carry the taint {shown}{note}: it keeps pods that ask for "
-                                       "no GPU off GPU nodes, as intended", None))
+            out.append(
+                (
+                    RANK_DECISIVE,
+                    f"{count} GPU node(s) carry the taint {shown}{note}: it keeps pods that ask for "
+                    "no GPU off GPU nodes, as intended",
+                    None,
+                )
+            )
         elif gpu_key:
             # ExtendedResourceToleration adds exactly this toleration (Exists) when enabled.
             fix += f"\n# or enable the ExtendedResourceToleration admission plugin: it adds it to pods requesting {key}"
-            out.append((RANK_DECISIVE, f"{count} GPU node(s) carry the taint {shown}{note} and the pod does not "
-                                       "tolerate it: add this toleration", fix))
+            out.append(
+                (
+                    RANK_DECISIVE,
+                    f"{count} GPU node(s) carry the taint {shown}{note} and the pod does not "
+                    "tolerate it: add this toleration",
+                    fix,
+                )
+            )
         else:
-            out.append((RANK_DECISIVE, f"{count} node(s) carry the taint {shown}{note} and the pod does not "
-                                       "tolerate it: add this toleration if the pod belongs there", fix))
+            out.append(
+                (
+                    RANK_DECISIVE,
+                    f"{count} node(s) carry the taint {shown}{note} and the pod does not "
+                    "tolerate it: add this toleration if the pod belongs there",
+                    fix,
+                )
+            )
     return out
 
 

@@ -78,7 +78,9 @@ class PreemptionOutcome:
     error: bool = False
 
 
-def run_postfilter(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[FilterPlugin]) -> PreemptionOutcome:
+def run_postfilter(
+    fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[FilterPlugin]
+) -> PreemptionOutcome:
     """RunPostFilterPlugins of the default profile for a pod that did not fit."""
     parts: list[str] = []
     if fw.wording.dra_postfilter_text:
@@ -325,7 +327,9 @@ def _pdbs_for(fw: Framework) -> list[tuple[str, object, int]]:
             except msgspec.ValidationError:
                 continue
             allowed = obj.get("status", "disruptionsAllowed", default=0)
-            cached.append((obj.namespace or "default", selector, int(allowed) if isinstance(allowed, int) else 0))
+            cached.append(
+                (obj.namespace or "default", selector, int(allowed) if isinstance(allowed, int) else 0)
+            )
         fw.index.cache["pdbs"] = cached
     return cached
 

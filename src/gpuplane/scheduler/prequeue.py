@@ -29,7 +29,9 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 COSCHEDULING_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.x-k8s.io")
 # scheduler-plugins pkg/coscheduling/core/core.go PreFilter
-COSCHEDULING_NOT_ENOUGH = "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}"
+COSCHEDULING_NOT_ENOUGH = (
+    "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}"
+)
 # Names the usual second schedulers run under, and how their pods are recognised.
 KNOWN_SCHEDULER_PODS = {
     "volcano": ("volcano-scheduler",),
@@ -60,8 +62,15 @@ def scheduler_running(sched: Scheduler, name: str) -> bool:
             return True
     for cm in sched.cluster.by_kind("ConfigMap", ""):
         for value in (cm.data.get("data") or {}).values():
-            if isinstance(value, str) and "KubeSchedulerConfiguration" in value and f"schedulerName: {name}" in value:
-                return any(p.status.phase == "Running" and p.metadata.namespace == cm.namespace for p in sched.cluster.pods)
+            if (
+                isinstance(value, str)
+                and "KubeSchedulerConfiguration" in value
+                and f"schedulerName: {name}" in value
+            ):
+                return any(
+                    p.status.phase == "Running" and p.metadata.namespace == cm.namespace
+                    for p in sched.cluster.pods
+                )
     return False
 
 
@@ -107,7 +116,9 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
     gates = [g.name for g in pod.spec.scheduling_gates]
     if gates:
         expl = _explanation(pod, GATED_MESSAGE, "gated")
-        expl.causes.append(f"the pod has scheduling gates {gates}: it never enters the scheduling queue until they are removed")
+        expl.causes.append(
+            f"the pod has scheduling gates {gates}: it never enters the scheduling queue until they are removed"
+        )
         if KUEUE_ADMISSION_GATE in gates:
             queue = pod.metadata.labels.get(KUEUE_QUEUE_LABEL, "")
             expl.causes.append(
@@ -117,12 +128,14 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
                 + f"{pod.metadata.namespace or 'default'} -o wide)"
             )
         if KUEUE_TOPOLOGY_GATE in gates:
-            expl.causes.append("Kueue topology-aware scheduling has not assigned this pod's topology domain yet")
+            expl.causes.append(
+                "Kueue topology-aware scheduling has not assigned this pod's topology domain yet"
+            )
         other = [g for g in gates if not g.startswith("kueue.x-k8s.io/")]
         if other:
             expl.fixes.append(
                 f"kubectl patch pod {pod.metadata.name} -n {pod.metadata.namespace or 'default'} --type json "
-                "-p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]'  # once what the gate waits for is done"
+                '-p \'[{"op":"remove","path":"/spec/schedulingGates"}]\'  # once what the gate waits for is done'
             )
         return expl
     scheduler_name = pod.spec.scheduler_name or "default-scheduler"
@@ -205,7 +218,9 @@ def workload_explanations(sched: Scheduler) -> list[Explanation]:
 
     out: list[Explanation] = []
     cluster = sched.cluster
-    local_queues = {(q.namespace or "default", q.name): q for q in cluster.by_kind("LocalQueue", "kueue.x-k8s.io")}
+    local_queues = {
+        (q.namespace or "default", q.name): q for q in cluster.by_kind("LocalQueue", "kueue.x-k8s.io")
+    }
     cluster_queues = {q.name for q in cluster.by_kind("ClusterQueue", "kueue.x-k8s.io")}
     workloads = cluster.by_kind("Workload", "kueue.x-k8s.io")
     for obj in cluster.objects:
@@ -221,13 +236,19 @@ def workload_explanations(sched: Scheduler) -> list[Explanation]:
             lq = local_queues.get((ns, queue))
             if lq is None:
                 expl.message = KUEUE_LOCALQUEUE_MISSING.format(queue)
-                expl.causes.append(f"{obj.kind} {ns}/{obj.name} waits in Kueue, but LocalQueue {ns}/{queue} does not exist")
-                expl.fixes.append(f"create LocalQueue {queue} in {ns} pointing at a ClusterQueue, or fix the label {KUEUE_QUEUE_LABEL}")
+                expl.causes.append(
+                    f"{obj.kind} {ns}/{obj.name} waits in Kueue, but LocalQueue {ns}/{queue} does not exist"
+                )
+                expl.fixes.append(
+                    f"create LocalQueue {queue} in {ns} pointing at a ClusterQueue, or fix the label {KUEUE_QUEUE_LABEL}"
+                )
             else:
                 cq = lq.get("spec", "clusterQueue") or ""
                 if cq and cq not in cluster_queues:
                     expl.message = KUEUE_CLUSTERQUEUE_MISSING.format(cq)
-                    expl.causes.append(f"LocalQueue {ns}/{queue} points at ClusterQueue {cq}, which does not exist")
+                    expl.causes.append(
+                        f"LocalQueue {ns}/{queue} points at ClusterQueue {cq}, which does not exist"
+                    )
                 else:
                     text = _workload_condition(workloads, obj)
                     expl.message = text
@@ -236,7 +257,9 @@ def workload_explanations(sched: Scheduler) -> list[Explanation]:
                         + (f": {text}" if text else "")
                     )
                     if "insufficient" in text:
-                        expl.fixes.append(f"raise nominalQuota (or borrowingLimit) in ClusterQueue {cq}, or wait for admitted workloads to finish")
+                        expl.fixes.append(
+                            f"raise nominalQuota (or borrowingLimit) in ClusterQueue {cq}, or wait for admitted workloads to finish"
+                        )
             out.append(expl)
             continue
         for cond in obj.get("status", "conditions", default=[]) or []:
@@ -247,7 +270,9 @@ def workload_explanations(sched: Scheduler) -> list[Explanation]:
                 expl.causes.append(
                     f"ResourceQuota admission refuses the pods of {obj.kind} {ns}/{obj.name}: they are never created"
                 )
-                expl.fixes.append(f"kubectl describe resourcequota -n {ns}  # raise the hard limit or free quota")
+                expl.fixes.append(
+                    f"kubectl describe resourcequota -n {ns}  # raise the hard limit or free quota"
+                )
                 out.append(expl)
                 break
     return out
@@ -257,9 +282,15 @@ def _workload_condition(workloads: list[Manifest], owner: Manifest) -> str:
     uid = owner.metadata.get("uid")
     for wl in workloads:
         owners = wl.metadata.get("ownerReferences") or []
-        if not any(isinstance(o, dict) and (o.get("uid") == uid or o.get("name") == owner.name) for o in owners):
+        if not any(
+            isinstance(o, dict) and (o.get("uid") == uid or o.get("name") == owner.name) for o in owners
+        ):
             continue
         for cond in wl.get("status", "conditions", default=[]) or []:
-            if isinstance(cond, dict) and cond.get("type") == "QuotaReserved" and cond.get("status") == "False":
+            if (
+                isinstance(cond, dict)
+                and cond.get("type") == "QuotaReserved"
+                and cond.get("status") == "False"
+            ):
                 return str(cond.get("message") or "")
     return ""

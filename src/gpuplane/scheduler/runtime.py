@@ -99,8 +99,13 @@ class Framework:
             result, status = plugin.pre_filter(ctx)
             if status is not None and not status.is_success:
                 if status.code == Code.ERROR:
-                    return active, Diagnosis(np.empty(0, dtype=np.int64), error=status.message,
-                                             prefilter_completed=False), None
+                    return (
+                        active,
+                        Diagnosis(
+                            np.empty(0, dtype=np.int64), error=status.message, prefilter_completed=False
+                        ),
+                        None,
+                    )
                 if status.code == UU:
                     return active, self._rejected_all(status, completed=False), None
                 last_unschedulable = status

@@ -216,7 +216,9 @@ class Scheduler:
         self.cluster.node_by_name[name] = node
         return self.index.add_node(node)
 
-    def check_new_node(self, pod: Pod, node: Node, requested: dict[str, int] | None = None) -> tuple[bool, str]:
+    def check_new_node(
+        self, pod: Pod, node: Node, requested: dict[str, int] | None = None
+    ) -> tuple[bool, str]:
         """Would ``pod`` fit on ``node``, a node that does not exist yet (an autoscaler's
         template), holding ``requested`` already? ``(fits, reason)``; a PreFilter rejection or
         a PreFilterResult naming existing nodes means no new node can help (``reason`` says so).
@@ -298,7 +300,12 @@ class Scheduler:
         if len(diag.feasible):
             feasible = [infos[j].name for j in diag.feasible.tolist()]
             return Explanation(
-                pod, "", groups=groups, stage="schedulable", feasible_nodes=feasible, plugin_order=plugin_order
+                pod,
+                "",
+                groups=groups,
+                stage="schedulable",
+                feasible_nodes=feasible,
+                plugin_order=plugin_order,
             )
         fit = self.fit_error(ctx, diag)
         scheduler_name = pod.spec.scheduler_name or DEFAULT_SCHEDULER
@@ -346,4 +353,3 @@ def volcano_message(fit: FitError) -> str:
     if not failing:
         return "all nodes are unavailable"
     return build_fit_message(failing, "", hist).replace("nodes are available", "nodes are unavailable", 1)
-

@@ -22,7 +22,12 @@ from gpuplane.k8s.tolerations import count_intolerable_prefer_no_schedule
 from gpuplane.scheduler.context import PodContext
 
 MAX_NODE_SCORE = 100
-WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1}
+WEIGHTS = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "NodeResourcesFit": 1,
+    "NodeResourcesBalancedAllocation": 1,
+}
 
 
 def resource_score(cpu_alloc: int, cpu_used: int, mem_alloc: int, mem_used: int) -> int:
@@ -102,8 +107,10 @@ def score_nodes(ctx: PodContext, nodes: list[int]) -> dict[int, int]:
         info = index.node_infos[j]
         alloc, requested = info.allocatable, info.requested
         totals[j] = resource_score(
-            alloc.get("cpu", 0), requested.get("cpu", 0) + want_cpu,
-            alloc.get("memory", 0), requested.get("memory", 0) + want_mem,
+            alloc.get("cpu", 0),
+            requested.get("cpu", 0) + want_cpu,
+            alloc.get("memory", 0),
+            requested.get("memory", 0) + want_mem,
         )
         affinity_raw[j] = preferred_node_affinity_score(pod, info.node)
         taint_raw[j] = count_intolerable_prefer_no_schedule(info.node.spec.taints, pod.spec.tolerations)

@@ -30,7 +30,9 @@ GPU_NAMESPACES = (
 )
 
 # DaemonSets of the NVIDIA GPU stack (by name or image): their namespaces hold the GPU ConfigMaps.
-_GPU_DAEMONSET = re.compile(r"nvidia|gpu-operator|gpu-feature-discovery|device-plugin|mig-manager|dcgm", re.IGNORECASE)
+_GPU_DAEMONSET = re.compile(
+    r"nvidia|gpu-operator|gpu-feature-discovery|device-plugin|mig-manager|dcgm", re.IGNORECASE
+)
 
 
 def is_gpu_daemonset(name: str, images: list[str]) -> bool:
@@ -60,11 +62,15 @@ def _core(plural: str, kind: str, namespaced: bool = True, **kw: bool) -> Resour
     return ResourceType("", ("v1",), plural, kind, namespaced, **kw)
 
 
-def _api(group: str, versions: tuple[str, ...], plural: str, kind: str, namespaced: bool = True) -> ResourceType:
+def _api(
+    group: str, versions: tuple[str, ...], plural: str, kind: str, namespaced: bool = True
+) -> ResourceType:
     return ResourceType(group, versions, plural, kind, namespaced, builtin=True)
 
 
-def _crd(group: str, versions: tuple[str, ...], plural: str, kind: str, namespaced: bool = True) -> ResourceType:
+def _crd(
+    group: str, versions: tuple[str, ...], plural: str, kind: str, namespaced: bool = True
+) -> ResourceType:
     return ResourceType(group, versions, plural, kind, namespaced, builtin=False)
 
 
@@ -125,7 +131,13 @@ RESOURCES: tuple[ResourceType, ...] = (
     _crd("kubeflow.org", ("v2beta1", "v1"), "mpijobs", "MPIJob"),
     _crd("trainer.kubeflow.org", ("v1alpha1",), "trainjobs", "TrainJob"),
     _crd("trainer.kubeflow.org", ("v1alpha1",), "trainingruntimes", "TrainingRuntime"),
-    _crd("trainer.kubeflow.org", ("v1alpha1",), "clustertrainingruntimes", "ClusterTrainingRuntime", namespaced=False),
+    _crd(
+        "trainer.kubeflow.org",
+        ("v1alpha1",),
+        "clustertrainingruntimes",
+        "ClusterTrainingRuntime",
+        namespaced=False,
+    ),
     # JobSet, LeaderWorkerSet
     _crd("jobset.x-k8s.io", ("v1alpha2",), "jobsets", "JobSet"),
     _crd("leaderworkerset.x-k8s.io", ("v1",), "leaderworkersets", "LeaderWorkerSet"),

@@ -197,7 +197,11 @@ def file_manifest(
     try:
         typed = typed_from_dict(kind, manifest.data)
     except ValueError as exc:
-        errors.append(LoadError(manifest.path, manifest.line, f"{_describe(kind, manifest.namespace, manifest.name)}: {exc}"))
+        errors.append(
+            LoadError(
+                manifest.path, manifest.line, f"{_describe(kind, manifest.namespace, manifest.name)}: {exc}"
+            )
+        )
         return
     if isinstance(typed, Pod):
         pods.append(typed)
@@ -276,7 +280,11 @@ def decode_items(
             continue
         except (msgspec.DecodeError, RecursionError) as exc:
             line = lines.line_of(raw) if lines else 0
-            problem = f"nesting deeper than {limits.MAX_DEPTH} levels" if isinstance(exc, RecursionError) else str(exc)
+            problem = (
+                f"nesting deeper than {limits.MAX_DEPTH} levels"
+                if isinstance(exc, RecursionError)
+                else str(exc)
+            )
             errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {problem}"))
             continue
         line = lines.line_of(raw) if lines else 0

@@ -175,7 +175,9 @@ def _load_config(context: str | None, kubeconfig: str | None) -> Any:
             return KubeConfig.from_file(candidate).get(context_name=context)
     if os.environ.get("KUBERNETES_SERVICE_HOST"):
         return KubeConfig.from_service_account().get(context_name=context)
-    raise LookupError("no kubeconfig found (tried --kubeconfig, $KUBECONFIG, ~/.kube/config) and not running in a cluster")
+    raise LookupError(
+        "no kubeconfig found (tried --kubeconfig, $KUBECONFIG, ~/.kube/config) and not running in a cluster"
+    )
 
 
 def minor_version(major: str, minor: str, git_version: str) -> str | None:
@@ -219,7 +221,9 @@ class LiveReader:
             self._fail(f"cannot load the Kubernetes configuration: {exc}")
             return False
         self.session.source = f"live:{config.context_name}"
-        if config.user is None:  # kubectl allows a context without a user (no authentication); lightkube needs one
+        if (
+            config.user is None
+        ):  # kubectl allows a context without a user (no authentication); lightkube needs one
             from lightkube.config.models import User
 
             config = config._replace(user=User())
@@ -247,7 +251,9 @@ class LiveReader:
         except httpx2.HTTPError as exc:
             raise ConnectionError(f"cannot reach the API server: {exc}") from exc
         if response.status_code == 401:  # every later call would fail the same way
-            raise ConnectionError(f"the API server rejected the credentials: {_status_text(401, response.content)}")
+            raise ConnectionError(
+                f"the API server rejected the credentials: {_status_text(401, response.content)}"
+            )
         return response.status_code, response.content
 
     # -- reading -------------------------------------------------------------------------------
@@ -270,7 +276,9 @@ class LiveReader:
                     continue
                 for page in self._list(resource, version, None):
                     if resource.kind == "Namespace" and not resource.group:
-                        namespaces.extend(_META.decode(raw).get("metadata", {}).get("name", "") for raw in page.items)
+                        namespaces.extend(
+                            _META.decode(raw).get("metadata", {}).get("name", "") for raw in page.items
+                        )
                     elif resource.kind == "DaemonSet" and resource.group == "apps":
                         self._note_gpu_daemonsets(page.items)
                     yield page
@@ -328,7 +336,11 @@ class LiveReader:
     def _list(self, resource: ResourceType, version: str, namespace: str | None) -> Iterator[LivePage]:
         group_version = f"{resource.group}/{version}" if resource.group else version
         prefix = f"/apis/{group_version}" if resource.group else f"/api/{version}"
-        url = f"{prefix}/namespaces/{namespace}/{resource.plural}" if namespace else f"{prefix}/{resource.plural}"
+        url = (
+            f"{prefix}/namespaces/{namespace}/{resource.plural}"
+            if namespace
+            else f"{prefix}/{resource.plural}"
+        )
         params = {"limit": str(self._page_size)}
         key = resource.kind if not resource.group or resource.builtin else f"{resource.kind}.{resource.group}"
         count = self.session.counts.get(key, 0)
@@ -337,7 +349,9 @@ class LiveReader:
             if status == 404 and not resource.builtin:
                 return  # the CRD (or API group) is not installed
             if status != 200:
-                self._fail(f"cannot list {resource.display}{f' in {namespace}' if namespace else ''}: {_status_text(status, body)}")
+                self._fail(
+                    f"cannot list {resource.display}{f' in {namespace}' if namespace else ''}: {_status_text(status, body)}"
+                )
                 return
             try:
                 page = _PAGE.decode(body)
@@ -362,7 +376,13 @@ def _status_text(status: int, body: bytes) -> str:
         detail = msgspec.json.decode(body, type=_Status)
     except msgspec.DecodeError:
         detail = _Status()
-    reason = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 410: "Expired", 500: "InternalError"}.get(status, "")
+    reason = {
+        401: "Unauthorized",
+        403: "Forbidden",
+        404: "NotFound",
+        410: "Expired",
+        500: "InternalError",
+    }.get(status, "")
     text = f"HTTP {status}"
     if detail.reason or reason:
         text += f" {detail.reason or reason}"

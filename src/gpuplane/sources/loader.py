@@ -113,8 +113,13 @@ _Loader: type = FastSafeLoader if not _Resolver.yaml_path_resolvers else _CLoade
 
 _SCALAR_CONSTRUCTORS = {
     tag: yaml.constructor.SafeConstructor.yaml_constructors[tag]
-    for tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
-                "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp")
+    for tag in (
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+        "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:null",
+        "tag:yaml.org,2002:timestamp",
+    )
 }
 
 
@@ -235,7 +240,9 @@ def _build(node: yaml.Node, loader: Any, lines: LineIndex, depth: int = 1) -> An
         pairs = node.value
         depth += 1
         for key_node, value_node in pairs:
-            out[_build(key_node, loader, lines, depth)] = _build(value_node, loader, lines, depth)  # unhashable key: TypeError
+            out[_build(key_node, loader, lines, depth)] = _build(
+                value_node, loader, lines, depth
+            )  # unhashable key: TypeError
         if len(out) != len(pairs):  # a key given twice: refused, as kubectl refuses it
             raise _duplicate_in(pairs, loader)
         lines[id(out)] = (out, [key_node.start_mark.line for key_node, _ in pairs])
@@ -317,8 +324,9 @@ class LoadResult:
 
 # Helm chart files that are not Kubernetes manifests (helm.sh/docs/topics/charts: the chart file
 # structure): a folder walk over a chart skips them instead of failing on them.
-_HELM_METADATA = frozenset({"Chart.yaml", "Chart.lock", "values.schema.json", "requirements.yaml",
-                            "requirements.lock"})
+_HELM_METADATA = frozenset(
+    {"Chart.yaml", "Chart.lock", "values.schema.json", "requirements.yaml", "requirements.lock"}
+)
 _HELM_SKIP = "Helm chart metadata, not a manifest"
 
 
@@ -346,8 +354,10 @@ _NO_KIND = "object has no kind"
 def _not_kubernetes(part: LoadResult) -> bool:
     """A file with no Kubernetes object at all: every problem is a document without ``kind``
     (or not a mapping), e.g. a CI workflow, a pre-commit config or docker-compose file."""
-    return not part.objects and bool(part.errors) and all(
-        e.message == _NO_KIND or e.message.startswith("not a Kubernetes object") for e in part.errors
+    return (
+        not part.objects
+        and bool(part.errors)
+        and all(e.message == _NO_KIND or e.message.startswith("not a Kubernetes object") for e in part.errors)
     )
 
 
@@ -565,7 +575,9 @@ def _load_json(text: str, path: str, strict: bool) -> LoadResult | None:
         result.errors.append(LoadError(path, _json_error_line(buf, str(exc)), f"invalid JSON: {exc}"))
         return result
     except RecursionError:
-        result.errors.append(LoadError(path, 1, f"invalid JSON: nesting deeper than {limits.MAX_DEPTH} levels"))
+        result.errors.append(
+            LoadError(path, 1, f"invalid JSON: nesting deeper than {limits.MAX_DEPTH} levels")
+        )
         return result
     bounded = limits.json_depth_bounded(buf)
     for index, document in enumerate(documents):
@@ -587,7 +599,9 @@ def _decode_str(raw: msgspec.Raw | None) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _collect_json_list(buf: bytes, top: dict[str, msgspec.Raw], kind: str, path: str, result: LoadResult) -> None:
+def _collect_json_list(
+    buf: bytes, top: dict[str, msgspec.Raw], kind: str, path: str, result: LoadResult
+) -> None:
     """Unpack a JSON ``List``/``*List`` item by item, each with its line and a lazy locator."""
     try:
         items = msgspec.json.decode(top["items"], type=list[msgspec.Raw] | None) or []
@@ -603,20 +617,38 @@ def _collect_json_list(buf: bytes, top: dict[str, msgspec.Raw], kind: str, path:
         try:
             item = msgspec.json.decode(raw)
         except RecursionError:
-            result.errors.append(LoadError(path, line, f"invalid JSON: nesting deeper than {limits.MAX_DEPTH} levels"))
+            result.errors.append(
+                LoadError(path, line, f"invalid JSON: nesting deeper than {limits.MAX_DEPTH} levels")
+            )
             continue
         if isinstance(item, dict):
             problem = None if lines.depth_bounded() else limits.check_tree(item, shared=False)
             if problem:
                 result.errors.append(LoadError(path, line, f"invalid JSON: {problem}"))
                 continue
-        _add_list_item(result, item, index, item_kind, list_version, path, line, index,
-                       lambda raw=raw, line=line: DocumentLocator(bytes(raw).decode(), line))
+        _add_list_item(
+            result,
+            item,
+            index,
+            item_kind,
+            list_version,
+            path,
+            line,
+            index,
+            lambda raw=raw, line=line: DocumentLocator(bytes(raw).decode(), line),
+        )
 
 
 def _add_list_item(
-    result: LoadResult, item: Any, index: int, item_kind: str, list_version: str, path: str, line: int,
-    doc: int, locator: Callable[[], DocumentLocator],
+    result: LoadResult,
+    item: Any,
+    index: int,
+    item_kind: str,
+    list_version: str,
+    path: str,
+    line: int,
+    doc: int,
+    locator: Callable[[], DocumentLocator],
 ) -> None:
     """One item of a kubectl ``List`` (JSON or YAML): checked, completed with the List's
     kind/apiVersion where kubectl leaves them out, and added with its line and locator."""
@@ -762,10 +794,14 @@ def _load_yaml(text: str, path: str) -> LoadResult:
             result.errors.append(exc.load_error(path, first_line))
             continue
         except yaml.YAMLError as exc:
-            result.errors.append(_yaml_error(exc, path, object_line if not hasattr(exc, "problem_mark") else first_line))
+            result.errors.append(
+                _yaml_error(exc, path, object_line if not hasattr(exc, "problem_mark") else first_line)
+            )
             continue
         except RecursionError:
-            result.errors.append(LoadError(path, object_line, f"invalid YAML: nesting deeper than {limits.MAX_DEPTH} levels"))
+            result.errors.append(
+                LoadError(path, object_line, f"invalid YAML: nesting deeper than {limits.MAX_DEPTH} levels")
+            )
             continue
         if data is None:
             continue
@@ -780,8 +816,10 @@ def _may_share_anchors(body: str) -> bool:
     alias"), so such a document is loaded whole. Two substring tests first keep the common
     case (no ``&`` or no ``*``) at memchr speed."""
     return (
-        "&" in body and "*" in body
-        and _MAYBE_ANCHOR.search(body) is not None and _MAYBE_ALIAS.search(body) is not None
+        "&" in body
+        and "*" in body
+        and _MAYBE_ANCHOR.search(body) is not None
+        and _MAYBE_ALIAS.search(body) is not None
     )
 
 
@@ -818,10 +856,21 @@ def _load_split_list(
             result.errors.append(_yaml_error(exc, path, line))
             continue
         except RecursionError:
-            result.errors.append(LoadError(path, line, f"invalid YAML: nesting deeper than {limits.MAX_DEPTH} levels"))
+            result.errors.append(
+                LoadError(path, line, f"invalid YAML: nesting deeper than {limits.MAX_DEPTH} levels")
+            )
             continue
-        _add_list_item(result, item, index, item_kind, list_version, path, line, doc_index,
-                       lambda text=item_text, line=line, lines=lines: DocumentLocator(text, line, lines))
+        _add_list_item(
+            result,
+            item,
+            index,
+            item_kind,
+            list_version,
+            path,
+            line,
+            doc_index,
+            lambda text=item_text, line=line, lines=lines: DocumentLocator(text, line, lines),
+        )
     return True
 
 
@@ -891,7 +940,9 @@ def _collect(
 ) -> None:
     """Turn one decoded document into manifests, unpacking ``List`` kinds."""
     if not isinstance(data, dict):
-        result.errors.append(LoadError(path, line, f"not a Kubernetes object (a {_type_name(data)} at top level)"))
+        result.errors.append(
+            LoadError(path, line, f"not a Kubernetes object (a {_type_name(data)} at top level)")
+        )
         return
     kind = data.get("kind")
     if not kind or not isinstance(kind, str):
@@ -908,7 +959,9 @@ def _collect(
     items = data.get("items")
     if kind == "List" or (kind.endswith("List") and isinstance(items, list)):
         if items is not None and not isinstance(items, list):
-            result.errors.append(LoadError(path, (locator.line_of(("items",)) if locator else None) or line, ITEMS_NOT_A_LIST))
+            result.errors.append(
+                LoadError(path, (locator.line_of(("items",)) if locator else None) or line, ITEMS_NOT_A_LIST)
+            )
             return
         item_kind = kind[: -len("List")] if kind != "List" else ""
         if isinstance(data.get("metadata"), dict):

@@ -54,7 +54,9 @@ _GPU_CONFIGMAP_NAME = re.compile(
 _GPU_CONFIG_CONTENT = re.compile(r"^(?:mig-configs|sharing|flags):", re.MULTILINE)
 
 
-def redact_object(obj: dict[str, Any], gpu_namespaces: Collection[str] = (), referenced: Collection[tuple[str, str]] = ()) -> dict[str, Any]:
+def redact_object(
+    obj: dict[str, Any], gpu_namespaces: Collection[str] = (), referenced: Collection[tuple[str, str]] = ()
+) -> dict[str, Any]:
     """Redact one object in place (and return it) for a snapshot."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
@@ -90,7 +92,9 @@ def redact_env(node: Any) -> None:
             stack.extend(item for item in current if isinstance(item, dict | list))
 
 
-def is_gpu_configmap(obj: dict[str, Any], gpu_namespaces: Collection[str], referenced: Collection[tuple[str, str]] = ()) -> bool:
+def is_gpu_configmap(
+    obj: dict[str, Any], gpu_namespaces: Collection[str], referenced: Collection[tuple[str, str]] = ()
+) -> bool:
     """Whether a ConfigMap is GPU-stack configuration whose data a snapshot keeps.
 
     Kept: a ConfigMap referenced by a ClusterPolicy (``devicePlugin.config.name``,
@@ -113,7 +117,9 @@ def is_gpu_configmap(obj: dict[str, Any], gpu_namespaces: Collection[str], refer
     return False
 
 
-def clusterpolicy_configmaps(objects: list[dict[str, Any]], operator_namespaces: Collection[str]) -> set[tuple[str, str]]:
+def clusterpolicy_configmaps(
+    objects: list[dict[str, Any]], operator_namespaces: Collection[str]
+) -> set[tuple[str, str]]:
     """ConfigMaps a ClusterPolicy points at, as ``(namespace, name)`` in each operator namespace.
 
     The ClusterPolicy is cluster-scoped; its ConfigMaps live in the operator's

@@ -85,7 +85,9 @@ def redact_all(objects: list[dict[str, Any]], gpu_namespaces: Iterable[str]) -> 
         redact_object(obj, namespaces, referenced)
 
 
-def snapshot_live(context: str | None = None, kubeconfig: str | None = None, progress: bool = False) -> Snapshot:
+def snapshot_live(
+    context: str | None = None, kubeconfig: str | None = None, progress: bool = False
+) -> Snapshot:
     """Read a live cluster into a redacted :class:`Snapshot` (list calls only, never Secrets)."""
     from gpuplane.sources.live import LiveReader, Progress
 
@@ -165,7 +167,9 @@ def _write_json(document: dict[str, Any], out: Any) -> None:
 def _write_yaml(document: dict[str, Any], out: Any) -> None:
     out.write(b"apiVersion: v1\nitems:\n" if document["items"] else b"apiVersion: v1\nitems: []\n")
     for item in document["items"]:
-        text = yaml.dump([item], Dumper=_Dumper, default_flow_style=False, sort_keys=False, allow_unicode=True)
+        text = yaml.dump(
+            [item], Dumper=_Dumper, default_flow_style=False, sort_keys=False, allow_unicode=True
+        )
         out.write(text.encode())
     tail = {"kind": "List", "metadata": document["metadata"]}
     out.write(yaml.dump(tail, Dumper=_Dumper, default_flow_style=False, sort_keys=False).encode())

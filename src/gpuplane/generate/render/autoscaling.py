@@ -35,21 +35,35 @@ def _nodepool(bundle: Bundle, plan: PoolPlan, nodeclass: str) -> dict[str, Any]:
         reqs.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": sorted(pool.zones)})
     protect = pool.workload in ("training", "mixed") and a.consolidation == "protect-training"
     if protect or a.consolidation == "when-empty":
-        disruption: dict[str, Any] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": a.consolidate_after}
+        disruption: dict[str, Any] = {
+            "consolidationPolicy": "WhenEmpty",
+            "consolidateAfter": a.consolidate_after,
+        }
     else:
-        disruption = {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": a.consolidate_after}
+        disruption = {
+            "consolidationPolicy": "WhenEmptyOrUnderutilized",
+            "consolidateAfter": a.consolidate_after,
+        }
     disruption["budgets"] = [{"nodes": "10%"}]
     gpu_limit = max(plan.gpus_per_node * pool.max_nodes, 1)
     return {
-        "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": meta(pool.name),
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": meta(pool.name),
         "spec": {
             "template": {
                 "metadata": {"labels": plan.node_labels()},
                 "spec": {
                     "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": nodeclass},
                     "requirements": reqs,
-                    "taints": [{k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v is not None}
-                               for t in pool.taints],
+                    "taints": [
+                        {
+                            k: v
+                            for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect))
+                            if v is not None
+                        }
+                        for t in pool.taints
+                    ],
                     "expireAfter": "720h",
                     "terminationGracePeriod": "24h",
                 },
@@ -63,50 +77,95 @@ def _nodepool(bundle: Bundle, plan: PoolPlan, nodeclass: str) -> dict[str, Any]:
 def _karpenter(bundle: Bundle) -> None:
     bp = bundle.blueprint
     a = bp.autoscaling
-    bundle.releases.append(HelmRelease(
-        release="karpenter", chart="karpenter", repo="oci://public.ecr.aws/karpenter",
-        version=KARPENTER_VERSION, namespace="kube-system", order=5,
-        # IRSA: the chart's service account carries the controller role (charts/karpenter values.yaml
-        # serviceAccount.annotations; Karpenter getting-started "eks.amazonaws.com/role-arn").
-        values={"settings": {"clusterName": bp.cluster_name, "interruptionQueue": bp.cluster_name},
-                "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": a.iam_role_arn}}},
-        source="aws/karpenter-provider-aws tag v1.14.1 (charts/karpenter)",
-    ))
-    bundle.note("10-operators", "Karpenter's controller authenticates with IRSA (the role ARN annotated on its service "
-                "account). With EKS Pod Identity instead, drop the annotation and create a pod identity association "
-                "for the `karpenter` service account in `kube-system`")
+    bundle.releases.append(
+        HelmRelease(
+            release="karpenter",
+            chart="karpenter",
+            repo="oci://public.ecr.aws/karpenter",
+            version=KARPENTER_VERSION,
+            namespace="kube-system",
+            order=5,
+            # IRSA: the chart's service account carries the controller role (charts/karpenter values.yaml
+            # serviceAccount.annotations; Karpenter getting-started "eks.amazonaws.com/role-arn").
+            values={
+                "settings": {"clusterName": bp.cluster_name, "interruptionQueue": bp.cluster_name},
+                "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": a.iam_role_arn}},
+            },
+            source="aws/karpenter-provider-aws tag v1.14.1 (charts/karpenter)",
+        )
+    )
+    bundle.note(
+        "10-operators",
+        "Karpenter's controller authenticates with IRSA (the role ARN annotated on its service "
+        "account). With EKS Pod Identity instead, drop the annotation and create a pod identity association "
+        "for the `karpenter` service account in `kube-system`",
+    )
     sizes = {p.pool.root_volume_gi for p in bundle.plans}
     for disk in sorted(sizes):
-        bundle.add("50-autoscaling", {
-            "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": meta(nodeclass_name(disk, sizes)),
-            "spec": {
-                "amiSelectorTerms": [{"alias": a.ami_alias}],
-                "role": a.node_role,
-                "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
-                "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
-                "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {
-                    "volumeSize": f"{disk}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}],
+        bundle.add(
+            "50-autoscaling",
+            {
+                "apiVersion": "karpenter.k8s.aws/v1",
+                "kind": "EC2NodeClass",
+                "metadata": meta(nodeclass_name(disk, sizes)),
+                "spec": {
+                    "amiSelectorTerms": [{"alias": a.ami_alias}],
+                    "role": a.node_role,
+                    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
+                    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
+                    "blockDeviceMappings": [
+                        {
+                            "deviceName": "/dev/xvda",
+                            "ebs": {
+                                "volumeSize": f"{disk}Gi",
+                                "volumeType": "gp3",
+                                "encrypted": True,
+                                "deleteOnTermination": True,
+                            },
+                        }
+                    ],
+                },
             },
-        })
+        )
     for plan in bundle.plans:
         bundle.add("50-autoscaling", _nodepool(bundle, plan, nodeclass_name(plan.pool.root_volume_gi, sizes)))
         if plan.pool.min_nodes:
-            bundle.note("50-autoscaling", f"pool `{plan.name}` asks for min {plan.pool.min_nodes} nodes: Karpenter "
-                        "has no minimum; keep warm capacity with low-priority placeholder pods")
-    bundle.decide("autoscaling", "autoscaling.provisioner", "karpenter",
-                  "Karpenter launches the exact GPU instance type a pending pod needs, with no node groups to "
-                  "pre-create", "platform.md §3")
-    bundle.decide("autoscaling", "autoscaling.consolidation", a.consolidation,
-                  "training and mixed pools use WhenEmpty: consolidating an underutilized node evicts running ranks "
-                  "and loses the whole job's progress; inference pools may consolidate when underutilized",
-                  "platform.md §3.1, §3.3")
-    bundle.decide("autoscaling", "EC2NodeClass",
-                  f"alias {a.ami_alias}; gp3 root {', '.join(f'{d}Gi' for d in sorted(sizes))} (one class per size)",
-                  "the alias picks the NVIDIA AMI variant for GPU instances; a pinned version avoids drifting every "
-                  "node on each AMI release; 20Gi default disks are too small for 10-20 GB CUDA/vLLM images",
-                  "platform.md §3.2, §4.5")
-    bundle.decide("autoscaling", "NodePool.limits", "nvidia.com/gpu = max nodes x GPUs per node",
-                  "caps what a burst of pending pods can launch", "platform.md §3.1")
+            bundle.note(
+                "50-autoscaling",
+                f"pool `{plan.name}` asks for min {plan.pool.min_nodes} nodes: Karpenter "
+                "has no minimum; keep warm capacity with low-priority placeholder pods",
+            )
+    bundle.decide(
+        "autoscaling",
+        "autoscaling.provisioner",
+        "karpenter",
+        "Karpenter launches the exact GPU instance type a pending pod needs, with no node groups to "
+        "pre-create",
+        "platform.md §3",
+    )
+    bundle.decide(
+        "autoscaling",
+        "autoscaling.consolidation",
+        a.consolidation,
+        "training and mixed pools use WhenEmpty: consolidating an underutilized node evicts running ranks "
+        "and loses the whole job's progress; inference pools may consolidate when underutilized",
+        "platform.md §3.1, §3.3",
+    )
+    bundle.decide(
+        "autoscaling",
+        "EC2NodeClass",
+        f"alias {a.ami_alias}; gp3 root {', '.join(f'{d}Gi' for d in sorted(sizes))} (one class per size)",
+        "the alias picks the NVIDIA AMI variant for GPU instances; a pinned version avoids drifting every "
+        "node on each AMI release; 20Gi default disks are too small for 10-20 GB CUDA/vLLM images",
+        "platform.md §3.2, §4.5",
+    )
+    bundle.decide(
+        "autoscaling",
+        "NodePool.limits",
+        "nvidia.com/gpu = max nodes x GPUs per node",
+        "caps what a burst of pending pods can launch",
+        "platform.md §3.1",
+    )
 
 
 def _gke_accelerator(plan: PoolPlan) -> str:
@@ -132,12 +191,22 @@ def _ca_flags(bundle: Bundle) -> list[str]:
 def _cluster_autoscaler(bundle: Bundle) -> None:
     bp = bundle.blueprint
     a = bp.autoscaling
-    bundle.decide("autoscaling", "autoscaling.provisioner", "cluster-autoscaler",
-                  "node groups per GPU pool scale between min and max; the GPU-utilization threshold (GPU requests / "
-                  "allocatable) decides scale-down of GPU nodes", "platform.md §2.3")
-    bundle.decide("autoscaling", "max-node-provision-time", "25m",
-                  "a GPU node can take up to 15 minutes after Ready to advertise nvidia.com/gpu; the 15m default "
-                  "would give up on nodes that are still installing the driver", "platform.md §2.2")
+    bundle.decide(
+        "autoscaling",
+        "autoscaling.provisioner",
+        "cluster-autoscaler",
+        "node groups per GPU pool scale between min and max; the GPU-utilization threshold (GPU requests / "
+        "allocatable) decides scale-down of GPU nodes",
+        "platform.md §2.3",
+    )
+    bundle.decide(
+        "autoscaling",
+        "max-node-provision-time",
+        "25m",
+        "a GPU node can take up to 15 minutes after Ready to advertise nvidia.com/gpu; the 15m default "
+        "would give up on nodes that are still installing the driver",
+        "platform.md §2.2",
+    )
     for plan in bundle.plans:
         pool = plan.pool
         labels = ",".join(f"{k}={v}" for k, v in plan.node_labels().items())
@@ -145,45 +214,89 @@ def _cluster_autoscaler(bundle: Bundle) -> None:
         if bp.provider == "gke":
             gke_name = _gke_accelerator(plan)
             zones = f" --node-locations={','.join(pool.zones)}" if pool.zones else ""
-            bundle.note("50-autoscaling", (
-                f"`gcloud container node-pools create {pool.name} --cluster={bp.cluster_name} "
-                f"--machine-type={pool.instance_types[0]} "
-                f"--accelerator=type={gke_name},count={plan.gpus_per_node},gpu-driver-version=latest "
-                f"--enable-autoscaling --min-nodes={pool.min_nodes} --max-nodes={pool.max_nodes}{zones} "
-                f"--disk-size={pool.root_volume_gi} --node-labels={labels},gke-no-default-nvidia-gpu-device-plugin=true "
-                f"--node-taints={taints}`"))
+            bundle.note(
+                "50-autoscaling",
+                (
+                    f"`gcloud container node-pools create {pool.name} --cluster={bp.cluster_name} "
+                    f"--machine-type={pool.instance_types[0]} "
+                    f"--accelerator=type={gke_name},count={plan.gpus_per_node},gpu-driver-version=latest "
+                    f"--enable-autoscaling --min-nodes={pool.min_nodes} --max-nodes={pool.max_nodes}{zones} "
+                    f"--disk-size={pool.root_volume_gi} --node-labels={labels},gke-no-default-nvidia-gpu-device-plugin=true "
+                    f"--node-taints={taints}`"
+                ),
+            )
         else:
-            tags = ["k8s.io/cluster-autoscaler/enabled=true", f"k8s.io/cluster-autoscaler/{bp.cluster_name}=owned",
-                    f"k8s.io/cluster-autoscaler/node-template/resources/{NVIDIA_GPU}={plan.gpus_per_node}",
-                    f"k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage={pool.root_volume_gi}G"]
-            tags += [f"k8s.io/cluster-autoscaler/node-template/label/{k}={v}" for k, v in plan.node_labels().items()]
-            tags += [f"k8s.io/cluster-autoscaler/node-template/taint/{t.key}={t.value or 'present'}:{t.effect}" for t in pool.taints]
-            bundle.note("50-autoscaling", f"node group `{pool.name}` (min {pool.min_nodes}, max {pool.max_nodes}): "
-                        "tags " + ", ".join(f"`{t}`" for t in tags))
+            tags = [
+                "k8s.io/cluster-autoscaler/enabled=true",
+                f"k8s.io/cluster-autoscaler/{bp.cluster_name}=owned",
+                f"k8s.io/cluster-autoscaler/node-template/resources/{NVIDIA_GPU}={plan.gpus_per_node}",
+                f"k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage={pool.root_volume_gi}G",
+            ]
+            tags += [
+                f"k8s.io/cluster-autoscaler/node-template/label/{k}={v}"
+                for k, v in plan.node_labels().items()
+            ]
+            tags += [
+                f"k8s.io/cluster-autoscaler/node-template/taint/{t.key}={t.value or 'present'}:{t.effect}"
+                for t in pool.taints
+            ]
+            bundle.note(
+                "50-autoscaling",
+                f"node group `{pool.name}` (min {pool.min_nodes}, max {pool.max_nodes}): "
+                "tags " + ", ".join(f"`{t}`" for t in tags),
+            )
     if bp.provider == "gke":
-        bundle.note("50-autoscaling", f"`gcloud container clusters update {bp.cluster_name} "
-                    "--autoscaling-profile=optimize-utilization` (GKE runs the cluster autoscaler itself)")
-        bundle.decide("autoscaling", "provider gke", "GKE node-pool autoscaling",
-                      "GKE runs the cluster autoscaler in its control plane; node pools are autoscaled with "
-                      "--enable-autoscaling instead of a cluster-autoscaler Deployment", "GKE cluster autoscaler docs")
+        bundle.note(
+            "50-autoscaling",
+            f"`gcloud container clusters update {bp.cluster_name} "
+            "--autoscaling-profile=optimize-utilization` (GKE runs the cluster autoscaler itself)",
+        )
+        bundle.decide(
+            "autoscaling",
+            "provider gke",
+            "GKE node-pool autoscaling",
+            "GKE runs the cluster autoscaler in its control plane; node pools are autoscaled with "
+            "--enable-autoscaling instead of a cluster-autoscaler Deployment",
+            "GKE cluster autoscaler docs",
+        )
         return
     cloud = {"eks": "aws", "aks": "azure"}[bp.provider]
     minor = bp.kubernetes_version
-    bundle.releases.append(HelmRelease(
-        release="cluster-autoscaler", chart="cluster-autoscaler", repo="https://kubernetes.github.io/autoscaler",
-        version=CA_CHART_VERSION, namespace="kube-system", order=5,
-        values={"cloudProvider": cloud, "autoDiscovery": {"clusterName": bp.cluster_name},
+    bundle.releases.append(
+        HelmRelease(
+            release="cluster-autoscaler",
+            chart="cluster-autoscaler",
+            repo="https://kubernetes.github.io/autoscaler",
+            version=CA_CHART_VERSION,
+            namespace="kube-system",
+            order=5,
+            values={
+                "cloudProvider": cloud,
+                "autoDiscovery": {"clusterName": bp.cluster_name},
                 "image": {"tag": f"v{minor}.0"},
-                "extraArgs": {f.split("=", 1)[0].lstrip("-"): f.split("=", 1)[1] for f in _ca_flags(bundle)}},
-        source="kubernetes/autoscaler charts/cluster-autoscaler/Chart.yaml version 9.38.0 (image tag matches the "
-               "Kubernetes minor, per the CA release table)",
-    ))
-    bundle.add("50-autoscaling", {
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": meta("cluster-autoscaler-priority-expander", "kube-system"),
-        "data": {"priorities": "".join(f"{10 * (len(bundle.plans) - i)}:\n  - .*{p.name}.*\n" for i, p in enumerate(bundle.plans))},
-    })
+                "extraArgs": {f.split("=", 1)[0].lstrip("-"): f.split("=", 1)[1] for f in _ca_flags(bundle)},
+            },
+            source="kubernetes/autoscaler charts/cluster-autoscaler/Chart.yaml version 9.38.0 (image tag matches the "
+            "Kubernetes minor, per the CA release table)",
+        )
+    )
+    bundle.add(
+        "50-autoscaling",
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta("cluster-autoscaler-priority-expander", "kube-system"),
+            "data": {
+                "priorities": "".join(
+                    f"{10 * (len(bundle.plans) - i)}:\n  - .*{p.name}.*\n" for i, p in enumerate(bundle.plans)
+                )
+            },
+        },
+    )
     if a.gpu_limit is not None:
-        bundle.note("50-autoscaling", f"cap: the node groups' max sizes add up to the GPU limit {a.gpu_limit}")
+        bundle.note(
+            "50-autoscaling", f"cap: the node groups' max sizes add up to the GPU limit {a.gpu_limit}"
+        )
 
 
 def render(bundle: Bundle) -> None:

@@ -81,10 +81,17 @@ class Bundle:
         return out
 
 
-def meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None,
-         annotations: dict[str, str] | None = None) -> dict[str, Any]:
+def meta(
+    name: str,
+    namespace: str | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """``metadata`` with the generator's label so generated objects are easy to find."""
-    m: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/managed-by": "gpuplane", **(labels or {})}}
+    m: dict[str, Any] = {
+        "name": name,
+        "labels": {"app.kubernetes.io/managed-by": "gpuplane", **(labels or {})},
+    }
     if namespace:
         m["namespace"] = namespace
     if annotations:

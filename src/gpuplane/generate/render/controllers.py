@@ -39,18 +39,27 @@ class RemoteManifest:
 
 
 TRAINING_OPERATOR = RemoteManifest(
-    name="training-operator", ref="github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4",
-    kustomize=True, version="v1.9.4", kinds=("pytorchjob",),
+    name="training-operator",
+    ref="github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4",
+    kustomize=True,
+    version="v1.9.4",
+    kinds=("pytorchjob",),
     source="kubeflow/trainer tag v1.9.4 (training-operator v1), manifests/overlays/standalone",
 )
 JOBSET = RemoteManifest(
-    name="jobset", ref="https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
-    kustomize=False, version="v0.12.0", kinds=("jobset",),
+    name="jobset",
+    ref="https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
+    kustomize=False,
+    version="v0.12.0",
+    kinds=("jobset",),
     source="kubernetes-sigs/jobset release v0.12.0 (manifests.yaml)",
 )
 MPI_OPERATOR = RemoteManifest(
-    name="mpi-operator", ref="https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml",
-    kustomize=False, version="v0.8.0", kinds=("mpijob",),
+    name="mpi-operator",
+    ref="https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml",
+    kustomize=False,
+    version="v0.8.0",
+    kinds=("mpijob",),
     source="kubeflow/mpi-operator tag v0.8.0 (deploy/v2beta1/mpi-operator.yaml)",
 )
 CONTROLLERS = (TRAINING_OPERATOR, JOBSET, MPI_OPERATOR)
@@ -75,17 +84,32 @@ def render(bundle: Bundle) -> None:
         if not used:
             continue
         manifests.append(ctl)
-        bundle.decide("controllers", f"workloads.training kind {', '.join(used)}", f"{ctl.name} {ctl.version}",
-                      "the template's custom resource needs its CRD and a running controller; the version matches "
-                      "the CRD schema the output is validated against", ctl.source)
+        bundle.decide(
+            "controllers",
+            f"workloads.training kind {', '.join(used)}",
+            f"{ctl.name} {ctl.version}",
+            "the template's custom resource needs its CRD and a running controller; the version matches "
+            "the CRD schema the output is validated against",
+            ctl.source,
+        )
         if volcano and ctl is TRAINING_OPERATOR:
-            patches.append(_gang_patch("training-operator", "kubeflow", "command", "--gang-scheduler-name=volcano"))
+            patches.append(
+                _gang_patch("training-operator", "kubeflow", "command", "--gang-scheduler-name=volcano")
+            )
         if volcano and ctl is MPI_OPERATOR:
             patches.append(_gang_patch("mpi-operator", "mpi-operator", "args", "--gang-scheduling=volcano"))
         if volcano and ctl in (TRAINING_OPERATOR, MPI_OPERATOR):
-            bundle.decide("controllers", f"{ctl.name} gang scheduling", "volcano",
-                          "with the flag the operator creates a Volcano PodGroup from runPolicy.schedulingPolicy, so "
-                          "the launcher and every rank are admitted together", ctl.source)
+            bundle.decide(
+                "controllers",
+                f"{ctl.name} gang scheduling",
+                "volcano",
+                "with the flag the operator creates a Volcano PodGroup from runPolicy.schedulingPolicy, so "
+                "the launcher and every rank are admitted together",
+                ctl.source,
+            )
     if "mpijob" in kinds:
-        bundle.note("70-workloads", "MPIJob images must contain Open MPI and openssh-server: workers run `sshd -De` and "
-                    "the launcher reaches them over SSH with the key mpi-operator mounts at /root/.ssh")
+        bundle.note(
+            "70-workloads",
+            "MPIJob images must contain Open MPI and openssh-server: workers run `sshd -De` and "
+            "the launcher reaches them over SSH with the key mpi-operator mounts at /root/.ssh",
+        )

@@ -50,24 +50,35 @@ def render(bundle: Bundle) -> None:
         configs[plan.mig_config] = _entries(plan.mig_layouts, plan.model.pci_device_ids)
         uniform = all(layout == plan.mig_layouts[0] for layout in plan.mig_layouts)
         desc = ", ".join(f"{n} x {p}" for p, n in sorted(plan.mig_layouts[0].items()))
-        bundle.decide("gpu-sharing", f"gpu_pools[{plan.index}].sharing", f"MIG ({desc} per GPU)" if uniform
-                      else "MIG (per-GPU layouts from the MIG planner)",
-                      f"{plan.model.name} supports MIG: each slice has its own memory, cache and SMs, so tenants "
-                      "and small jobs get hardware isolation that time-slicing cannot give",
-                      "nvidia-gpu-stack.md §4")
+        bundle.decide(
+            "gpu-sharing",
+            f"gpu_pools[{plan.index}].sharing",
+            f"MIG ({desc} per GPU)" if uniform else "MIG (per-GPU layouts from the MIG planner)",
+            f"{plan.model.name} supports MIG: each slice has its own memory, cache and SMs, so tenants "
+            "and small jobs get hardware isolation that time-slicing cannot give",
+            "nvidia-gpu-stack.md §4",
+        )
     doc = {"version": "v1", "mig-configs": configs}
     text = yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False)
     _parsed, problems = parse_mig_parted_config(text)
     errors = [str(p) for p in problems if p.severity == "error"]
     if errors:
         raise RenderError(f"mig-parted config does not parse: {'; '.join(errors)}")
-    bundle.add("20-gpu-sharing", {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": meta(MIG_PARTED_CM, OPERATOR_NS),
-        "data": {"config.yaml": text},
-    })
-    bundle.decide("gpu-sharing", "migManager.config.default", "all-disabled",
-                  "MIG-capable nodes without a nvidia.com/mig.config label keep MIG off; only the pools that ask "
-                  "for MIG are carved (the MIG manager applies the label's entry, then reports "
-                  "nvidia.com/mig.config.state=success)", "nvidia-gpu-stack.md §3.3")
+    bundle.add(
+        "20-gpu-sharing",
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta(MIG_PARTED_CM, OPERATOR_NS),
+            "data": {"config.yaml": text},
+        },
+    )
+    bundle.decide(
+        "gpu-sharing",
+        "migManager.config.default",
+        "all-disabled",
+        "MIG-capable nodes without a nvidia.com/mig.config label keep MIG off; only the pools that ask "
+        "for MIG are carved (the MIG manager applies the label's entry, then reports "
+        "nvidia.com/mig.config.state=success)",
+        "nvidia-gpu-stack.md §3.3",
+    )

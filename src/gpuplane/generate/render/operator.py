@@ -33,7 +33,10 @@ def _tolerations(bundle: Bundle) -> list[dict[str, str]]:
     for plan in bundle.plans:
         for tol in plan.tolerations():
             # Exists (any value): operands must run on the node whatever value the taint carries.
-            seen.setdefault((tol["key"], "Exists", tol["effect"]), {"key": tol["key"], "operator": "Exists", "effect": tol["effect"]})
+            seen.setdefault(
+                (tol["key"], "Exists", tol["effect"]),
+                {"key": tol["key"], "operator": "Exists", "effect": tol["effect"]},
+            )
     return [dict(sorted(t.items())) for _, t in sorted(seen.items())]
 
 
@@ -100,49 +103,91 @@ def _clusterpolicy(values: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "nvidia.com/v1",
         "kind": "ClusterPolicy",
-        "metadata": meta("cluster-policy", annotations={"gpuplane.io/note": "created by the gpu-operator chart; for review, not applied"}),
+        "metadata": meta(
+            "cluster-policy",
+            annotations={"gpuplane.io/note": "created by the gpu-operator chart; for review, not applied"},
+        ),
         "spec": spec,
     }
 
 
 def render(bundle: Bundle) -> None:
     bp = bundle.blueprint
-    bundle.add("00-namespaces", {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        # Operands are privileged DaemonSets: PSA must allow them (operator getting-started docs).
-        "metadata": meta(OPERATOR_NS, labels={"pod-security.kubernetes.io/enforce": "privileged"}),
-    })
+    bundle.add(
+        "00-namespaces",
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            # Operands are privileged DaemonSets: PSA must allow them (operator getting-started docs).
+            "metadata": meta(OPERATOR_NS, labels={"pod-security.kubernetes.io/enforce": "privileged"}),
+        },
+    )
     values = operator_values(bundle)
-    bundle.releases.append(HelmRelease(
-        release="gpu-operator", chart="gpu-operator", repo="https://helm.ngc.nvidia.com/nvidia",
-        version=OPERATOR_VERSION, namespace=OPERATOR_NS, values=values, source=OPERATOR_SOURCE, order=10,
-    ))
+    bundle.releases.append(
+        HelmRelease(
+            release="gpu-operator",
+            chart="gpu-operator",
+            repo="https://helm.ngc.nvidia.com/nvidia",
+            version=OPERATOR_VERSION,
+            namespace=OPERATOR_NS,
+            values=values,
+            source=OPERATOR_SOURCE,
+            order=10,
+        )
+    )
     bundle.stages["10-operators"].reference.append(_clusterpolicy(values))
     bundle.shared["operator_values"] = values
     if bp.driver.managed_by == "operator":
-        bundle.decide("gpu-operator", "driver.managed_by", "driver.enabled=true",
-                      "the operator's driver container installs and upgrades the driver on every GPU node",
-                      "nvidia-gpu-stack.md §3.2")
+        bundle.decide(
+            "gpu-operator",
+            "driver.managed_by",
+            "driver.enabled=true",
+            "the operator's driver container installs and upgrades the driver on every GPU node",
+            "nvidia-gpu-stack.md §3.2",
+        )
     else:
-        bundle.decide("gpu-operator", "driver.managed_by", "driver.enabled=false",
-                      "the node image already carries the NVIDIA driver; a driver container would conflict with it "
-                      "(CrashLoopBackOff, gpu-operator #327)", "nvidia-gpu-stack.md §3.5")
+        bundle.decide(
+            "gpu-operator",
+            "driver.managed_by",
+            "driver.enabled=false",
+            "the node image already carries the NVIDIA driver; a driver container would conflict with it "
+            "(CrashLoopBackOff, gpu-operator #327)",
+            "nvidia-gpu-stack.md §3.5",
+        )
     if toolkit_preinstalled(bundle):
-        bundle.decide("gpu-operator", "toolkit.enabled", "false",
-                      "the EKS-optimized NVIDIA AMIs (AL2023, Bottlerocket) ship the driver and the NVIDIA Container "
-                      "Toolkit already configured for containerd", "nvidia-gpu-stack.md §3.5; AWS EKS accelerated AMIs")
-    bundle.decide("gpu-operator", "mig.strategy", values["mig"]["strategy"],
-                  "mixed advertises one nvidia.com/mig-<profile> resource per profile and keeps full GPUs as "
-                  "nvidia.com/gpu, so MIG and non-MIG pools coexist" if values["mig"]["strategy"] == "mixed"
-                  else "no pool uses MIG", "nvidia-gpu-stack.md §1.2")
-    bundle.decide("gpu-operator", "devicePlugin.config", f"{DEVICE_PLUGIN_CM}, default 'default'",
-                  "one ConfigMap holds every pool's sharing config; nodes pick theirs with the "
-                  "nvidia.com/device-plugin.config label and unlabelled nodes get the unshared default",
-                  "nvidia-gpu-stack.md §1.3")
+        bundle.decide(
+            "gpu-operator",
+            "toolkit.enabled",
+            "false",
+            "the EKS-optimized NVIDIA AMIs (AL2023, Bottlerocket) ship the driver and the NVIDIA Container "
+            "Toolkit already configured for containerd",
+            "nvidia-gpu-stack.md §3.5; AWS EKS accelerated AMIs",
+        )
+    bundle.decide(
+        "gpu-operator",
+        "mig.strategy",
+        values["mig"]["strategy"],
+        "mixed advertises one nvidia.com/mig-<profile> resource per profile and keeps full GPUs as "
+        "nvidia.com/gpu, so MIG and non-MIG pools coexist"
+        if values["mig"]["strategy"] == "mixed"
+        else "no pool uses MIG",
+        "nvidia-gpu-stack.md §1.2",
+    )
+    bundle.decide(
+        "gpu-operator",
+        "devicePlugin.config",
+        f"{DEVICE_PLUGIN_CM}, default 'default'",
+        "one ConfigMap holds every pool's sharing config; nodes pick theirs with the "
+        "nvidia.com/device-plugin.config label and unlabelled nodes get the unshared default",
+        "nvidia-gpu-stack.md §1.3",
+    )
     if bp.provider == "gke":
-        bundle.decide("gpu-operator", "provider gke", f"hostPaths.driverInstallDir={GKE_DRIVER_DIR}",
-                      "GKE installs the driver under /home/kubernetes/bin/nvidia; create the node pool with "
-                      "gke-no-default-nvidia-gpu-device-plugin=true so GKE's own device plugin does not also "
-                      "advertise nvidia.com/gpu (verify against NVIDIA's GKE guide for the operator version)",
-                      "NVIDIA GPU Operator docs, Google GKE")
+        bundle.decide(
+            "gpu-operator",
+            "provider gke",
+            f"hostPaths.driverInstallDir={GKE_DRIVER_DIR}",
+            "GKE installs the driver under /home/kubernetes/bin/nvidia; create the node pool with "
+            "gke-no-default-nvidia-gpu-device-plugin=true so GKE's own device plugin does not also "
+            "advertise nvidia.com/gpu (verify against NVIDIA's GKE guide for the operator version)",
+            "NVIDIA GPU Operator docs, Google GKE",
+        )

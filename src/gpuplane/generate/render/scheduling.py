@@ -53,43 +53,82 @@ def tenant_gpu_resources(bundle: Bundle, tenant_index: int) -> dict[str, int]:
 VOLCANO_CONF = {
     "actions": "enqueue, allocate, backfill",
     "tiers": [
-        {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False}, {"name": "conformance"}]},
-        {"plugins": [{"name": "overcommit"}, {"name": "drf", "enablePreemptable": False}, {"name": "predicates"},
-                     {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"}]},
+        {
+            "plugins": [
+                {"name": "priority"},
+                {"name": "gang", "enablePreemptable": False},
+                {"name": "conformance"},
+            ]
+        },
+        {
+            "plugins": [
+                {"name": "overcommit"},
+                {"name": "drf", "enablePreemptable": False},
+                {"name": "predicates"},
+                {"name": "proportion"},
+                {"name": "nodeorder"},
+                {"name": "binpack"},
+            ]
+        },
     ],
 }
 
 
 def _volcano(bundle: Bundle) -> None:
     text = yaml.dump(VOLCANO_CONF, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False)
-    bundle.releases.append(HelmRelease(
-        release="volcano", chart="volcano", repo="https://volcano-sh.github.io/helm-charts",
-        version=VOLCANO_VERSION, namespace="volcano-system", order=20,
-        values={"custom": {"scheduler_config_override": text}},
-        source="volcano-sh/volcano tag v1.15.1 (installer/helm/chart/volcano, values.yaml custom.scheduler_config_override)",
-    ))
+    bundle.releases.append(
+        HelmRelease(
+            release="volcano",
+            chart="volcano",
+            repo="https://volcano-sh.github.io/helm-charts",
+            version=VOLCANO_VERSION,
+            namespace="volcano-system",
+            order=20,
+            values={"custom": {"scheduler_config_override": text}},
+            source="volcano-sh/volcano tag v1.15.1 (installer/helm/chart/volcano, values.yaml custom.scheduler_config_override)",
+        )
+    )
     for i, t in enumerate(bundle.blueprint.tenants):
         spec: dict[str, Any] = {"weight": t.queue_share, "reclaimable": t.tier != "production"}
         gpus = tenant_gpu_resources(bundle, i)
         if gpus:
             spec["capability"] = {k: str(v) for k, v in gpus.items()}
-        bundle.add("30-scheduling", {
-            "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": meta(t.name), "spec": spec,
-        })
-    bundle.decide("scheduling", "scheduler.name", "volcano",
-                  "gang scheduling (PodGroup minMember) stops two distributed jobs from each holding half the "
-                  "GPUs they need; one Queue per tenant with weight = queue_share and capability = GPU quota",
-                  "scheduling.md §4.1-4.2")
-    bundle.decide("scheduling", "volcano scheduler config", "chart value custom.scheduler_config_override",
-                  "gang, priority, DRF, proportion and binpack in the scheduler's tiers; set through the chart so "
-                  "helm upgrade keeps it (a hand-made volcano-scheduler-configmap is overwritten by the chart)",
-                  "volcano installer/helm/chart/volcano/values.yaml")
-    bundle.decide("scheduling", "tenants[*].tier", "production queues reclaimable=false",
-                  "other queues may not reclaim GPUs lent by production; research and batch queues can be reclaimed",
-                  "Volcano Queue spec.reclaimable")
+        bundle.add(
+            "30-scheduling",
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "Queue",
+                "metadata": meta(t.name),
+                "spec": spec,
+            },
+        )
+    bundle.decide(
+        "scheduling",
+        "scheduler.name",
+        "volcano",
+        "gang scheduling (PodGroup minMember) stops two distributed jobs from each holding half the "
+        "GPUs they need; one Queue per tenant with weight = queue_share and capability = GPU quota",
+        "scheduling.md §4.1-4.2",
+    )
+    bundle.decide(
+        "scheduling",
+        "volcano scheduler config",
+        "chart value custom.scheduler_config_override",
+        "gang, priority, DRF, proportion and binpack in the scheduler's tiers; set through the chart so "
+        "helm upgrade keeps it (a hand-made volcano-scheduler-configmap is overwritten by the chart)",
+        "volcano installer/helm/chart/volcano/values.yaml",
+    )
+    bundle.decide(
+        "scheduling",
+        "tenants[*].tier",
+        "production queues reclaimable=false",
+        "other queues may not reclaim GPUs lent by production; research and batch queues can be reclaimed",
+        "Volcano Queue spec.reclaimable",
+    )
 
 
 # --- Coscheduling --------------------------------------------------------------------------------
+
 
 def _coscheduling(bundle: Bundle) -> None:
     ns = SCHED_PLUGINS_NS
@@ -97,79 +136,144 @@ def _coscheduling(bundle: Bundle) -> None:
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "leaderElection": {"leaderElect": False},
-        "profiles": [{
-            "schedulerName": SCHED_PLUGINS_NAME,
-            "plugins": {
-                "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
-            },
-            "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 60}}],
-        }],
+        "profiles": [
+            {
+                "schedulerName": SCHED_PLUGINS_NAME,
+                "plugins": {
+                    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                    "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
+                },
+                "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 60}}],
+            }
+        ],
     }
     labels = {"app.kubernetes.io/name": SCHED_PLUGINS_NAME}
     bundle.add("00-namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta(ns)})
-    bundle.add("30-scheduling", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(SCHED_PLUGINS_NAME, ns)})
-    bundle.add("30-scheduling", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta(SCHED_PLUGINS_NAME),
-        "rules": [
-            {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups", "podgroups/status", "elasticquotas"],
-             "verbs": ["get", "list", "watch", "update", "patch"]},
-            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create", "get", "update"]},
-        ],
-    })
+    bundle.add(
+        "30-scheduling",
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(SCHED_PLUGINS_NAME, ns)},
+    )
+    bundle.add(
+        "30-scheduling",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": meta(SCHED_PLUGINS_NAME),
+            "rules": [
+                {
+                    "apiGroups": ["scheduling.x-k8s.io"],
+                    "resources": ["podgroups", "podgroups/status", "elasticquotas"],
+                    "verbs": ["get", "list", "watch", "update", "patch"],
+                },
+                {
+                    "apiGroups": ["coordination.k8s.io"],
+                    "resources": ["leases"],
+                    "verbs": ["create", "get", "update"],
+                },
+            ],
+        },
+    )
     for role in ("system:kube-scheduler", "system:volume-scheduler", SCHED_PLUGINS_NAME):
-        bundle.add("30-scheduling", {
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": meta(f"{SCHED_PLUGINS_NAME}-{role.replace(':', '-').removeprefix('system-')}"),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        bundle.add(
+            "30-scheduling",
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": meta(f"{SCHED_PLUGINS_NAME}-{role.replace(':', '-').removeprefix('system-')}"),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": [{"kind": "ServiceAccount", "name": SCHED_PLUGINS_NAME, "namespace": ns}],
+            },
+        )
+    bundle.add(
+        "30-scheduling",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": meta(f"{SCHED_PLUGINS_NAME}-auth-reader", "kube-system"),
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "Role",
+                "name": "extension-apiserver-authentication-reader",
+            },
             "subjects": [{"kind": "ServiceAccount", "name": SCHED_PLUGINS_NAME, "namespace": ns}],
-        })
-    bundle.add("30-scheduling", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-        "metadata": meta(f"{SCHED_PLUGINS_NAME}-auth-reader", "kube-system"),
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "extension-apiserver-authentication-reader"},
-        "subjects": [{"kind": "ServiceAccount", "name": SCHED_PLUGINS_NAME, "namespace": ns}],
-    })
-    bundle.add("30-scheduling", {
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(f"{SCHED_PLUGINS_NAME}-config", ns),
-        "data": {"scheduler-config.yaml": yaml.dump(cfg, Dumper=yaml.CSafeDumper, sort_keys=True)},
-    })
-    bundle.add("30-scheduling", {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(SCHED_PLUGINS_NAME, ns, labels),
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": SCHED_PLUGINS_NAME,
-                    "priorityClassName": "system-cluster-critical",
-                    "containers": [{
-                        "name": "scheduler",
-                        "image": f"registry.k8s.io/scheduler-plugins/kube-scheduler:{SCHED_PLUGINS_VERSION}",
-                        "command": ["/bin/kube-scheduler", "--config=/etc/kubernetes/scheduler-config.yaml"],
-                        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"},
-                                          "initialDelaySeconds": 15},
-                        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"}},
-                        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
-                        "securityContext": {"allowPrivilegeEscalation": False, "runAsNonRoot": True,
-                                            "runAsUser": 65532},
-                        "volumeMounts": [{"name": "config", "mountPath": "/etc/kubernetes", "readOnly": True}],
-                    }],
-                    "volumes": [{"name": "config", "configMap": {"name": f"{SCHED_PLUGINS_NAME}-config"}}],
+        },
+    )
+    bundle.add(
+        "30-scheduling",
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta(f"{SCHED_PLUGINS_NAME}-config", ns),
+            "data": {"scheduler-config.yaml": yaml.dump(cfg, Dumper=yaml.CSafeDumper, sort_keys=True)},
+        },
+    )
+    bundle.add(
+        "30-scheduling",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": meta(SCHED_PLUGINS_NAME, ns, labels),
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "serviceAccountName": SCHED_PLUGINS_NAME,
+                        "priorityClassName": "system-cluster-critical",
+                        "containers": [
+                            {
+                                "name": "scheduler",
+                                "image": f"registry.k8s.io/scheduler-plugins/kube-scheduler:{SCHED_PLUGINS_VERSION}",
+                                "command": [
+                                    "/bin/kube-scheduler",
+                                    "--config=/etc/kubernetes/scheduler-config.yaml",
+                                ],
+                                "livenessProbe": {
+                                    "httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"},
+                                    "initialDelaySeconds": 15,
+                                },
+                                "readinessProbe": {
+                                    "httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"}
+                                },
+                                "resources": {
+                                    "requests": {"cpu": "100m", "memory": "256Mi"},
+                                    "limits": {"memory": "1Gi"},
+                                },
+                                "securityContext": {
+                                    "allowPrivilegeEscalation": False,
+                                    "runAsNonRoot": True,
+                                    "runAsUser": 65532,
+                                },
+                                "volumeMounts": [
+                                    {"name": "config", "mountPath": "/etc/kubernetes", "readOnly": True}
+                                ],
+                            }
+                        ],
+                        "volumes": [
+                            {"name": "config", "configMap": {"name": f"{SCHED_PLUGINS_NAME}-config"}}
+                        ],
+                    },
                 },
             },
         },
-    })
+    )
     bundle.shared["crd_urls"].append(
         f"https://raw.githubusercontent.com/kubernetes-sigs/scheduler-plugins/{SCHED_PLUGINS_VERSION}/"
-        "config/crd/bases/scheduling.x-k8s.io_podgroups.yaml")
-    bundle.decide("scheduling", "scheduler.name", f"coscheduling ({SCHED_PLUGINS_NAME})",
-                  "a second scheduler whose Permit stage holds a PodGroup's pods until minMember fit; the default "
-                  "scheduler keeps serving everything else", "scheduling.md §4.3")
+        "config/crd/bases/scheduling.x-k8s.io_podgroups.yaml"
+    )
+    bundle.decide(
+        "scheduling",
+        "scheduler.name",
+        f"coscheduling ({SCHED_PLUGINS_NAME})",
+        "a second scheduler whose Permit stage holds a PodGroup's pods until minMember fit; the default "
+        "scheduler keeps serving everything else",
+        "scheduling.md §4.3",
+    )
 
 
 # --- Kueue ---------------------------------------------------------------------------------------
+
 
 def _host_quota(plan: PoolPlan, units: int) -> tuple[str, str]:
     """CPU and memory that ``units`` GPU units of a pool bring: the same share pods are sized with,
@@ -182,23 +286,40 @@ def _host_quota(plan: PoolPlan, units: int) -> tuple[str, str]:
 
 def _kueue(bundle: Bundle) -> None:
     bp = bundle.blueprint
-    bundle.releases.append(HelmRelease(
-        release="kueue", chart="kueue", repo="oci://registry.k8s.io/kueue/charts",
-        version=KUEUE_VERSION, namespace="kueue-system", values={}, order=20,
-        source="kubernetes-sigs/kueue tag v0.19.2 (charts/kueue)",
-    ))
+    bundle.releases.append(
+        HelmRelease(
+            release="kueue",
+            chart="kueue",
+            repo="oci://registry.k8s.io/kueue/charts",
+            version=KUEUE_VERSION,
+            namespace="kueue-system",
+            values={},
+            order=20,
+            source="kubernetes-sigs/kueue tag v0.19.2 (charts/kueue)",
+        )
+    )
     for plan in bundle.plans:
         spec: dict[str, Any] = {"nodeLabels": {POOL_LABEL: plan.name}}
         tolerations = plan.tolerations()
         if tolerations:
             spec["tolerations"] = tolerations
-        bundle.add("30-scheduling", {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": meta(plan.name), "spec": spec})
-    bundle.decide("scheduling", "gpu_pools", "one ResourceFlavor per pool",
-                  "Kueue injects the flavor's nodeLabels and tolerations into admitted pods, so a workload lands on "
-                  "the pool whose quota admitted it", "scheduling.md §4.4")
+        bundle.add(
+            "30-scheduling",
+            {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": meta(plan.name), "spec": spec},
+        )
+    bundle.decide(
+        "scheduling",
+        "gpu_pools",
+        "one ResourceFlavor per pool",
+        "Kueue injects the flavor's nodeLabels and tolerations into admitted pods, so a workload lands on "
+        "the pool whose quota admitted it",
+        "scheduling.md §4.4",
+    )
     cohorts = sorted({t.cohort for t in bp.tenants if t.cohort})
     for c in cohorts:
-        bundle.add("30-scheduling", {"apiVersion": KUEUE_API, "kind": "Cohort", "metadata": meta(c), "spec": {}})
+        bundle.add(
+            "30-scheduling", {"apiVersion": KUEUE_API, "kind": "Cohort", "metadata": meta(c), "spec": {}}
+        )
     for i, t in enumerate(bp.tenants):
         gpus = tenant_gpu_resources(bundle, i)
         flavors_allowed = t.flavors if t.flavors is not None else [p.name for p in bundle.plans]
@@ -219,34 +340,65 @@ def _kueue(bundle: Bundle) -> None:
             host_cpu, host_mem = _host_quota(plan, total)
             cpu = t.cpu or host_cpu
             mem = t.memory or host_mem
-            resources = [{"name": "cpu", "nominalQuota": cpu}, {"name": "memory", "nominalQuota": mem}, *resources]
+            resources = [
+                {"name": "cpu", "nominalQuota": cpu},
+                {"name": "memory", "nominalQuota": mem},
+                *resources,
+            ]
             key = tuple(x["name"] for x in resources)
             groups.setdefault(key, []).append({"name": plan.name, "resources": resources})
         spec: dict[str, Any] = {
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": t.name}},
             "queueingStrategy": "BestEffortFIFO",
-            "preemption": {"withinClusterQueue": "LowerPriority",
-                           "reclaimWithinCohort": "Any" if t.tier == "production" else "LowerPriority"},
-            "resourceGroups": [{"coveredResources": list(k), "flavors": v} for k, v in sorted(groups.items())],
+            "preemption": {
+                "withinClusterQueue": "LowerPriority",
+                "reclaimWithinCohort": "Any" if t.tier == "production" else "LowerPriority",
+            },
+            "resourceGroups": [
+                {"coveredResources": list(k), "flavors": v} for k, v in sorted(groups.items())
+            ],
         }
         if t.cohort:
             spec["cohortName"] = t.cohort
-        bundle.add("30-scheduling", {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": meta(t.name), "spec": spec})
-        bundle.add("30-scheduling", {
-            "apiVersion": KUEUE_API, "kind": "LocalQueue", "metadata": meta(t.name, t.name),
-            "spec": {"clusterQueue": t.name},
-        })
-    bundle.decide("scheduling", "scheduler.name", "kueue",
-                  "Kueue admits whole workloads against quota (all pods or none), so a multi-node job never holds "
-                  "half its GPUs; pods are then placed by kube-scheduler", "scheduling.md §4.1, §4.4")
-    bundle.decide("scheduling", "tenants[*]", "ClusterQueue per tenant + LocalQueue in its namespace",
-                  "the tenant's GPU quota becomes nominalQuota per flavor; cpu/memory are covered too because Kueue "
-                  "only admits workloads whose every requested resource is covered (the host CPU/memory those GPUs "
-                  "bring, as pods are sized, unless the tenant sets cpu/memory)", "Kueue ClusterQueue resourceGroups")
+        bundle.add(
+            "30-scheduling",
+            {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": meta(t.name), "spec": spec},
+        )
+        bundle.add(
+            "30-scheduling",
+            {
+                "apiVersion": KUEUE_API,
+                "kind": "LocalQueue",
+                "metadata": meta(t.name, t.name),
+                "spec": {"clusterQueue": t.name},
+            },
+        )
+    bundle.decide(
+        "scheduling",
+        "scheduler.name",
+        "kueue",
+        "Kueue admits whole workloads against quota (all pods or none), so a multi-node job never holds "
+        "half its GPUs; pods are then placed by kube-scheduler",
+        "scheduling.md §4.1, §4.4",
+    )
+    bundle.decide(
+        "scheduling",
+        "tenants[*]",
+        "ClusterQueue per tenant + LocalQueue in its namespace",
+        "the tenant's GPU quota becomes nominalQuota per flavor; cpu/memory are covered too because Kueue "
+        "only admits workloads whose every requested resource is covered (the host CPU/memory those GPUs "
+        "bring, as pods are sized, unless the tenant sets cpu/memory)",
+        "Kueue ClusterQueue resourceGroups",
+    )
     if cohorts:
-        bundle.decide("scheduling", "tenants[*].cohort", ", ".join(cohorts),
-                      "queues in one cohort borrow each other's idle quota; production reclaims with Any, others "
-                      "only from lower priority", "platform.md §1.6")
+        bundle.decide(
+            "scheduling",
+            "tenants[*].cohort",
+            ", ".join(cohorts),
+            "queues in one cohort borrow each other's idle quota; production reclaims with Any, others "
+            "only from lower priority",
+            "platform.md §1.6",
+        )
 
 
 def render(bundle: Bundle) -> None:
@@ -258,5 +410,10 @@ def render(bundle: Bundle) -> None:
     elif name == "kueue":
         _kueue(bundle)
     else:
-        bundle.decide("scheduling", "scheduler.name", "default",
-                      "no gang scheduler: multi-pod training jobs can deadlock partially scheduled", "scheduling.md §4.1")
+        bundle.decide(
+            "scheduling",
+            "scheduler.name",
+            "default",
+            "no gang scheduler: multi-pod training jobs can deadlock partially scheduled",
+            "scheduling.md §4.1",
+        )

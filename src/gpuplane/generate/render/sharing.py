@@ -44,18 +44,32 @@ def render(bundle: Bundle) -> None:
             section["failRequestsGreaterThanOne"] = s.fail_requests_greater_than_one
         configs[plan.device_plugin_config] = _config(strategy, {key: section})
         if s.mode == "time-slicing":
-            bundle.decide("gpu-sharing", f"gpu_pools[{plan.index}].sharing", f"time-slicing x{s.replicas}",
-                          f"{plan.model.name} has no MIG, so time-slicing is the way to pack small inference "
-                          f"pods; each GPU is advertised {s.replicas} times. It gives no memory or fault isolation, "
-                          "so keep one tenant per pool", "nvidia-gpu-stack.md §1.1, §1.4")
+            bundle.decide(
+                "gpu-sharing",
+                f"gpu_pools[{plan.index}].sharing",
+                f"time-slicing x{s.replicas}",
+                f"{plan.model.name} has no MIG, so time-slicing is the way to pack small inference "
+                f"pods; each GPU is advertised {s.replicas} times. It gives no memory or fault isolation, "
+                "so keep one tenant per pool",
+                "nvidia-gpu-stack.md §1.1, §1.4",
+            )
             if s.fail_requests_greater_than_one:
-                bundle.decide("gpu-sharing", f"gpu_pools[{plan.index}].sharing.fail_requests_greater_than_one",
-                              "true", "a request for 2 shared replicas buys no extra compute; NVIDIA recommends "
-                              "rejecting it at admission", "nvidia-gpu-stack.md §1.4")
+                bundle.decide(
+                    "gpu-sharing",
+                    f"gpu_pools[{plan.index}].sharing.fail_requests_greater_than_one",
+                    "true",
+                    "a request for 2 shared replicas buys no extra compute; NVIDIA recommends "
+                    "rejecting it at admission",
+                    "nvidia-gpu-stack.md §1.4",
+                )
         else:
-            bundle.decide("gpu-sharing", f"gpu_pools[{plan.index}].sharing", f"MPS x{s.replicas}",
-                          "MPS splits memory and compute evenly between replicas (unlike time-slicing)",
-                          "nvidia-gpu-stack.md §5.1")
+            bundle.decide(
+                "gpu-sharing",
+                f"gpu_pools[{plan.index}].sharing",
+                f"MPS x{s.replicas}",
+                "MPS splits memory and compute evenly between replicas (unlike time-slicing)",
+                "nvidia-gpu-stack.md §5.1",
+            )
     for name, doc in configs.items():
         text = yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False)
         cfg, problems = parse_device_plugin_config(text)
@@ -63,16 +77,22 @@ def render(bundle: Bundle) -> None:
         if cfg is None or errors:
             raise RenderError(f"device-plugin config {name} does not parse: {'; '.join(errors)}")
         data[name] = text
-    bundle.add("20-gpu-sharing", {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": meta(DEVICE_PLUGIN_CM, OPERATOR_NS),
-        "data": dict(sorted(data.items())),
-    })
+    bundle.add(
+        "20-gpu-sharing",
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta(DEVICE_PLUGIN_CM, OPERATOR_NS),
+            "data": dict(sorted(data.items())),
+        },
+    )
     for plan in bundle.plans:
         labels = plan.node_labels()
         if bundle.blueprint.autoscaling.provisioner == "karpenter":
             continue  # the NodePool template carries the labels
         pairs = " ".join(f"{k}={v}" for k, v in labels.items())
-        bundle.note("20-gpu-sharing", f"pool `{plan.name}`: nodes must carry `{pairs}` (node-pool configuration, "
-                    f"or `kubectl label nodes NODE... {pairs} --overwrite`)")
+        bundle.note(
+            "20-gpu-sharing",
+            f"pool `{plan.name}`: nodes must carry `{pairs}` (node-pool configuration, "
+            f"or `kubectl label nodes NODE... {pairs} --overwrite`)",
+        )

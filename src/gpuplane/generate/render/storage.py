@@ -49,7 +49,9 @@ MOUNT_OPTIONS = {"fsx-lustre": ["flock"], "azure-lustre": ["noatime", "flock"]}
 def _class(vol: Volume) -> dict[str, Any]:
     params = {**DEFAULT_PARAMETERS.get(vol.backend, {}), **vol.parameters}
     sc: dict[str, Any] = {
-        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta(vol.name),
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": meta(vol.name),
         "provisioner": PROVISIONERS[vol.backend],
         "reclaimPolicy": "Retain",
         "volumeBindingMode": "WaitForFirstConsumer",
@@ -64,8 +66,14 @@ def _class(vol: Volume) -> dict[str, Any]:
 
 def _claim(name: str, namespace: str, vol: Volume, size: str, mode: str) -> dict[str, Any]:
     return {
-        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(name, namespace),
-        "spec": {"accessModes": [mode], "storageClassName": vol.name, "resources": {"requests": {"storage": size}}},
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": meta(name, namespace),
+        "spec": {
+            "accessModes": [mode],
+            "storageClassName": vol.name,
+            "resources": {"requests": {"storage": size}},
+        },
     }
 
 
@@ -84,30 +92,51 @@ def _static(vol: Volume, namespace: str) -> list[dict[str, Any]]:
     if vol.backend == "fsx-lustre":
         # aws-fsx-csi-driver examples/kubernetes/static_provisioning: volumeHandle = file system id,
         # volumeAttributes dnsname + mountname (reference platform.md §4.3).
-        csi: dict[str, Any] = {"driver": PROVISIONERS["fsx-lustre"], "volumeHandle": vol.parameters["fileSystemId"],
-                               "volumeAttributes": {"dnsname": vol.parameters["dnsName"],
-                                                    "mountname": vol.parameters["mountName"]}}
+        csi: dict[str, Any] = {
+            "driver": PROVISIONERS["fsx-lustre"],
+            "volumeHandle": vol.parameters["fileSystemId"],
+            "volumeAttributes": {
+                "dnsname": vol.parameters["dnsName"],
+                "mountname": vol.parameters["mountName"],
+            },
+        }
         mount_options = MOUNT_OPTIONS["fsx-lustre"]
     elif vol.backend == "efs":
         csi = {"driver": PROVISIONERS["efs"], "volumeHandle": vol.parameters["fileSystemId"]}
     else:
         server, share = vol.parameters["server"], vol.parameters["share"]
-        csi = {"driver": PROVISIONERS["nfs"], "volumeHandle": f"{server}#{share.strip('/')}#{pv_name}",
-               "volumeAttributes": {"server": server, "share": share}}
+        csi = {
+            "driver": PROVISIONERS["nfs"],
+            "volumeHandle": f"{server}#{share.strip('/')}#{pv_name}",
+            "volumeAttributes": {"server": server, "share": share},
+        }
     if read_only:
         csi["readOnly"] = True
     pv: dict[str, Any] = {
-        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta(pv_name),
-        "spec": {"capacity": {"storage": vol.size}, "accessModes": [vol.access_mode],
-                 "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "",
-                 "claimRef": {"namespace": namespace, "name": vol.name}, "csi": csi},
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": meta(pv_name),
+        "spec": {
+            "capacity": {"storage": vol.size},
+            "accessModes": [vol.access_mode],
+            "persistentVolumeReclaimPolicy": "Retain",
+            "storageClassName": "",
+            "claimRef": {"namespace": namespace, "name": vol.name},
+            "csi": csi,
+        },
     }
     if mount_options:
         pv["spec"]["mountOptions"] = mount_options
     pvc = {
-        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(vol.name, namespace),
-        "spec": {"accessModes": [vol.access_mode], "storageClassName": "", "volumeName": pv_name,
-                 "resources": {"requests": {"storage": vol.size}}},
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": meta(vol.name, namespace),
+        "spec": {
+            "accessModes": [vol.access_mode],
+            "storageClassName": "",
+            "volumeName": pv_name,
+            "resources": {"requests": {"storage": vol.size}},
+        },
     }
     return [pv, pvc]
 
@@ -158,7 +187,9 @@ def render(bundle: Bundle) -> None:
         if not is_static(vol):
             bundle.add("60-storage", _class(vol))
         for ns in sorted(users[vol.name] & set(tenants)):
-            objs = _static(vol, ns) if is_static(vol) else [_claim(vol.name, ns, vol, vol.size, vol.access_mode)]
+            objs = (
+                _static(vol, ns) if is_static(vol) else [_claim(vol.name, ns, vol, vol.size, vol.access_mode)]
+            )
             for obj in objs:
                 bundle.add("60-storage", obj)
     for vol in st.shared_datasets:
@@ -168,46 +199,84 @@ def render(bundle: Bundle) -> None:
         vol = volumes[st.checkpoints.volume]
         for ns in training:
             claims[ns]["checkpoints"] = (vol.name, "checkpoints")
-        bundle.decide("storage", "storage.checkpoints", f"folder checkpoints/ of the '{vol.name}' claim",
-                      "every rank writes its shard to one RWX file system; a claim of its own would provision "
-                      "another file system per namespace. Only training tenants mount it", "platform.md §4.1-4.3")
+        bundle.decide(
+            "storage",
+            "storage.checkpoints",
+            f"folder checkpoints/ of the '{vol.name}' claim",
+            "every rank writes its shard to one RWX file system; a claim of its own would provision "
+            "another file system per namespace. Only training tenants mount it",
+            "platform.md §4.1-4.3",
+        )
     if st.model_cache:
         vol = volumes[st.model_cache.volume]
         for ns in serving:
             claims[ns]["model-cache"] = (vol.name, "model-cache")
-        bundle.decide("storage", "storage.model_cache", f"folder model-cache/ of the '{vol.name}' claim",
-                      "weights downloaded once and shared by every replica; downloads into the container filesystem "
-                      "land on imagefs and get pods evicted", "platform.md §4.5, §4.8")
+        bundle.decide(
+            "storage",
+            "storage.model_cache",
+            f"folder model-cache/ of the '{vol.name}' claim",
+            "weights downloaded once and shared by every replica; downloads into the container filesystem "
+            "land on imagefs and get pods evicted",
+            "platform.md §4.5, §4.8",
+        )
     bundle.shared["claims"] = claims
     dynamic = [v for v in volumes.values() if not is_static(v)]
     if dynamic:
-        bundle.decide("storage", "StorageClass.volumeBindingMode", "WaitForFirstConsumer",
-                      "provisioning waits for the first pod so zonal file systems are created where the GPU nodes "
-                      "are; Immediate can create them in a zone with no GPU capacity (volume node affinity conflict)",
-                      "platform.md §4.4")
-        bundle.decide("storage", "StorageClass.reclaimPolicy", "Retain",
-                      "datasets and checkpoints outlive the claims that mount them", "Kubernetes Persistent Volumes")
-        bundle.decide("storage", "one claim per volume and namespace",
-                      ", ".join(sorted(v.name for v in dynamic)),
-                      "each dynamically provisioned claim is its own file system (FSx, Filestore) or access point "
-                      "(EFS): checkpoints and the model cache reuse their volume's claim as folders. Claims are "
-                      "namespaced, so each tenant gets its own; to share one existing file system across tenants, "
-                      "replace the claims with static PVs (FSx: volumeHandle fs-id + dnsname/mountname)",
-                      "platform.md §4.3")
+        bundle.decide(
+            "storage",
+            "StorageClass.volumeBindingMode",
+            "WaitForFirstConsumer",
+            "provisioning waits for the first pod so zonal file systems are created where the GPU nodes "
+            "are; Immediate can create them in a zone with no GPU capacity (volume node affinity conflict)",
+            "platform.md §4.4",
+        )
+        bundle.decide(
+            "storage",
+            "StorageClass.reclaimPolicy",
+            "Retain",
+            "datasets and checkpoints outlive the claims that mount them",
+            "Kubernetes Persistent Volumes",
+        )
+        bundle.decide(
+            "storage",
+            "one claim per volume and namespace",
+            ", ".join(sorted(v.name for v in dynamic)),
+            "each dynamically provisioned claim is its own file system (FSx, Filestore) or access point "
+            "(EFS): checkpoints and the model cache reuse their volume's claim as folders. Claims are "
+            "namespaced, so each tenant gets its own; to share one existing file system across tenants, "
+            "replace the claims with static PVs (FSx: volumeHandle fs-id + dnsname/mountname)",
+            "platform.md §4.3",
+        )
     for vol in volumes.values():
         if is_static(vol) and vol.backend == "fsx-lustre":
-            bundle.decide("storage", f"storage.high_performance.{vol.name}", "static PV per namespace, one file system",
-                          f"every tenant's claim binds to the existing file system {vol.parameters['fileSystemId']}, so "
-                          "checkpoints and the model cache share it instead of provisioning one per claim",
-                          "platform.md §4.3 (static provisioning)")
+            bundle.decide(
+                "storage",
+                f"storage.high_performance.{vol.name}",
+                "static PV per namespace, one file system",
+                f"every tenant's claim binds to the existing file system {vol.parameters['fileSystemId']}, so "
+                "checkpoints and the model cache share it instead of provisioning one per claim",
+                "platform.md §4.3 (static provisioning)",
+            )
         elif is_static(vol):
-            bundle.decide("storage", f"storage.shared_datasets.{vol.name}", "static PV per namespace, ReadOnlyMany",
-                          "a dynamically provisioned read-only claim is a new empty access point; binding to the "
-                          "existing file system shows the data already on it", "aws-efs-csi-driver static_provisioning")
+            bundle.decide(
+                "storage",
+                f"storage.shared_datasets.{vol.name}",
+                "static PV per namespace, ReadOnlyMany",
+                "a dynamically provisioned read-only claim is a new empty access point; binding to the "
+                "existing file system shows the data already on it",
+                "aws-efs-csi-driver static_provisioning",
+            )
         elif vol in st.shared_datasets and vol.access_mode == "ReadWriteMany":
-            bundle.note("60-storage", f"dataset `{vol.name}` starts empty: load it with a writer Job that mounts the "
-                        f"`{vol.name}` claim read-write (workloads mount it read-only at /data/{vol.name})")
+            bundle.note(
+                "60-storage",
+                f"dataset `{vol.name}` starts empty: load it with a writer Job that mounts the "
+                f"`{vol.name}` claim read-write (workloads mount it read-only at /data/{vol.name})",
+            )
     for vol in st.high_performance:
-        bundle.decide("storage", f"storage.high_performance.{vol.name}", f"{vol.backend} ({PROVISIONERS[vol.backend]})",
-                      "a parallel file system feeds many GPUs at once and takes checkpoints at line rate",
-                      "platform.md §4.2")
+        bundle.decide(
+            "storage",
+            f"storage.high_performance.{vol.name}",
+            f"{vol.backend} ({PROVISIONERS[vol.backend]})",
+            "a parallel file system feeds many GPUs at once and takes checkpoints at line rate",
+            "platform.md §4.2",
+        )

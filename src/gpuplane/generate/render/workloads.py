@@ -51,7 +51,9 @@ def _gpu_resource(plan: PoolPlan) -> str:
     return "nvidia.com/gpu"
 
 
-def _pod_spec(bundle: Bundle, plan: PoolPlan, tenant: str, container: dict[str, Any], *, training: bool) -> dict[str, Any]:
+def _pod_spec(
+    bundle: Bundle, plan: PoolPlan, tenant: str, container: dict[str, Any], *, training: bool
+) -> dict[str, Any]:
     bp = bundle.blueprint
     t = bp.tenant(tenant)
     claims = claim_names(bundle, tenant)
@@ -82,7 +84,9 @@ def _pod_spec(bundle: Bundle, plan: PoolPlan, tenant: str, container: dict[str, 
         volumes.append({"name": claim, "persistentVolumeClaim": source})
     if not training and "model-cache" not in claims:
         # No shared cache: keep downloads off the container's writable layer (imagefs), bounded.
-        volumes.append({"name": "model-cache", "emptyDir": {"sizeLimit": f"{bp.storage.model_artifacts_gi}Gi"}})
+        volumes.append(
+            {"name": "model-cache", "emptyDir": {"sizeLimit": f"{bp.storage.model_artifacts_gi}Gi"}}
+        )
         mounts.append({"name": "model-cache", "mountPath": "/models"})
     if mounts:
         container["volumeMounts"] = mounts
@@ -107,10 +111,16 @@ def _colocate(bundle: Bundle, pod: dict[str, Any], name: str) -> None:
     (kube-scheduler's self-affinity exception, InterPodAffinity plugin). On-prem nodes often
     carry no zone label, where a required term would match no node: a preference there.
     """
-    term = {"labelSelector": {"matchLabels": {"app.kubernetes.io/name": name}}, "topologyKey": "topology.kubernetes.io/zone"}
+    term = {
+        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": name}},
+        "topologyKey": "topology.kubernetes.io/zone",
+    }
     if bundle.blueprint.provider == "on-prem":
-        pod["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 100, "podAffinityTerm": term}]}}
+        pod["affinity"] = {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]
+            }
+        }
     else:
         pod["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
@@ -124,15 +134,26 @@ def pod_resources(plan: PoolPlan, gpus: int, cpu: str | None, memory: str | None
     return cpu or share.cpu, memory or share.memory
 
 
-def _container(bundle: Bundle, plan: PoolPlan, name: str, image: str, gpus: int, cpu: str | None = None,
-               memory: str | None = None) -> dict[str, Any]:
+def _container(
+    bundle: Bundle,
+    plan: PoolPlan,
+    name: str,
+    image: str,
+    gpus: int,
+    cpu: str | None = None,
+    memory: str | None = None,
+) -> dict[str, Any]:
     eph = f"{bundle.blueprint.storage.model_artifacts_gi}Gi"
     cpu, memory = pod_resources(plan, gpus, cpu, memory)
     limits: dict[str, Any] = {"cpu": cpu, "memory": memory, "ephemeral-storage": eph}
     requests: dict[str, Any] = {"cpu": cpu, "memory": memory, "ephemeral-storage": eph}
     limits[_gpu_resource(plan)] = gpus
-    return {"name": name, "image": image, "imagePullPolicy": "IfNotPresent",
-            "resources": {"limits": limits, "requests": requests}}
+    return {
+        "name": name,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {"limits": limits, "requests": requests},
+    }
 
 
 def _queue_labels(bundle: Bundle, w: TrainingTemplate) -> dict[str, str]:
@@ -153,7 +174,9 @@ def _gang(bundle: Bundle, w: TrainingTemplate, pod: dict[str, Any], pod_labels: 
         pod_labels["scheduling.x-k8s.io/pod-group"] = w.name
 
 
-def _template(pod: dict[str, Any], labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+def _template(
+    pod: dict[str, Any], labels: dict[str, str], annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
     labels = dict(labels)
     group = labels.pop("_volcano_group", None)
     if group:
@@ -167,8 +190,15 @@ def _template(pod: dict[str, Any], labels: dict[str, str], annotations: dict[str
 
 
 def _torchrun(w: TrainingTemplate, rank: str, addr: str, port: str) -> list[str]:
-    return ["torchrun", f"--nnodes={w.workers}", f"--nproc-per-node={w.gpus_per_worker}", f"--node-rank={rank}",
-            f"--master-addr={addr}", f"--master-port={port}", *w.script]
+    return [
+        "torchrun",
+        f"--nnodes={w.workers}",
+        f"--nproc-per-node={w.gpus_per_worker}",
+        f"--node-rank={rank}",
+        f"--master-addr={addr}",
+        f"--master-port={port}",
+        *w.script,
+    ]
 
 
 def launch_command(w: TrainingTemplate, role: str = "worker") -> list[str]:
@@ -186,15 +216,39 @@ def launch_command(w: TrainingTemplate, role: str = "worker") -> list[str]:
     if role == "worker":
         return ["/usr/sbin/sshd", "-De"]
     program = ["python", *w.script] if w.script[0].endswith(".py") else list(w.script)
-    return ["mpirun", "-np", str(w.workers * w.gpus_per_worker), "--allow-run-as-root", "-bind-to", "none",
-            "-map-by", "slot", "-x", "NCCL_DEBUG=INFO", "-x", "LD_LIBRARY_PATH", "-x", "PATH",
-            "-mca", "pml", "ob1", "-mca", "btl", "^openib", *program]
+    return [
+        "mpirun",
+        "-np",
+        str(w.workers * w.gpus_per_worker),
+        "--allow-run-as-root",
+        "-bind-to",
+        "none",
+        "-map-by",
+        "slot",
+        "-x",
+        "NCCL_DEBUG=INFO",
+        "-x",
+        "LD_LIBRARY_PATH",
+        "-x",
+        "PATH",
+        "-mca",
+        "pml",
+        "ob1",
+        "-mca",
+        "btl",
+        "^openib",
+        *program,
+    ]
 
 
 def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
     plan = bundle.plan(w.pool)
     labels = {"app.kubernetes.io/name": w.name}
-    ann = {"karpenter.sh/do-not-disrupt": "true"} if bundle.blueprint.autoscaling.provisioner == "karpenter" else None
+    ann = (
+        {"karpenter.sh/do-not-disrupt": "true"}
+        if bundle.blueprint.autoscaling.provisioner == "karpenter"
+        else None
+    )
     out: list[dict[str, Any]] = []
 
     def pod(restart: str = "OnFailure", name: str = "trainer", role: str = "worker") -> dict[str, Any]:
@@ -208,11 +262,23 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
 
     pod_labels = dict(labels)
     if bundle.blueprint.scheduler.name == "coscheduling":
-        out.append({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": meta(w.name, w.tenant),
-                    "spec": {"minMember": w.workers, "scheduleTimeoutSeconds": 120}})
+        out.append(
+            {
+                "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "kind": "PodGroup",
+                "metadata": meta(w.name, w.tenant),
+                "spec": {"minMember": w.workers, "scheduleTimeoutSeconds": 120},
+            }
+        )
     if bundle.blueprint.scheduler.name == "volcano" and w.kind in ("indexed-job", "jobset"):
-        out.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta(w.name, w.tenant),
-                    "spec": {"minMember": w.workers, "queue": w.tenant}})
+        out.append(
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "PodGroup",
+                "metadata": meta(w.name, w.tenant),
+                "spec": {"minMember": w.workers, "queue": w.tenant},
+            }
+        )
     job_labels = {**labels, **_queue_labels(bundle, w)}
     if w.kind == "pytorchjob":
         specs = {}
@@ -223,31 +289,76 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
             pl = dict(pod_labels)
             _gang(bundle, w, p, pl)
             specs[rtype] = {"replicas": n, "restartPolicy": "OnFailure", "template": _template(p, pl, ann)}
-        spec: dict[str, Any] = {"pytorchReplicaSpecs": specs, "nprocPerNode": str(w.gpus_per_worker),
-                                "runPolicy": {"backoffLimit": 3, "cleanPodPolicy": "None"}}
+        spec: dict[str, Any] = {
+            "pytorchReplicaSpecs": specs,
+            "nprocPerNode": str(w.gpus_per_worker),
+            "runPolicy": {"backoffLimit": 3, "cleanPodPolicy": "None"},
+        }
         if bundle.blueprint.scheduler.name == "volcano":
             spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": w.workers, "queue": w.tenant}
-        out.append({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta(w.name, w.tenant, job_labels), "spec": spec})
+        out.append(
+            {
+                "apiVersion": "kubeflow.org/v1",
+                "kind": "PyTorchJob",
+                "metadata": meta(w.name, w.tenant, job_labels),
+                "spec": spec,
+            }
+        )
     elif w.kind in ("indexed-job", "jobset"):
         p = pod(restart="Never")
         pl = dict(pod_labels)
         _gang(bundle, w, p, pl)
         if w.kind == "indexed-job":
             p["subdomain"] = w.name
-            out.append({"apiVersion": "v1", "kind": "Service", "metadata": meta(w.name, w.tenant),
-                        "spec": {"clusterIP": "None", "selector": labels, "publishNotReadyAddresses": True,
-                                 "ports": [{"name": "rendezvous", "port": RENDEZVOUS_PORT}]}})
+            out.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": meta(w.name, w.tenant),
+                    "spec": {
+                        "clusterIP": "None",
+                        "selector": labels,
+                        "publishNotReadyAddresses": True,
+                        "ports": [{"name": "rendezvous", "port": RENDEZVOUS_PORT}],
+                    },
+                }
+            )
         job_spec = {
-            "completionMode": "Indexed", "completions": w.workers, "parallelism": w.workers, "backoffLimit": 0,
-            "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
+            "completionMode": "Indexed",
+            "completions": w.workers,
+            "parallelism": w.workers,
+            "backoffLimit": 0,
+            "podFailurePolicy": {
+                "rules": [
+                    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
+                ]
+            },
             "template": _template(p, pl, ann),
         }
         if w.kind == "indexed-job":
-            out.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta(w.name, w.tenant, job_labels), "spec": job_spec})
+            out.append(
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "metadata": meta(w.name, w.tenant, job_labels),
+                    "spec": job_spec,
+                }
+            )
         else:
-            out.append({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta(w.name, w.tenant, job_labels),
-                        "spec": {"failurePolicy": {"maxRestarts": 3}, "network": {"enableDNSHostnames": True},
-                                 "replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": job_spec}}]}})
+            out.append(
+                {
+                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                    "kind": "JobSet",
+                    "metadata": meta(w.name, w.tenant, job_labels),
+                    "spec": {
+                        "failurePolicy": {"maxRestarts": 3},
+                        "network": {"enableDNSHostnames": True},
+                        "replicatedJobs": [
+                            {"name": "workers", "replicas": 1, "template": {"spec": job_spec}}
+                        ],
+                    },
+                }
+            )
     elif w.kind == "mpijob":
         launcher = pod(name="launcher", role="launcher")
         lc = launcher["containers"][0]
@@ -261,23 +372,62 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
         ll, wl = dict(pod_labels), dict(pod_labels)
         _gang(bundle, w, launcher, ll)
         _gang(bundle, w, worker, wl)
-        spec = {"slotsPerWorker": w.gpus_per_worker, "mpiImplementation": "OpenMPI", "sshAuthMountPath": "/root/.ssh",
-                "launcherCreationPolicy": "WaitForWorkersReady", "runPolicy": {"cleanPodPolicy": "Running"},
-                "mpiReplicaSpecs": {
-                    "Launcher": {"replicas": 1, "restartPolicy": "OnFailure", "template": _template(launcher, ll)},
-                    "Worker": {"replicas": w.workers, "template": _template(worker, wl, ann)}}}
+        spec = {
+            "slotsPerWorker": w.gpus_per_worker,
+            "mpiImplementation": "OpenMPI",
+            "sshAuthMountPath": "/root/.ssh",
+            "launcherCreationPolicy": "WaitForWorkersReady",
+            "runPolicy": {"cleanPodPolicy": "Running"},
+            "mpiReplicaSpecs": {
+                "Launcher": {
+                    "replicas": 1,
+                    "restartPolicy": "OnFailure",
+                    "template": _template(launcher, ll),
+                },
+                "Worker": {"replicas": w.workers, "template": _template(worker, wl, ann)},
+            },
+        }
         if bundle.blueprint.scheduler.name == "volcano":
             spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": w.workers + 1, "queue": w.tenant}
-        out.append({"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": meta(w.name, w.tenant, job_labels), "spec": spec})
+        out.append(
+            {
+                "apiVersion": "kubeflow.org/v2beta1",
+                "kind": "MPIJob",
+                "metadata": meta(w.name, w.tenant, job_labels),
+                "spec": spec,
+            }
+        )
     else:  # volcano-job
         p = pod(restart="OnFailure")
-        out.append({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": meta(w.name, w.tenant, job_labels),
-                    "spec": {"schedulerName": "volcano", "queue": w.tenant, "minAvailable": w.workers, "maxRetry": 3,
-                             "plugins": {"pytorch": ["--master=master", "--worker=worker", "--port=23456"], "svc": []},
-                             "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
-                             "tasks": [{"name": "master", "replicas": 1, "template": _template(p, pod_labels, ann)},
-                                       *([{"name": "worker", "replicas": w.workers - 1, "template": _template(p, pod_labels, ann)}]
-                                         if w.workers > 1 else [])]}})
+        out.append(
+            {
+                "apiVersion": "batch.volcano.sh/v1alpha1",
+                "kind": "Job",
+                "metadata": meta(w.name, w.tenant, job_labels),
+                "spec": {
+                    "schedulerName": "volcano",
+                    "queue": w.tenant,
+                    "minAvailable": w.workers,
+                    "maxRetry": 3,
+                    "plugins": {"pytorch": ["--master=master", "--worker=worker", "--port=23456"], "svc": []},
+                    "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+                    "tasks": [
+                        {"name": "master", "replicas": 1, "template": _template(p, pod_labels, ann)},
+                        *(
+                            [
+                                {
+                                    "name": "worker",
+                                    "replicas": w.workers - 1,
+                                    "template": _template(p, pod_labels, ann),
+                                }
+                            ]
+                            if w.workers > 1
+                            else []
+                        ),
+                    ],
+                },
+            }
+        )
     return out
 
 
@@ -286,54 +436,117 @@ def _inference(bundle: Bundle, w: InferenceTemplate) -> list[dict[str, Any]]:
     labels = {"app.kubernetes.io/name": w.name}
     c = _container(bundle, plan, "vllm", w.image, w.gpus, w.cpu, w.memory)
     util = sizing.gpu_memory_utilization(plan.replicas)
-    c["args"] = ["--model", w.model, "--port", "8000", "--download-dir", "/models",
-                 "--gpu-memory-utilization", f"{float(util):g}"]
+    c["args"] = [
+        "--model",
+        w.model,
+        "--port",
+        "8000",
+        "--download-dir",
+        "/models",
+        "--gpu-memory-utilization",
+        f"{float(util):g}",
+    ]
     if w.gpus > 1:
         c["args"] += ["--tensor-parallel-size", str(w.gpus)]
     c["env"] = [{"name": "HF_HOME", "value": "/models"}]
     if sizing.is_gated(w.model):
         # Gated model: the token comes from a Secret the user creates (gpuplane never writes Secrets);
         # optional, so the pod still starts when the weights are already in the cache.
-        c["env"].append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
-            "name": HF_TOKEN_SECRET, "key": "token", "optional": True}}})
+        c["env"].append(
+            {
+                "name": "HF_TOKEN",
+                "valueFrom": {"secretKeyRef": {"name": HF_TOKEN_SECRET, "key": "token", "optional": True}},
+            }
+        )
     c["ports"] = [{"name": "http", "containerPort": 8000}]
     period = 10
-    c["startupProbe"] = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": period,
-                         "failureThreshold": max(w.startup_budget_s // period, 1)}
+    c["startupProbe"] = {
+        "httpGet": {"path": "/health", "port": "http"},
+        "periodSeconds": period,
+        "failureThreshold": max(w.startup_budget_s // period, 1),
+    }
     c["readinessProbe"] = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 5}
-    c["livenessProbe"] = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 15, "failureThreshold": 4}
+    c["livenessProbe"] = {
+        "httpGet": {"path": "/health", "port": "http"},
+        "periodSeconds": 15,
+        "failureThreshold": 4,
+    }
     p = _pod_spec(bundle, plan, w.tenant, c, training=False)
     if w.gpus > 1:
-        p["volumes"] = [*p.get("volumes", []), {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}]
+        p["volumes"] = [
+            *p.get("volumes", []),
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}},
+        ]
         c.setdefault("volumeMounts", []).append({"name": "dshm", "mountPath": "/dev/shm"})
     p["topologySpreadConstraints"] = [
-        {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
-         "labelSelector": {"matchLabels": labels}},
-        {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
-         "labelSelector": {"matchLabels": labels}},
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": labels},
+        },
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": labels},
+        },
     ]
     deploy = {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(w.name, w.tenant, labels),
-        "spec": {"replicas": w.min_replicas, "selector": {"matchLabels": labels},
-                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-                 "template": _template(p, labels)},
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta(w.name, w.tenant, labels),
+        "spec": {
+            "replicas": w.min_replicas,
+            "selector": {"matchLabels": labels},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+            "template": _template(p, labels),
+        },
     }
     if w.scale_metric == "queue":
-        metric = {"type": "Pods", "pods": {"metric": {"name": "vllm_num_requests_waiting"},
-                                           "target": {"type": "AverageValue", "averageValue": w.target}}}
+        metric = {
+            "type": "Pods",
+            "pods": {
+                "metric": {"name": "vllm_num_requests_waiting"},
+                "target": {"type": "AverageValue", "averageValue": w.target},
+            },
+        }
     else:
-        metric = {"type": "Pods", "pods": {"metric": {"name": "DCGM_FI_DEV_GPU_UTIL"},
-                                           "target": {"type": "AverageValue", "averageValue": w.target}}}
+        metric = {
+            "type": "Pods",
+            "pods": {
+                "metric": {"name": "DCGM_FI_DEV_GPU_UTIL"},
+                "target": {"type": "AverageValue", "averageValue": w.target},
+            },
+        }
     hpa = {
-        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": meta(w.name, w.tenant),
-        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
-                 "minReplicas": w.min_replicas, "maxReplicas": w.max_replicas, "metrics": [metric],
-                 "behavior": {"scaleDown": {"stabilizationWindowSeconds": 600}}},
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": meta(w.name, w.tenant),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
+            "minReplicas": w.min_replicas,
+            "maxReplicas": w.max_replicas,
+            "metrics": [metric],
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 600}},
+        },
     }
-    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta(w.name, w.tenant),
-           "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}, "unhealthyPodEvictionPolicy": "AlwaysAllow"}}
-    svc = {"apiVersion": "v1", "kind": "Service", "metadata": meta(w.name, w.tenant, labels),
-           "spec": {"selector": labels, "ports": [{"name": "http", "port": 8000, "targetPort": "http"}]}}
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": meta(w.name, w.tenant),
+        "spec": {
+            "maxUnavailable": 1,
+            "selector": {"matchLabels": labels},
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+        },
+    }
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta(w.name, w.tenant, labels),
+        "spec": {"selector": labels, "ports": [{"name": "http", "port": 8000, "targetPort": "http"}]},
+    }
     return [deploy, svc, hpa, pdb]
 
 
@@ -346,32 +559,54 @@ def render(bundle: Bundle) -> None:
         for obj in _inference(bundle, w):
             bundle.add("70-workloads", obj)
     if bp.workloads.training:
-        bundle.decide("workloads", "workloads.training", "/dev/shm memory emptyDir, 120s grace, checkpoints RWX",
-                      "the 64 MiB default /dev/shm breaks DataLoader workers and NCCL; a grace period lets ranks write "
-                      "a checkpoint on SIGTERM", "platform.md §4.6, §1.6")
+        bundle.decide(
+            "workloads",
+            "workloads.training",
+            "/dev/shm memory emptyDir, 120s grace, checkpoints RWX",
+            "the 64 MiB default /dev/shm breaks DataLoader workers and NCCL; a grace period lets ranks write "
+            "a checkpoint on SIGTERM",
+            "platform.md §4.6, §1.6",
+        )
     for w in bp.workloads.training:
         plan = bundle.plan(w.pool)
         cpu, mem = pod_resources(plan, w.gpus_per_worker, w.cpu, w.memory)
-        bundle.decide("workloads", f"workloads.training.{w.name}",
-                      f"{cpu} CPU / {mem} per pod, launcher: {launch_command(w, 'launcher')[0]}",
-                      "requests are the pod's GPU share of a node after the system reserve, so every rank fits and "
-                      "/dev/shm (charged to the memory limit) has room; ranks get node rank and rendezvous from "
-                      f"the {w.kind} controller", "generate/sizing.py; platform.md §4.6")
+        bundle.decide(
+            "workloads",
+            f"workloads.training.{w.name}",
+            f"{cpu} CPU / {mem} per pod, launcher: {launch_command(w, 'launcher')[0]}",
+            "requests are the pod's GPU share of a node after the system reserve, so every rank fits and "
+            "/dev/shm (charged to the memory limit) has room; ranks get node rank and rendezvous from "
+            f"the {w.kind} controller",
+            "generate/sizing.py; platform.md §4.6",
+        )
     for w in bp.workloads.inference:
         plan = bundle.plan(w.pool)
         cpu, mem = pod_resources(plan, w.gpus, w.cpu, w.memory)
         util = sizing.gpu_memory_utilization(plan.replicas)
-        bundle.decide("workloads", f"workloads.inference.{w.name}",
-                      f"{cpu} CPU / {mem}, --gpu-memory-utilization {float(util):g}",
-                      "vLLM pre-allocates this fraction of the GPU; shared GPUs (no memory isolation) split 0.9 "
-                      "between their replicas" if plan.replicas > 1 else
-                      "vLLM's default fraction of a whole GPU; CPU/memory are the pod's GPU share of the node",
-                      "vLLM engine args (gpu_memory_utilization); nvidia-gpu-stack.md §1.4")
+        bundle.decide(
+            "workloads",
+            f"workloads.inference.{w.name}",
+            f"{cpu} CPU / {mem}, --gpu-memory-utilization {float(util):g}",
+            "vLLM pre-allocates this fraction of the GPU; shared GPUs (no memory isolation) split 0.9 "
+            "between their replicas"
+            if plan.replicas > 1
+            else "vLLM's default fraction of a whole GPU; CPU/memory are the pod's GPU share of the node",
+            "vLLM engine args (gpu_memory_utilization); nvidia-gpu-stack.md §1.4",
+        )
     if bp.workloads.inference:
-        bundle.decide("workloads", "workloads.inference", "startupProbe + HPA on queue depth + PDB maxUnavailable 1",
-                      "weight loading takes minutes, so a startupProbe holds liveness off; vLLM queue depth tracks "
-                      "saturation where CPU does not; the PDB keeps serving during drains and AlwaysAllow stops "
-                      "never-ready pods from blocking them", "platform.md §5.1-5.4, §1.7")
-        bundle.decide("workloads", "Deployment.strategy", "maxSurge 0, maxUnavailable 1",
-                      "a surge pod needs a spare GPU that a full pool does not have; rollouts would stall",
-                      "platform.md §5.4")
+        bundle.decide(
+            "workloads",
+            "workloads.inference",
+            "startupProbe + HPA on queue depth + PDB maxUnavailable 1",
+            "weight loading takes minutes, so a startupProbe holds liveness off; vLLM queue depth tracks "
+            "saturation where CPU does not; the PDB keeps serving during drains and AlwaysAllow stops "
+            "never-ready pods from blocking them",
+            "platform.md §5.1-5.4, §1.7",
+        )
+        bundle.decide(
+            "workloads",
+            "Deployment.strategy",
+            "maxSurge 0, maxUnavailable 1",
+            "a surge pod needs a spare GPU that a full pool does not have; rollouts would stall",
+            "platform.md §5.4",
+        )

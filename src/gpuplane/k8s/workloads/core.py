@@ -59,7 +59,9 @@ def expand_statefulset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     spec = as_dict(obj.data.get("spec"))
     count = nonneg(as_int(spec.get("replicas"), 1))
     claims = [c for c in as_list(spec.get("volumeClaimTemplates")) if isinstance(c, dict)]
-    ps = PodSet(obj, obj.name, "replica", count, template, ("spec", "template"), volume_claim_templates=claims)
+    ps = PodSet(
+        obj, obj.name, "replica", count, template, ("spec", "template"), volume_claim_templates=claims
+    )
     return finish(obj, [ps], ctx.related)
 
 
@@ -79,15 +81,23 @@ def expand_daemonset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     return finish(obj, [ps], ctx.related, kueue_whole=False)
 
 
-def _job_podset(obj: Manifest, ctx: ExpandContext, job_spec: dict, path: tuple[str, ...],
-                suspended: bool) -> PodSet | None:
+def _job_podset(
+    obj: Manifest, ctx: ExpandContext, job_spec: dict, path: tuple[str, ...], suspended: bool
+) -> PodSet | None:
     template = ctx.template(obj, job_spec, "template", (*path, "template"))
     if template is None:
         return None
     indexed = job_spec.get("completionMode") == "Indexed"
     parallelism = nonneg(as_int(job_spec.get("parallelism"), 1))
-    ps = PodSet(obj, obj.name, "pod", job_pod_count(job_spec), template, (*path, "template"),
-                distributed=indexed and parallelism > 1)
+    ps = PodSet(
+        obj,
+        obj.name,
+        "pod",
+        job_pod_count(job_spec),
+        template,
+        (*path, "template"),
+        distributed=indexed and parallelism > 1,
+    )
     suspend([ps], suspended)
     return ps
 
@@ -107,7 +117,13 @@ def expand_cronjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     """CronJob: the pods of one run of ``jobTemplate`` (0 while the CronJob is suspended)."""
     spec = as_dict(obj.data.get("spec"))
     job_spec = as_dict(as_dict(spec.get("jobTemplate")).get("spec"))
-    ps = _job_podset(obj, ctx, job_spec, ("spec", "jobTemplate", "spec"), spec.get("suspend") is True or job_spec.get("suspend") is True)
+    ps = _job_podset(
+        obj,
+        ctx,
+        job_spec,
+        ("spec", "jobTemplate", "spec"),
+        spec.get("suspend") is True or job_spec.get("suspend") is True,
+    )
     if ps is None:
         return []
     return finish(obj, [ps], ctx.related)

@@ -34,7 +34,9 @@ _FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
 
 def daemon_tolerations(pod: Pod) -> list[Toleration]:
     """The template's tolerations plus the ones the DaemonSet controller adds."""
-    extra = [*DAEMON_TOLERATIONS, HOST_NETWORK_TOLERATION] if pod.spec.host_network else list(DAEMON_TOLERATIONS)
+    extra = (
+        [*DAEMON_TOLERATIONS, HOST_NETWORK_TOLERATION] if pod.spec.host_network else list(DAEMON_TOLERATIONS)
+    )
     return [*pod.spec.tolerations, *extra]
 
 

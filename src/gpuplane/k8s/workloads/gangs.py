@@ -68,7 +68,9 @@ def template_gang(template: dict, obj: Manifest, related: Related | None) -> Gan
             return Gang("coscheduling", group, min_member)
 
     scheduler = dig(template, "spec", "schedulerName")
-    group = as_str(annotations.get(VOLCANO_GROUP)) or as_str(annotations.get("scheduling.volcano.sh/group-name"))
+    group = as_str(annotations.get(VOLCANO_GROUP)) or as_str(
+        annotations.get("scheduling.volcano.sh/group-name")
+    )
     if group and scheduler == VOLCANO_SCHEDULER:
         pg = _podgroup(related, ("scheduling.volcano.sh",), namespace, group)
         min_member = as_int(dig(pg.data, "spec", "minMember"), None) if pg else None
@@ -94,7 +96,9 @@ def _int_text(value: object) -> int | None:
     return as_int(value, None)
 
 
-def _podgroup(related: Related | None, groups: tuple[str, ...], namespace: str | None, name: str) -> Manifest | None:
+def _podgroup(
+    related: Related | None, groups: tuple[str, ...], namespace: str | None, name: str
+) -> Manifest | None:
     if related is None:
         return None
     for group in groups:
@@ -127,5 +131,7 @@ def finish(
         if gang is None and queue and kueue_whole:
             gang = Gang("kueue", obj.name, kueue_min if kueue_min is not None else total, queue)
         ps.gang = gang
-        ps.queue = queue or (gang.queue if gang else None) or volcano_queue(as_dict(ps.template.get("metadata")))
+        ps.queue = (
+            queue or (gang.queue if gang else None) or volcano_queue(as_dict(ps.template.get("metadata")))
+        )
     return podsets

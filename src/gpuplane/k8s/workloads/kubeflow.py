@@ -69,8 +69,14 @@ def expand_replica_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         replicas = nonneg(as_int(as_dict(rspec).get("replicas"), 1))
         name = rtype.lower()
         podsets.append(
-            PodSet(obj, name, role_from_name(name, "worker"), replicas, template,
-                   ("spec", field_name, rtype, "template"))
+            PodSet(
+                obj,
+                name,
+                role_from_name(name, "worker"),
+                replicas,
+                template,
+                ("spec", field_name, rtype, "template"),
+            )
         )
     if not podsets:
         return []
@@ -131,9 +137,17 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     if runtime is None:
         num_nodes = nonneg(as_int(trainer.get("numNodes"), 1))
         template = {"spec": {"containers": [_trainer_container({"name": "node"}, trainer)]}}
-        ps = PodSet(obj, "node", "trainer", num_nodes, template, ("spec", "trainer"),
-                    synthetic=True, distributed=num_nodes > 1 and not suspended,
-                    overrides=_overrides(obj, trainer, [0]))
+        ps = PodSet(
+            obj,
+            "node",
+            "trainer",
+            num_nodes,
+            template,
+            ("spec", "trainer"),
+            synthetic=True,
+            distributed=num_nodes > 1 and not suspended,
+            overrides=_overrides(obj, trainer, [0]),
+        )
         return finish(obj, suspend([ps], suspended), ctx.related)
 
     rspec = as_dict(runtime.data.get("spec"))
@@ -144,13 +158,19 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     for index, rjob in enumerate(as_list(dig(rspec, "template", "spec", "replicatedJobs"))):
         name = as_str(dig(rjob, "name")) or f"job-{index}"
         job_spec = as_dict(dig(rjob, "template", "spec"))
-        template = ctx.template(runtime, job_spec, "template", (
-            "spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template"))
+        template = ctx.template(
+            runtime,
+            job_spec,
+            "template",
+            ("spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template"),
+        )
         if template is None:
             continue
         ancestor = dig(rjob, "template", "metadata", "labels", ANCESTOR_LABEL)
         if ancestor == "trainer" or name == "node":
-            count = max(num_nodes - 1, 1) if (launcher_as_node and name == "node" and num_nodes) else num_nodes
+            count = (
+                max(num_nodes - 1, 1) if (launcher_as_node and name == "node" and num_nodes) else num_nodes
+            )
             role = "trainer"
         elif ancestor in INITIALIZER_ANCESTORS:
             count, role = job_pod_count(job_spec), "initializer"
@@ -162,12 +182,24 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         path = ("spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template")
         overrides: tuple[tuple[FieldPath, Manifest, FieldPath], ...] = ()
         if patched is not template:
-            hit = [i for i, c in enumerate(as_list(dig(template, "spec", "containers")))
-                   if isinstance(c, dict) and c.get("name") in targets]
+            hit = [
+                i
+                for i, c in enumerate(as_list(dig(template, "spec", "containers")))
+                if isinstance(c, dict) and c.get("name") in targets
+            ]
             overrides = _overrides(obj, trainer, hit)
         podsets.append(
-            PodSet(obj, name, role, count, patched, path,
-                   template_source=runtime, synthetic=patched is not template, overrides=overrides)
+            PodSet(
+                obj,
+                name,
+                role,
+                count,
+                patched,
+                path,
+                template_source=runtime,
+                synthetic=patched is not template,
+                overrides=overrides,
+            )
         )
     if not podsets:
         return []
@@ -197,15 +229,21 @@ def _trainer_gang(obj: Manifest, runtime_spec: dict, total: int) -> Gang | None:
     return None
 
 
-def _overrides(obj: Manifest, trainer: dict, indexes: list[int]) -> tuple[tuple[FieldPath, Manifest, FieldPath], ...]:
+def _overrides(
+    obj: Manifest, trainer: dict, indexes: list[int]
+) -> tuple[tuple[FieldPath, Manifest, FieldPath], ...]:
     """Which container fields of the trainer's containers (``indexes``) the TrainJob writes:
     ``image``, ``command``, ``args`` and ``resources`` (from ``resourcesPerNode``), as applied
     by :func:`_trainer_container`. ``env`` is merged item by item, so it keeps the runtime's path."""
     fields: list[tuple[str, FieldPath]] = [
-        (key, ("spec", "trainer", key)) for key in ("image", "command", "args") if trainer.get(key) is not None
+        (key, ("spec", "trainer", key))
+        for key in ("image", "command", "args")
+        if trainer.get(key) is not None
     ]
     resources = trainer.get("resourcesPerNode")
-    if isinstance(resources, dict) and (resources.get("limits") is not None or resources.get("requests") is not None):
+    if isinstance(resources, dict) and (
+        resources.get("limits") is not None or resources.get("requests") is not None
+    ):
         fields.append(("resources", ("spec", "trainer", "resourcesPerNode")))
     return tuple(
         (("spec", "containers", i, key), obj, owner_path) for i in indexes for key, owner_path in fields
@@ -219,7 +257,9 @@ def _trainer_container(container: dict, trainer: dict) -> dict:
         if trainer.get(key) is not None:
             out[key] = trainer[key]
     resources = trainer.get("resourcesPerNode")
-    if isinstance(resources, dict) and (resources.get("limits") is not None or resources.get("requests") is not None):
+    if isinstance(resources, dict) and (
+        resources.get("limits") is not None or resources.get("requests") is not None
+    ):
         out["resources"] = {k: resources[k] for k in ("limits", "requests") if resources.get(k) is not None}
     env = [e for e in as_list(trainer.get("env")) if isinstance(e, dict)]
     if env:
@@ -234,6 +274,7 @@ def _patch_template(template: dict, trainer: dict, targets: tuple[str, ...]) -> 
     if not trainer or not any(dig(c, "name") in targets for c in containers):
         return template
     new_containers = [
-        _trainer_container(c, trainer) if isinstance(c, dict) and c.get("name") in targets else c for c in containers
+        _trainer_container(c, trainer) if isinstance(c, dict) and c.get("name") in targets else c
+        for c in containers
     ]
     return {**template, "spec": {**as_dict(template.get("spec")), "containers": new_containers}}

@@ -169,8 +169,10 @@ def _add_managed_shm(pod: Pod) -> None:
     first = containers[0]
     if not any(v.name == MANAGED_SHM_VOLUME for v in pod.spec.volumes):
         size = first.resources.limits.get("memory", first.resources.requests.get("memory"))
-        pod.spec.volumes = [*pod.spec.volumes, Volume(
-            name=MANAGED_SHM_VOLUME, empty_dir=EmptyDirSource(medium="Memory", size_limit=size))]
+        pod.spec.volumes = [
+            *pod.spec.volumes,
+            Volume(name=MANAGED_SHM_VOLUME, empty_dir=EmptyDirSource(medium="Memory", size_limit=size)),
+        ]
     first.volume_mounts = [*first.volume_mounts, VolumeMount(name=MANAGED_SHM_VOLUME, mount_path=SHM_PATH)]
 
 
@@ -307,7 +309,9 @@ _MAX_REPAIRS = 20
 _ANY_KEY = "[...]"  # msgspec's marker for "some value of this map"
 
 
-def _convert_template(template: dict, namespace: str | None, injected: dict | None = None) -> tuple[Pod, str | None]:
+def _convert_template(
+    template: dict, namespace: str | None, injected: dict | None = None
+) -> tuple[Pod, str | None]:
     """Typed Pod of a template; drop fields of the wrong type instead of failing.
 
     Fast path: most templates hold no ``null`` and no mistyped field, and then converting the
@@ -318,7 +322,9 @@ def _convert_template(template: dict, namespace: str | None, injected: dict | No
     """
     if isinstance(template, dict):
         try:
-            pod = msgspec.convert(_injected_copy(template, injected) if injected else template, Pod, strict=False)
+            pod = msgspec.convert(
+                _injected_copy(template, injected) if injected else template, Pod, strict=False
+            )
         except msgspec.ValidationError:
             pass
         else:
@@ -477,9 +483,25 @@ def mark_distributed(podsets: list[PodSet]) -> int:
 # Role names: a fixed vocabulary so engines can match on them.
 KNOWN_ROLES: frozenset[str] = frozenset(
     {
-        "master", "worker", "chief", "ps", "evaluator", "launcher", "driver", "executor", "head",
-        "leader", "predictor", "transformer", "explainer", "trainer", "initializer", "node",
-        "scheduler", "server", "submitter",
+        "master",
+        "worker",
+        "chief",
+        "ps",
+        "evaluator",
+        "launcher",
+        "driver",
+        "executor",
+        "head",
+        "leader",
+        "predictor",
+        "transformer",
+        "explainer",
+        "trainer",
+        "initializer",
+        "node",
+        "scheduler",
+        "server",
+        "submitter",
     }
 )
 _ROLE_HINTS = ("master", "launcher", "chief", "driver", "leader", "head", "evaluator", "executor", "worker")

@@ -54,13 +54,15 @@ def _desired_replicas(group: dict) -> int:
     return min(replicas, maximum)
 
 
-def _cluster_podsets(obj: Manifest, ctx: ExpandContext, cluster: dict, base: tuple[str, ...],
-                     suspended: bool) -> list[PodSet]:
+def _cluster_podsets(
+    obj: Manifest, ctx: ExpandContext, cluster: dict, base: tuple[str, ...], suspended: bool
+) -> list[PodSet]:
     podsets: list[PodSet] = []
     head = ctx.template(obj, cluster.get("headGroupSpec"), "template", (*base, "headGroupSpec", "template"))
     if head is not None:
-        podsets.append(PodSet(obj, "head", "head", 1, head, (*base, "headGroupSpec", "template"),
-                              managed_shm=KUBERAY))
+        podsets.append(
+            PodSet(obj, "head", "head", 1, head, (*base, "headGroupSpec", "template"), managed_shm=KUBERAY)
+        )
     for index, group in enumerate(as_list(cluster.get("workerGroupSpecs"))):
         template = ctx.template(obj, group, "template", (*base, "workerGroupSpecs", index, "template"))
         if template is None:
@@ -69,8 +71,15 @@ def _cluster_podsets(obj: Manifest, ctx: ExpandContext, cluster: dict, base: tup
         hosts = nonneg(as_int(group.get("numOfHosts"), 1))
         count = _desired_replicas(group) * hosts
         max_replicas = as_int(group.get("maxReplicas"), None)
-        ps = PodSet(obj, name, "worker", count, template, (*base, "workerGroupSpecs", index, "template"),
-                    managed_shm=KUBERAY)
+        ps = PodSet(
+            obj,
+            name,
+            "worker",
+            count,
+            template,
+            (*base, "workerGroupSpecs", index, "template"),
+            managed_shm=KUBERAY,
+        )
         ps.max_count = max_replicas * hosts if max_replicas is not None else None
         podsets.append(ps)
     suspend(podsets, suspended)
@@ -111,8 +120,15 @@ def expand_rayjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         if submitter is not None:
             ps = PodSet(obj, "submitter", "submitter", 1, submitter, ("spec", "submitterPodTemplate"))
         else:
-            ps = PodSet(obj, "submitter", "submitter", 1, _default_submitter(cluster),
-                        ("spec", "entrypoint"), synthetic=True)
+            ps = PodSet(
+                obj,
+                "submitter",
+                "submitter",
+                1,
+                _default_submitter(cluster),
+                ("spec", "entrypoint"),
+                synthetic=True,
+            )
         suspend([ps], suspended)
         ps.distributed = any(p.distributed for p in podsets)
         podsets.append(ps)

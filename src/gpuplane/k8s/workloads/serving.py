@@ -28,25 +28,78 @@ from gpuplane.sources.manifest import Manifest
 
 COMPONENTS = ("predictor", "transformer", "explainer")
 FRAMEWORKS = (
-    "model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
-    "pmml", "lightgbm", "paddle", "art", "alibi",
+    "model",
+    "sklearn",
+    "xgboost",
+    "tensorflow",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+    "art",
+    "alibi",
 )
 # core/v1 PodSpec fields (staging/src/k8s.io/api/core/v1/types.go) that a component may inline
 POD_SPEC_FIELDS = frozenset(
     {
-        "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "containers", "dnsConfig",
-        "dnsPolicy", "enableServiceLinks", "ephemeralContainers", "hostAliases", "hostIPC", "hostNetwork",
-        "hostPID", "hostUsers", "hostname", "hostnameOverride", "imagePullSecrets", "initContainers",
-        "nodeName", "nodeSelector", "os", "overhead", "preemptionPolicy", "priority", "priorityClassName",
-        "readinessGates", "resourceClaims", "resources", "restartPolicy", "runtimeClassName", "schedulerName",
-        "schedulingGates", "securityContext", "serviceAccount", "serviceAccountName", "setHostnameAsFQDN",
-        "shareProcessNamespace", "subdomain", "terminationGracePeriodSeconds", "tolerations",
-        "topologySpreadConstraints", "volumes",
+        "activeDeadlineSeconds",
+        "affinity",
+        "automountServiceAccountToken",
+        "containers",
+        "dnsConfig",
+        "dnsPolicy",
+        "enableServiceLinks",
+        "ephemeralContainers",
+        "hostAliases",
+        "hostIPC",
+        "hostNetwork",
+        "hostPID",
+        "hostUsers",
+        "hostname",
+        "hostnameOverride",
+        "imagePullSecrets",
+        "initContainers",
+        "nodeName",
+        "nodeSelector",
+        "os",
+        "overhead",
+        "preemptionPolicy",
+        "priority",
+        "priorityClassName",
+        "readinessGates",
+        "resourceClaims",
+        "resources",
+        "restartPolicy",
+        "runtimeClassName",
+        "schedulerName",
+        "schedulingGates",
+        "securityContext",
+        "serviceAccount",
+        "serviceAccountName",
+        "setHostnameAsFQDN",
+        "shareProcessNamespace",
+        "subdomain",
+        "terminationGracePeriodSeconds",
+        "tolerations",
+        "topologySpreadConstraints",
+        "volumes",
     }
 )
 # ModelSpec fields that are not container fields
 MODEL_ONLY_FIELDS = frozenset(
-    {"modelFormat", "runtime", "runtimeVersion", "storageUri", "storage", "protocolVersion", "name", "confidential"}
+    {
+        "modelFormat",
+        "runtime",
+        "runtimeVersion",
+        "storageUri",
+        "storage",
+        "protocolVersion",
+        "name",
+        "confidential",
+    }
 )
 MODEL_CONTAINER = "kserve-container"
 
@@ -72,8 +125,18 @@ def expand_inferenceservice(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
                     "metadata": template.get("metadata", {}),
                     "spec": {k: v for k, v in worker.items() if k in POD_SPEC_FIELDS},
                 }
-                podsets.append(PodSet(obj, "worker", "worker", workers, worker_template,
-                                      ("spec", "predictor", "workerSpec"), synthetic=True, distributed=True))
+                podsets.append(
+                    PodSet(
+                        obj,
+                        "worker",
+                        "worker",
+                        workers,
+                        worker_template,
+                        ("spec", "predictor", "workerSpec"),
+                        synthetic=True,
+                        distributed=True,
+                    )
+                )
                 ps.distributed = True
     return finish(obj, podsets, ctx.related, kueue_whole=False)
 
@@ -85,7 +148,11 @@ def _component_template(obj: Manifest, comp: dict, related: Related | None) -> d
     if model_key is not None:
         model = comp[model_key]
         base = _runtime_container(obj, model, related)
-        container = {**base, **{k: v for k, v in model.items() if k not in MODEL_ONLY_FIELDS}, "name": MODEL_CONTAINER}
+        container = {
+            **base,
+            **{k: v for k, v in model.items() if k not in MODEL_ONLY_FIELDS},
+            "name": MODEL_CONTAINER,
+        }
         containers = [container, *containers]
     pod_spec["containers"] = containers
     labels = {**obj.labels, **as_dict(comp.get("labels"))}
@@ -109,5 +176,7 @@ def _runtime_container(obj: Manifest, model: dict, related: Related | None) -> d
     if runtime is None:
         return {}
     containers = [c for c in as_list(runtime.get("spec", "containers")) if isinstance(c, dict)]
-    chosen = next((c for c in containers if c.get("name") == MODEL_CONTAINER), containers[0] if containers else {})
+    chosen = next(
+        (c for c in containers if c.get("name") == MODEL_CONTAINER), containers[0] if containers else {}
+    )
     return dict(chosen)

@@ -37,7 +37,9 @@ def expand_jobset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     podsets: list[PodSet] = []
     for index, rjob in enumerate(as_list(spec.get("replicatedJobs"))):
         job_spec = as_dict(dig(rjob, "template", "spec"))
-        template = ctx.template(obj, job_spec, "template", ("spec", "replicatedJobs", index, "template", "spec", "template"))
+        template = ctx.template(
+            obj, job_spec, "template", ("spec", "replicatedJobs", index, "template", "spec", "template")
+        )
         if template is None:
             continue
         name = as_str(dig(rjob, "name")) or f"job-{index}"
@@ -65,7 +67,9 @@ def expand_leaderworkerset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     elif isinstance(worker_template, dict):
         podsets.append(PodSet(obj, "leader", "leader", groups, worker_template, (*base, "workerTemplate")))
     if isinstance(worker_template, dict) and size > 1:
-        podsets.append(PodSet(obj, "worker", "worker", groups * (size - 1), worker_template, (*base, "workerTemplate")))
+        podsets.append(
+            PodSet(obj, "worker", "worker", groups * (size - 1), worker_template, (*base, "workerTemplate"))
+        )
     for ps in podsets:
         ps.distributed = size > 1
         ps.volume_claim_templates = claims

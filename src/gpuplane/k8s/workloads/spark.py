@@ -138,18 +138,30 @@ def _template(spec: dict, role_spec: dict, role: str) -> dict:
     for key in ("env", "envFrom", "volumeMounts", "ports", "securityContext"):
         if role_spec.get(key) is not None:
             container[key] = role_spec[key]
-    pod_spec: dict = {"containers": [container, *[c for c in as_list(role_spec.get("sidecars")) if isinstance(c, dict)]]}
+    pod_spec: dict = {
+        "containers": [container, *[c for c in as_list(role_spec.get("sidecars")) if isinstance(c, dict)]]
+    }
     node_selector = {**as_dict(spec.get("nodeSelector")), **as_dict(role_spec.get("nodeSelector"))}
     if node_selector:
         pod_spec["nodeSelector"] = node_selector
-    for key in ("tolerations", "affinity", "initContainers", "hostNetwork", "dnsConfig", "priorityClassName",
-                "topologySpreadConstraints", "runtimeClassName"):
+    for key in (
+        "tolerations",
+        "affinity",
+        "initContainers",
+        "hostNetwork",
+        "dnsConfig",
+        "priorityClassName",
+        "topologySpreadConstraints",
+        "runtimeClassName",
+    ):
         if role_spec.get(key) is not None:
             pod_spec[key] = role_spec[key]
     scheduler = role_spec.get("schedulerName") or spec.get("batchScheduler")
     if scheduler:
         pod_spec["schedulerName"] = scheduler
-    if "priorityClassName" not in pod_spec and as_str(as_dict(spec.get("batchSchedulerOptions")).get("priorityClassName")):
+    if "priorityClassName" not in pod_spec and as_str(
+        as_dict(spec.get("batchSchedulerOptions")).get("priorityClassName")
+    ):
         pod_spec["priorityClassName"] = spec["batchSchedulerOptions"]["priorityClassName"]
     if role_spec.get("serviceAccount"):
         pod_spec["serviceAccountName"] = role_spec["serviceAccount"]

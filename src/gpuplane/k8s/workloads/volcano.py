@@ -37,7 +37,14 @@ def expand_volcano_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
             continue
         name = as_str(dig(task, "name")) or f"default{index}"
         replicas = nonneg(as_int(as_dict(task).get("replicas"), 0))
-        ps = PodSet(obj, name, role_from_name(name, "worker"), replicas, template, ("spec", "tasks", index, "template"))
+        ps = PodSet(
+            obj,
+            name,
+            role_from_name(name, "worker"),
+            replicas,
+            template,
+            ("spec", "tasks", index, "template"),
+        )
         ps.injected = {"spec": {"schedulerName": scheduler}}
         if priority:
             ps.injected["spec"]["priorityClassName"] = priority

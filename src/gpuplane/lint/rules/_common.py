@@ -43,10 +43,19 @@ GPU_PRESENCE_LABELS = (
 )
 GPU_LABELS = GPU_MODEL_LABELS + GPU_PRESENCE_LABELS
 # Labels that pin a node type as precisely as a GPU model label does.
-TYPE_PINNING_LABELS = (*GPU_MODEL_LABELS, "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type",
-                       "karpenter.k8s.aws/instance-family", "cloud.google.com/machine-family")
+TYPE_PINNING_LABELS = (
+    *GPU_MODEL_LABELS,
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-family",
+    "cloud.google.com/machine-family",
+)
 
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone", "topology.gke.io/zone")
+ZONE_LABELS = (
+    "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/zone",
+    "topology.gke.io/zone",
+)
 
 
 _D = TypeVar("_D", int, None, int | None)

@@ -30,12 +30,17 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 
 # Requirement keys that select GPU instances when used with In / Exists / Gt / Gte
 # (Karpenter AWS and Azure well-known labels, platform.md §3.1 and §3.5).
-GPU_REQUIREMENT_KEYS = frozenset({
-    "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-memory",
-    "karpenter.azure.com/sku-gpu-name", "karpenter.azure.com/sku-gpu-manufacturer",
-    "karpenter.azure.com/sku-gpu-count",
-})
+GPU_REQUIREMENT_KEYS = frozenset(
+    {
+        "karpenter.k8s.aws/instance-gpu-name",
+        "karpenter.k8s.aws/instance-gpu-manufacturer",
+        "karpenter.k8s.aws/instance-gpu-count",
+        "karpenter.k8s.aws/instance-gpu-memory",
+        "karpenter.azure.com/sku-gpu-name",
+        "karpenter.azure.com/sku-gpu-manufacturer",
+        "karpenter.azure.com/sku-gpu-count",
+    }
+)
 # EC2 instance categories / families / types with NVIDIA GPUs (g*, p*; AWS instance-types reference).
 GPU_CATEGORIES = frozenset({"g", "p"})
 _GPU_FAMILY = re.compile(r"^(g\d+[a-z]*|gr\d+[a-z]*|p\d+[a-z]*|p\d+-[a-z0-9]+)$")
@@ -66,8 +71,12 @@ def _gpu_requirement(pool: Manifest) -> int | None:
         if key in GPU_REQUIREMENT_KEYS:
             if op in ("In", "Exists"):
                 return i
-            if op in ("Gt", "Gte") and vals and vals[0].isdigit() and (int(vals[0]) >= 0 if op == "Gt" else
-                                                                      int(vals[0]) >= 1):
+            if (
+                op in ("Gt", "Gte")
+                and vals
+                and vals[0].isdigit()
+                and (int(vals[0]) >= 0 if op == "Gt" else int(vals[0]) >= 1)
+            ):
                 return i
             continue
         if op != "In":
@@ -98,9 +107,10 @@ def _gpu_pools(ctx: LintContext) -> list[tuple[Manifest, int]]:
 
 def _gpu_taint_key(pool: Manifest) -> str:
     for _i, req in _requirements(pool):
-        if req.get("key") in ("karpenter.k8s.aws/instance-gpu-manufacturer",
-                              "karpenter.azure.com/sku-gpu-manufacturer") and "amd" in [
-                                  v.lower() for v in _values(req)]:
+        if req.get("key") in (
+            "karpenter.k8s.aws/instance-gpu-manufacturer",
+            "karpenter.azure.com/sku-gpu-manufacturer",
+        ) and "amd" in [v.lower() for v in _values(req)]:
             return "amd.com/gpu"
     return "nvidia.com/gpu"
 
@@ -171,9 +181,12 @@ spec:
 
 
 @rule(
-    id="karpenter-gpu-nodepool-untainted", severity="warning", category="autoscaling",
+    id="karpenter-gpu-nodepool-untainted",
+    severity="warning",
+    category="autoscaling",
     summary="Karpenter NodePool that can launch GPU instances has no NoSchedule taint.",
-    docs=UNTAINTED_DOCS, fixable=True,
+    docs=UNTAINTED_DOCS,
+    fixable=True,
 )
 def karpenter_gpu_nodepool_untainted(ctx: LintContext) -> Iterator[Finding]:
     for pool, idx in _gpu_pools(ctx):
@@ -184,7 +197,8 @@ def karpenter_gpu_nodepool_untainted(ctx: LintContext) -> Iterator[Finding]:
             continue
         key = _gpu_taint_key(pool)
         yield ctx.report(
-            pool, ("spec", "template", "spec", "requirements", idx),
+            pool,
+            ("spec", "template", "spec", "requirements", idx),
             f"NodePool {pool.name} can launch GPU instances but its nodes carry no NoSchedule taint: CPU-only pods "
             "will be packed onto the GPU nodes, starving GPU pods of CPU/memory and keeping the nodes from "
             "consolidating.",
@@ -285,7 +299,9 @@ def _pinned_pool(template: Any) -> str | None:
 
 
 @rule(
-    id="karpenter-consolidation-disrupts-training", severity="warning", category="autoscaling",
+    id="karpenter-consolidation-disrupts-training",
+    severity="warning",
+    category="autoscaling",
     summary="GPU NodePool consolidates underutilized nodes while training pods lack karpenter.sh/do-not-disrupt.",
     docs=CONSOLIDATION_DOCS,
 )
@@ -317,16 +333,20 @@ def karpenter_consolidation_disrupts_training(ctx: LintContext) -> Iterator[Find
             continue
         if pool.get("spec", "replicas") is not None or _blocks_underutilized(disruption.get("budgets")):
             continue
-        path: FieldPath = ("spec", "disruption", "consolidationPolicy") if "consolidationPolicy" in disruption \
+        path: FieldPath = (
+            ("spec", "disruption", "consolidationPolicy")
+            if "consolidationPolicy" in disruption
             else (("spec", "disruption") if "disruption" in pool.data.get("spec", {}) else ("spec",))
+        )
         shown = join_labels(victims)
         yield ctx.report(
-            pool, path,
+            pool,
+            path,
             f"GPU NodePool {pool.name} consolidates underutilized nodes ({policy}) with no budget blocking it, and "
             f"training pods of {shown} lack {DO_NOT_DISRUPT}: Karpenter can evict a rank mid-run and the whole "
             "job loses its progress since the last checkpoint.",
-            f"Annotate the training pod templates with {DO_NOT_DISRUPT}: \"true\", or set "
-            "consolidationPolicy: WhenEmpty / a budget {nodes: \"0\", reasons: [Underutilized]} on this NodePool.",
+            f'Annotate the training pod templates with {DO_NOT_DISRUPT}: "true", or set '
+            'consolidationPolicy: WhenEmpty / a budget {nodes: "0", reasons: [Underutilized]} on this NodePool.',
         )
 
 
@@ -378,7 +398,9 @@ spec:
 
 
 @rule(
-    id="karpenter-gpu-limit-missing", severity="info", category="autoscaling",
+    id="karpenter-gpu-limit-missing",
+    severity="info",
+    category="autoscaling",
     summary="GPU NodePool without a GPU limit: unbounded spend.",
     docs=LIMIT_DOCS,
 )
@@ -387,12 +409,15 @@ def karpenter_gpu_limit_missing(ctx: LintContext) -> Iterator[Finding]:
         if pool.get("spec", "replicas") is not None:
             continue  # static NodePool: a fixed node count, limits are not the spend bound
         limits = pool.get("spec", "limits")
-        if isinstance(limits, dict) and any(isinstance(r, str) and kinds.is_accelerator_resource(r) for r in limits):
+        if isinstance(limits, dict) and any(
+            isinstance(r, str) and kinds.is_accelerator_resource(r) for r in limits
+        ):
             continue
         path: FieldPath = ("spec", "limits") if isinstance(limits, dict) else ("spec",)
         key = _gpu_taint_key(pool)
         yield ctx.report(
-            pool, path,
+            pool,
+            path,
             f"GPU NodePool {pool.name} has no {key} limit: Karpenter will launch as many GPU instances as pending "
             "pods ask for, with no bound on spend.",
             f"Set spec.limits.{key} to the most GPUs this pool may hold (e.g. {key}: 32).",
@@ -478,9 +503,12 @@ def _gib(value: Any) -> float | None:
 
 
 @rule(
-    id="gpu-node-root-volume-small", severity="warning", category="autoscaling",
+    id="gpu-node-root-volume-small",
+    severity="warning",
+    category="autoscaling",
     summary="GPU node class keeps a small default image disk: multi-GB GPU images fail to pull.",
-    docs=ROOT_VOLUME_DOCS, fixable=True,
+    docs=ROOT_VOLUME_DOCS,
+    fixable=True,
 )
 def gpu_node_root_volume_small(ctx: LintContext) -> Iterator[Finding]:
     classes = {nc.name: nc for nc in ctx.by_kind("EC2NodeClass", AWS_NODECLASS_GROUP)}
@@ -508,36 +536,54 @@ def gpu_node_root_volume_small(ctx: LintContext) -> Iterator[Finding]:
             if isinstance(m, dict) and m.get("deviceName") == device:
                 found = (i, m)
                 break
-        new_mapping = {"deviceName": device,
-                       "ebs": {"volumeSize": SUGGESTED_DISK, "volumeType": "gp3", "encrypted": True}}
+        new_mapping = {
+            "deviceName": device,
+            "ebs": {"volumeSize": SUGGESTED_DISK, "volumeType": "gp3", "encrypted": True},
+        }
         if found is not None:
             i, m = found
             ebs = m.get("ebs") if isinstance(m.get("ebs"), dict) else {}
             size = _gib(ebs.get("volumeSize")) if "volumeSize" in ebs else float(DEFAULT_DISK_GIB)
             if size is None or size >= MIN_GPU_DISK_GIB:
                 continue
-            path: FieldPath = ("spec", "blockDeviceMappings", i, "ebs", "volumeSize") if "volumeSize" in ebs \
+            path: FieldPath = (
+                ("spec", "blockDeviceMappings", i, "ebs", "volumeSize")
+                if "volumeSize" in ebs
                 else ("spec", "blockDeviceMappings", i)
+            )
             shown = f"{ebs.get('volumeSize')}" if "volumeSize" in ebs else f"{DEFAULT_DISK_GIB}Gi (default)"
-            patch: tuple = (SetValue(("spec", "blockDeviceMappings", i, "ebs", "volumeSize"), SUGGESTED_DISK),)
+            patch: tuple = (
+                SetValue(("spec", "blockDeviceMappings", i, "ebs", "volumeSize"), SUGGESTED_DISK),
+            )
         else:
             shown = f"{DEFAULT_DISK_GIB}Gi (Karpenter default)"
             if isinstance(mappings, list):
                 path = ("spec", "blockDeviceMappings")
                 patch = (AppendItem(("spec", "blockDeviceMappings"), new_mapping),)
             else:
-                path = ("spec", "amiSelectorTerms") if "amiSelectorTerms" in nc.data.get("spec", {}) else ("spec",)
+                path = (
+                    ("spec", "amiSelectorTerms")
+                    if "amiSelectorTerms" in nc.data.get("spec", {})
+                    else ("spec",)
+                )
                 ops = []
                 if device == "/dev/xvdb":  # listing mappings replaces the defaults: keep the OS volume
-                    ops.append(AppendItem(("spec", "blockDeviceMappings"), {
-                        "deviceName": "/dev/xvda", "ebs": {"volumeSize": "4Gi", "volumeType": "gp3",
-                                                           "encrypted": True}}))
+                    ops.append(
+                        AppendItem(
+                            ("spec", "blockDeviceMappings"),
+                            {
+                                "deviceName": "/dev/xvda",
+                                "ebs": {"volumeSize": "4Gi", "volumeType": "gp3", "encrypted": True},
+                            },
+                        )
+                    )
                 ops.append(AppendItem(("spec", "blockDeviceMappings"), new_mapping))
                 patch = tuple(ops)
         yield ctx.report(
-            nc, path,
+            nc,
+            path,
             f"EC2NodeClass {name} (used by GPU NodePool {pool_name}, {family}) gives images only {shown} on "
-            f"{device}: multi-GB CUDA/PyTorch/serving images fill it (\"no space left on device\", disk-pressure "
+            f'{device}: multi-GB CUDA/PyTorch/serving images fill it ("no space left on device", disk-pressure '
             "evictions).",
             f"Size {device} to {SUGGESTED_DISK} or more (gp3) in spec.blockDeviceMappings.",
             patch=patch,

@@ -36,10 +36,23 @@ SHM_PATH = "/dev/shm"
 SHM_VOLUME = "dshm"
 SHM_DEFAULT_SIZE = "16Gi"
 # Signs that the pods of an Indexed Job form one distributed program (ranks talk to each other).
-_DIST_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "NODE_RANK", "PET_NNODES",
-                       "NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "OMPI_MCA_orte_default_hostfile"})
-_DIST_CMD = re.compile(r"torchrun|torch\.distributed|deepspeed|mpirun|horovodrun|accelerate launch|--nnodes|"
-                       r"--master[_-]addr|jax\.distributed|megatron")
+_DIST_ENV = frozenset(
+    {
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "WORLD_SIZE",
+        "RANK",
+        "NODE_RANK",
+        "PET_NNODES",
+        "NCCL_SOCKET_IFNAME",
+        "NCCL_DEBUG",
+        "OMPI_MCA_orte_default_hostfile",
+    }
+)
+_DIST_CMD = re.compile(
+    r"torchrun|torch\.distributed|deepspeed|mpirun|horovodrun|accelerate launch|--nnodes|"
+    r"--master[_-]addr|jax\.distributed|megatron"
+)
 
 
 def _ns(obj: Manifest) -> str:
@@ -125,7 +138,9 @@ spec:
 
 
 @rule(
-    id="gang-scheduling-missing", severity="warning", category="distributed",
+    id="gang-scheduling-missing",
+    severity="warning",
+    category="distributed",
     summary="Multi-pod GPU job with no gang mechanism (Volcano, coscheduling, Kueue, schedulingPolicy).",
     docs=GANG_MISSING_DOCS,
 )
@@ -147,7 +162,8 @@ def gang_scheduling_missing(ctx: LintContext) -> Iterator[Finding]:
         if any(ps.gang is not None or ps.queue for ps in group):
             continue
         yield ctx.report(
-            src, ("metadata", "name"),
+            src,
+            ("metadata", "name"),
             f"{obj_label(src)} runs {total} GPU pods that must all run together, with no gang mechanism: "
             "kube-scheduler can bind some ranks and leave the rest Pending (Insufficient GPUs), so the bound "
             "ranks hold GPUs and hang in rendezvous.",
@@ -239,9 +255,19 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
                 index = ps.template_path[2]
                 task_min = as_int(src.get("spec", "tasks", index, "minAvailable"), None)
                 if task_min is not None:
-                    yield (src, ("spec", "tasks", index, "minAvailable"), task_min, _pods(ps),
-                           f"task {ps.name}", True)
-            if gang is not None and gang.min_member is not None and as_int(src.get("spec", "minAvailable"), None) is not None:
+                    yield (
+                        src,
+                        ("spec", "tasks", index, "minAvailable"),
+                        task_min,
+                        _pods(ps),
+                        f"task {ps.name}",
+                        True,
+                    )
+            if (
+                gang is not None
+                and gang.min_member is not None
+                and as_int(src.get("spec", "minAvailable"), None) is not None
+            ):
                 yield src, ("spec", "minAvailable"), gang.min_member, sum(map(_pods, group)), "job", False
         elif src.group == "kubeflow.org" and src.kind in REPLICA_FIELDS:
             path: FieldPath = ("spec", "runPolicy", "schedulingPolicy", "minAvailable")
@@ -263,11 +289,20 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
             key = (_ns(pg), pg.name)
             min_member = as_int(pg.get("spec", "minMember"), None)
             if key in members and min_member is not None:
-                yield pg, ("spec", "minMember"), min_member, members[key], "PodGroup", not jobs.get(key, False)
+                yield (
+                    pg,
+                    ("spec", "minMember"),
+                    min_member,
+                    members[key],
+                    "PodGroup",
+                    not jobs.get(key, False),
+                )
 
 
 @rule(
-    id="gang-min-exceeds-replicas", severity="error", category="distributed",
+    id="gang-min-exceeds-replicas",
+    severity="error",
+    category="distributed",
     summary="Gang minimum (minMember / minAvailable) larger than the job's pods: never schedulable.",
     docs=GANG_MIN_EXCEEDS_DOCS,
 )
@@ -278,12 +313,15 @@ def gang_min_exceeds_replicas(ctx: LintContext) -> Iterator[Finding]:
         if obj.kind == "Job" and what == "job":
             upstream = "job 'minAvailable' should not be greater than total replicas in tasks"
         elif obj.kind == "Job":
-            upstream = (f"'minAvailable' is greater than 'replicas' in {what.replace('task ', 'task: ')}, "
-                        f"job: {obj.name}")
+            upstream = (
+                f"'minAvailable' is greater than 'replicas' in {what.replace('task ', 'task: ')}, "
+                f"job: {obj.name}"
+            )
         else:
             upstream = "the gang never completes and no pod is scheduled"
         yield ctx.report(
-            obj, path,
+            obj,
+            path,
             f"{obj_label(obj)}: {what} gang minimum {minimum} is larger than its {pods} pod(s): "
             f"never schedulable ({upstream}).",
             f"Set {path[-1]} to at most {pods} (the number of pods that must run together).",
@@ -342,9 +380,12 @@ spec:
 
 
 @rule(
-    id="gang-min-below-replicas", severity="warning", category="distributed",
+    id="gang-min-below-replicas",
+    severity="warning",
+    category="distributed",
     summary="Gang minimum below the pod count of a non-elastic job: starts partially, then hangs.",
-    docs=GANG_MIN_BELOW_DOCS, fixable=True,
+    docs=GANG_MIN_BELOW_DOCS,
+    fixable=True,
 )
 def gang_min_below_replicas(ctx: LintContext) -> Iterator[Finding]:
     gpu_sources = {id(ps.source) for ps in ctx.gpu_podsets()}
@@ -358,7 +399,8 @@ def gang_min_below_replicas(ctx: LintContext) -> Iterator[Finding]:
         elif id(obj) not in gpu_sources:
             continue
         yield ctx.report(
-            obj, path,
+            obj,
+            path,
             f"{obj_label(obj)}: {what} gang minimum {minimum} is below its {pods} pods: the job starts with "
             f"{minimum} ranks holding GPUs while the others may stay Pending, and a fixed-size job hangs in "
             "rendezvous.",
@@ -441,8 +483,10 @@ def _scheduler_names(ctx: LintContext) -> set[str] | None:
         for c in pod.spec.containers:
             if c.image and "vc-scheduler" in c.image:
                 names.add("volcano")
-    controllers = [*ctx.by_kind("Deployment", "apps", include_cluster=True),
-                   *ctx.by_kind("StatefulSet", "apps", include_cluster=True)]
+    controllers = [
+        *ctx.by_kind("Deployment", "apps", include_cluster=True),
+        *ctx.by_kind("StatefulSet", "apps", include_cluster=True),
+    ]
     evidence = evidence or bool(controllers)
     for obj in controllers:
         for image, args in _images_args(obj.get("spec", "template")):
@@ -458,9 +502,12 @@ def _scheduler_names(ctx: LintContext) -> set[str] | None:
 
 
 @rule(
-    id="scheduler-not-installed", severity="error", category="distributed",
+    id="scheduler-not-installed",
+    severity="error",
+    category="distributed",
     summary="schedulerName names a scheduler that does not run in the cluster: Pending forever, no events.",
-    docs=SCHEDULER_DOCS, context="required",
+    docs=SCHEDULER_DOCS,
+    context="required",
 )
 def scheduler_not_installed(ctx: LintContext) -> Iterator[Finding]:
     names = _scheduler_names(ctx)
@@ -474,8 +521,9 @@ def scheduler_not_installed(ctx: LintContext) -> Iterator[Finding]:
         if not isinstance(sched, str) or not sched or sched in names:
             continue
         yield ctx.report(
-            ps.source, path,
-            f"Pods of {obj_label(ps.source)} ({ps.name}) ask for scheduler \"{sched}\", which does not "
+            ps.source,
+            path,
+            f'Pods of {obj_label(ps.source)} ({ps.name}) ask for scheduler "{sched}", which does not '
             "run in this cluster: they stay Pending forever with no events (no scheduler ever looks at them).",
             f"Install the {sched} scheduler, fix the name, or remove schedulerName to use {DEFAULT_SCHEDULER}.",
         )
@@ -558,9 +606,12 @@ def _volcano_queue_ref(ps: PodSet) -> tuple[str, FieldPath] | None:
 
 
 @rule(
-    id="gang-queue-missing", severity="error", category="distributed",
+    id="gang-queue-missing",
+    severity="error",
+    category="distributed",
     summary="Kueue LocalQueue or Volcano Queue named by the workload does not exist (or is closed).",
-    docs=QUEUE_DOCS, context="required",
+    docs=QUEUE_DOCS,
+    context="required",
 )
 def gang_queue_missing(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
@@ -584,11 +635,14 @@ def gang_queue_missing(ctx: LintContext) -> Iterator[Finding]:
             elif lq.get("spec", "stopPolicy") in ("Hold", "HoldAndDrain"):
                 problem = f"LocalQueue {queue} is stopped (stopPolicy {lq.get('spec', 'stopPolicy')})"
             elif cluster_queues and lq.get("spec", "clusterQueue") not in cluster_queues:
-                problem = (f"LocalQueue {queue} points at ClusterQueue {lq.get('spec', 'clusterQueue')}, "
-                           "which does not exist")
+                problem = (
+                    f"LocalQueue {queue} points at ClusterQueue {lq.get('spec', 'clusterQueue')}, "
+                    "which does not exist"
+                )
             if problem:
                 yield ctx.report(
-                    src, path,
+                    src,
+                    path,
                     f"{obj_label(src)} is submitted to Kueue but {problem}: the workload stays suspended and "
                     "no pod is ever created.",
                     f"Create LocalQueue {queue} in namespace {_ns(src)} pointing at an existing ClusterQueue "
@@ -609,7 +663,8 @@ def gang_queue_missing(ctx: LintContext) -> Iterator[Finding]:
         else:
             continue
         yield ctx.report(
-            src, vpath,
+            src,
+            vpath,
             f"{obj_label(src)}: {problem}: Volcano never admits its PodGroup (Pending) and no pod runs.",
             f"Create (or reopen) Volcano Queue {name}, or submit to an existing open queue.",
         )
@@ -706,13 +761,20 @@ def _selects(selector: Any, labels: dict[str, str]) -> bool:
     An empty or missing selector selects no pods for the Service's own endpoints (the
     endpoints controller skips selector-less Services), so it never counts as selecting.
     """
-    return isinstance(selector, dict) and bool(selector) and label_selector_matches({"matchLabels": selector}, labels)
+    return (
+        isinstance(selector, dict)
+        and bool(selector)
+        and label_selector_matches({"matchLabels": selector}, labels)
+    )
 
 
 @rule(
-    id="indexed-job-no-stable-dns", severity="warning", category="distributed",
+    id="indexed-job-no-stable-dns",
+    severity="warning",
+    category="distributed",
     summary="Indexed GPU Job with parallelism > 1 but no subdomain + headless Service: ranks cannot reach rank 0.",
-    docs=INDEXED_DNS_DOCS, context="optional",
+    docs=INDEXED_DNS_DOCS,
+    context="optional",
 )
 def indexed_job_no_stable_dns(ctx: LintContext) -> Iterator[Finding]:
     services: dict[tuple[str, str], Manifest] | None = None
@@ -724,7 +786,8 @@ def indexed_job_no_stable_dns(ctx: LintContext) -> Iterator[Finding]:
         subdomain = pod_spec(ps).get("subdomain")
         if not subdomain:
             yield ctx.report(
-                src, ps.spec_path,
+                src,
+                ps.spec_path,
                 f"Indexed {obj_label(src)} runs {spec.get('parallelism')} GPU ranks in parallel but its pods have no "
                 "subdomain: their hostnames (<job>-<index>) do not resolve, so ranks cannot reach rank 0 "
                 "(MASTER_ADDR).",
@@ -751,7 +814,8 @@ def indexed_job_no_stable_dns(ctx: LintContext) -> Iterator[Finding]:
             else:
                 continue
         yield ctx.report(
-            src, path,
+            src,
+            path,
             f"Indexed {obj_label(src)}: {problem}, so the ranks' hostnames (<job>-<index>.{subdomain}) get no DNS "
             "records and ranks cannot reach rank 0.",
             f"Use a headless Service {subdomain} (clusterIP: None) selecting batch.kubernetes.io/job-name: "
@@ -816,9 +880,12 @@ def _looks_distributed(ctx: LintContext, ps: PodSet) -> bool:
 
 
 @rule(
-    id="indexed-job-partial-parallelism", severity="warning", category="distributed",
+    id="indexed-job-partial-parallelism",
+    severity="warning",
+    category="distributed",
     summary="Distributed Indexed GPU Job with parallelism < completions: ranks never run together.",
-    docs=PARTIAL_PARALLELISM_DOCS, fixable=True,
+    docs=PARTIAL_PARALLELISM_DOCS,
+    fixable=True,
 )
 def indexed_job_partial_parallelism(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
@@ -827,12 +894,18 @@ def indexed_job_partial_parallelism(ctx: LintContext) -> Iterator[Finding]:
             continue
         parallelism = as_int(spec.get("parallelism"), 1) or 0
         completions = as_int(spec.get("completions"), None)
-        if completions is None or parallelism < 1 or parallelism >= completions or not _looks_distributed(ctx, ps):
+        if (
+            completions is None
+            or parallelism < 1
+            or parallelism >= completions
+            or not _looks_distributed(ctx, ps)
+        ):
             continue
         src = ps.source
         path: FieldPath = ("spec", "parallelism") if "parallelism" in spec else ("spec", "completions")
         yield ctx.report(
-            src, path,
+            src,
+            path,
             f"Indexed {obj_label(src)} is a distributed GPU job with {completions} ranks but parallelism "
             f"{parallelism}: only {parallelism} ranks run at once and they wait in rendezvous for ranks that "
             "cannot start.",
@@ -889,9 +962,12 @@ pytorchReplicaSpecs:
 
 
 @rule(
-    id="pytorchjob-master-replicas", severity="error", category="distributed",
+    id="pytorchjob-master-replicas",
+    severity="error",
+    category="distributed",
     summary="PyTorchJob Master replicas != 1 (rejected by the training-operator webhook).",
-    docs=MASTER_DOCS, fixable=True,
+    docs=MASTER_DOCS,
+    fixable=True,
 )
 def pytorchjob_master_replicas(ctx: LintContext) -> Iterator[Finding]:
     for job in ctx.by_kind("PyTorchJob", "kubeflow.org"):
@@ -902,15 +978,18 @@ def pytorchjob_master_replicas(ctx: LintContext) -> Iterator[Finding]:
         replicas = master.get("replicas")
         if replicas is None:
             yield ctx.report(
-                job, base,
+                job,
+                base,
                 f"{obj_label(job)}: Master.replicas is not set; training-operator v1.8+ rejects it "
                 "(spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1).",
                 "Set spec.pytorchReplicaSpecs.Master.replicas: 1.",
-                severity="warning", patch=(SetValue((*base, "replicas"), 1),),
+                severity="warning",
+                patch=(SetValue((*base, "replicas"), 1),),
             )
         elif as_int(replicas, None) != 1:
             yield ctx.report(
-                job, (*base, "replicas"),
+                job,
+                (*base, "replicas"),
                 f"{obj_label(job)}: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1 "
                 f"(got {replicas}); there is exactly one rank-0 master.",
                 "Set Master.replicas: 1 and move the other ranks to Worker.",
@@ -979,7 +1058,9 @@ def _gpu_field(c: ContainerRef, resource: str) -> FieldPath:
 
 
 @rule(
-    id="mpijob-launcher-gpu", severity="warning", category="distributed",
+    id="mpijob-launcher-gpu",
+    severity="warning",
+    category="distributed",
     summary="MPIJob launcher requests GPUs it will not use.",
     docs=LAUNCHER_DOCS,
 )
@@ -991,7 +1072,8 @@ def mpijob_launcher_gpu(ctx: LintContext) -> Iterator[Finding]:
         for c in ctx.containers(ps):
             for resource, count in c.gpu_requests().items():
                 yield ctx.report(
-                    src, _gpu_field(c, resource),
+                    src,
+                    _gpu_field(c, resource),
                     f"{where(ps, c)} (the MPIJob launcher) requests {count} {resource} but the launcher "
                     "only runs mpirun and is not a rank: the GPUs stay idle and reserved for the whole job.",
                     f"Remove {resource} from the launcher's resources, or set spec.runLauncherAsWorker: true.",
@@ -1103,7 +1185,6 @@ def runs_ml_framework(container: dict[str, Any]) -> bool:
     return bool(parts) and _ML_WORDS.search(" ".join(parts).lower()) is not None
 
 
-
 def _volume_index(spec: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
     out: dict[str, tuple[int, dict[str, Any]]] = {}
     for i, vol in dict_items(spec.get("volumes")):
@@ -1144,9 +1225,12 @@ def _free_volume_name(volumes: dict[str, Any]) -> str:
 
 
 @rule(
-    id="shm-too-small", severity="warning", category="distributed",
+    id="shm-too-small",
+    severity="warning",
+    category="distributed",
     summary="GPU training / multi-GPU container without a memory-backed emptyDir at /dev/shm (64 MiB default).",
-    docs=SHM_DOCS, fixable=True,
+    docs=SHM_DOCS,
+    fixable=True,
 )
 def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
@@ -1176,7 +1260,8 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
                 if isinstance(ed, dict) and ed.get("medium") == "Memory":
                     continue
                 yield ctx.report(
-                    ps.source, (*ps.spec_path, "volumes", i, "emptyDir"),
+                    ps.source,
+                    (*ps.spec_path, "volumes", i, "emptyDir"),
                     f"{where(ps, c)} mounts /dev/shm from emptyDir {vol_name} on disk, not in "
                     "memory: shared-memory segments (DataLoader, NCCL) go through the node's disk.",
                     f"Set medium: Memory and a sizeLimit on volume {vol_name}.",
@@ -1189,14 +1274,22 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
             ops: list[Any] = []
             if new_volume is None:
                 new_volume = _free_volume_name(volumes)
-                ops.append(AppendItem((*ps.spec_path, "volumes"), {
-                    "name": new_volume, "emptyDir": {"medium": "Memory", "sizeLimit": _shm_size(c.data)}}))
+                ops.append(
+                    AppendItem(
+                        (*ps.spec_path, "volumes"),
+                        {
+                            "name": new_volume,
+                            "emptyDir": {"medium": "Memory", "sizeLimit": _shm_size(c.data)},
+                        },
+                    )
+                )
             ops.append(AppendItem((*c.path, "volumeMounts"), {"name": new_volume, "mountPath": SHM_PATH}))
             what = "GPU training" if training else f"{gpus}-GPU"
             yield ctx.report(
-                ps.source, (*c.path, "name"),
+                ps.source,
+                (*c.path, "name"),
                 f"{where(ps, c)} ({what}) has no memory-backed /dev/shm: it gets the 64 MiB "
-                "container default, so PyTorch DataLoader workers die with \"Bus error\" and NCCL fails to extend "
+                'container default, so PyTorch DataLoader workers die with "Bus error" and NCCL fails to extend '
                 "/dev/shm.",
                 f"Mount an emptyDir with medium: Memory and a sizeLimit (e.g. {_shm_size(c.data)}) at /dev/shm in "
                 f"container {c.name}.",
@@ -1252,9 +1345,12 @@ volumes:
 
 
 @rule(
-    id="shm-unbounded", severity="info", category="distributed",
+    id="shm-unbounded",
+    severity="info",
+    category="distributed",
     summary="Memory-backed /dev/shm without sizeLimit: counts against the memory limit (OOMKill).",
-    docs=SHM_UNBOUNDED_DOCS, fixable=True,
+    docs=SHM_UNBOUNDED_DOCS,
+    fixable=True,
 )
 def shm_unbounded(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.podsets:
@@ -1274,7 +1370,8 @@ def shm_unbounded(ctx: LintContext) -> Iterator[Finding]:
             reported.add(mount[1])
             size = _shm_size(c.data)
             yield ctx.report(
-                ps.source, (*ps.spec_path, "volumes", i, "emptyDir"),
+                ps.source,
+                (*ps.spec_path, "volumes", i, "emptyDir"),
                 f"/dev/shm volume {mount[1]} of {ps.name} is memory-backed with no sizeLimit: it can grow to the "
                 "node's memory and counts against the container's memory limit (OOMKilled).",
                 f"Set emptyDir.sizeLimit on volume {mount[1]} (e.g. {size}, below the memory limit).",
@@ -1345,7 +1442,9 @@ spec:
 
 
 @rule(
-    id="training-no-failure-policy", severity="info", category="distributed",
+    id="training-no-failure-policy",
+    severity="info",
+    category="distributed",
     summary="GPU Job without podFailurePolicy or a tuned backoffLimit: retries non-retriable failures.",
     docs=FAILURE_POLICY_DOCS,
 )
@@ -1368,7 +1467,8 @@ def training_no_failure_policy(ctx: LintContext) -> Iterator[Finding]:
         if any(k in spec for k in ("podFailurePolicy", "backoffLimit", "backoffLimitPerIndex")):
             continue
         yield ctx.report(
-            src, base,
+            src,
+            base,
             f"GPU {obj_label(src)} has no podFailurePolicy and the default backoffLimit (6): a bug or "
             "CUDA OOM is retried up to 6 times on GPUs, and preemptions count against the same budget.",
             "Add a podFailurePolicy (FailJob on your program's non-retriable exit codes, Ignore on "

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
 
 
-def _api_errors(ctx: LintContext, check: str) -> Iterator[tuple[PodSet, Manifest, ContainerRef, ResourceError]]:
+def _api_errors(
+    ctx: LintContext, check: str
+) -> Iterator[tuple[PodSet, Manifest, ContainerRef, ResourceError]]:
     """``(pod set, holder, container, error)`` for each API error of kind ``check`` on a field the
     manifest writes (defaulted requests repeat their limit's error: one finding, on the written field)."""
     for ps in ctx.podsets:
@@ -90,18 +92,24 @@ resources:
 """
 
 
-@rule(id="gpu-request-without-limit", severity="error", category="gpu",
-      summary="GPU (extended resource) in requests but not in limits: the API server rejects the pod",
-      docs=REQUEST_WITHOUT_LIMIT_DOCS, fixable=True)
+@rule(
+    id="gpu-request-without-limit",
+    severity="error",
+    category="gpu",
+    summary="GPU (extended resource) in requests but not in limits: the API server rejects the pod",
+    docs=REQUEST_WITHOUT_LIMIT_DOCS,
+    fixable=True,
+)
 def gpu_request_without_limit(ctx: LintContext) -> Iterator[Finding]:
     for ps, holder, c, err in _api_errors(ctx, validation.LIMIT_REQUIRED):
         name, value = err.name, c.resources("requests")[err.name]
         target = (*c.path, "resources", "limits", name)
         patch = (SetValue(target, value),) if ctx.writable(ps, target) else ()
         yield ctx.report(
-            holder, (*c.path, "resources", "requests", name),
+            holder,
+            (*c.path, "resources", "requests", name),
             f"{where(ps, c)} requests {name}: {value} without a limit; the API server rejects it "
-            f"(\"{err.detail}\")",
+            f'("{err.detail}")',
             f"set resources.limits[{name}]: {value} (a limit alone is enough: the request defaults to it)",
             patch=patch,
         )
@@ -148,16 +156,21 @@ resources:
 """
 
 
-@rule(id="gpu-request-limit-mismatch", severity="error", category="gpu",
-      summary="GPU requests differ from limits: extended resources cannot be overcommitted, the API rejects it",
-      docs=MISMATCH_DOCS)
+@rule(
+    id="gpu-request-limit-mismatch",
+    severity="error",
+    category="gpu",
+    summary="GPU requests differ from limits: extended resources cannot be overcommitted, the API rejects it",
+    docs=MISMATCH_DOCS,
+)
 def gpu_request_limit_mismatch(ctx: LintContext) -> Iterator[Finding]:
     for ps, holder, c, err in _api_errors(ctx, validation.NOT_EQUAL):
         name = err.name
         yield ctx.report(
-            holder, (*c.path, "resources", "requests", name),
+            holder,
+            (*c.path, "resources", "requests", name),
             f"{where(ps, c)} requests {name}: {c.resources('requests')[name]} but limits it to "
-            f"{c.resources('limits')[name]}; the API server rejects it (\"{err.detail}\")",
+            f'{c.resources("limits")[name]}; the API server rejects it ("{err.detail}")',
             f"remove requests[{name}] and keep only limits[{name}] with the count the container needs",
         )
 
@@ -204,16 +217,21 @@ resources:
 """
 
 
-@rule(id="gpu-fractional-quantity", severity="error", category="gpu",
-      summary="non-integer GPU quantity (0.5, 500m): the API rejects it; use time-slicing, MPS, MIG or DRA",
-      docs=FRACTIONAL_DOCS)
+@rule(
+    id="gpu-fractional-quantity",
+    severity="error",
+    category="gpu",
+    summary="non-integer GPU quantity (0.5, 500m): the API rejects it; use time-slicing, MPS, MIG or DRA",
+    docs=FRACTIONAL_DOCS,
+)
 def gpu_fractional_quantity(ctx: LintContext) -> Iterator[Finding]:
     for ps, holder, c, err in _api_errors(ctx, validation.NOT_INTEGER):
         name, value = err.name, c.resources(err.section)[err.name]
         yield ctx.report(
-            holder, (*c.path, "resources", err.section, name),
+            holder,
+            (*c.path, "resources", err.section, name),
             f"{where(ps, c)} asks for {name}: {value}; extended resources must be whole numbers "
-            f"(API: \"{err.detail}\")",
+            f'(API: "{err.detail}")',
             "request a whole device, or share GPUs with device-plugin time-slicing/MPS replicas, "
             "a MIG slice (nvidia.com/mig-<profile>: 1) or DRA",
         )
@@ -274,10 +292,15 @@ def _is_mig_profile(name: str) -> bool:
     return res is not None and bool(res.mig_profile)
 
 
-@rule(id="gpu-unknown-resource-name", severity="error", category="gpu",
-      summary="GPU-looking resource name no device plugin exposes (nvidia.com/gpus, gpu, wrong case); "
-              "ctx: any extended resource no node advertises",
-      docs=UNKNOWN_NAME_DOCS, context="optional")
+@rule(
+    id="gpu-unknown-resource-name",
+    severity="error",
+    category="gpu",
+    summary="GPU-looking resource name no device plugin exposes (nvidia.com/gpus, gpu, wrong case); "
+    "ctx: any extended resource no node advertises",
+    docs=UNKNOWN_NAME_DOCS,
+    context="optional",
+)
 def gpu_unknown_resource_name(ctx: LintContext) -> Iterator[Finding]:
     from gpuplane.gpu.resources import suspicious_gpu_name
 
@@ -294,17 +317,26 @@ def gpu_unknown_resource_name(ctx: LintContext) -> Iterator[Finding]:
                     path = (*c.path, "resources", section, name)
                     better = suspicious_gpu_name(name)
                     if better is not None and better != name:
-                        api = ("the API server rejects it (\"must be a standard resource for containers\")"
-                               if "/" not in name else "no device plugin advertises it, so the pod stays Pending "
-                               f"(\"Insufficient {name}\")")
-                        yield ctx.report(holder, path, f"{where(ps, c)} asks for {name}: {api}",
-                                         f"use {better}")
-                    elif (have_nodes and is_extended_resource(name) and name not in advertised
-                          and not _is_mig_profile(name)):  # mig-profile-unknown says it more precisely
+                        api = (
+                            'the API server rejects it ("must be a standard resource for containers")'
+                            if "/" not in name
+                            else "no device plugin advertises it, so the pod stays Pending "
+                            f'("Insufficient {name}")'
+                        )
                         yield ctx.report(
-                            holder, path,
+                            holder, path, f"{where(ps, c)} asks for {name}: {api}", f"use {better}"
+                        )
+                    elif (
+                        have_nodes
+                        and is_extended_resource(name)
+                        and name not in advertised
+                        and not _is_mig_profile(name)
+                    ):  # mig-profile-unknown says it more precisely
+                        yield ctx.report(
+                            holder,
+                            path,
                             f"{where(ps, c)} asks for {name}, which no node of the cluster advertises: "
-                            f"the pod stays Pending (\"Insufficient {name}\")",
+                            f'the pod stays Pending ("Insufficient {name}")',
                             "use a resource name from `kubectl describe node` Allocatable, or install the device "
                             "plugin that provides it",
                         )
@@ -350,9 +382,13 @@ containers:
 """
 
 
-@rule(id="gpu-init-container-hoards", severity="warning", category="gpu",
-      summary="init container asks for more GPUs than the app containers: the pod reserves the maximum for its whole life",
-      docs=HOARD_DOCS)
+@rule(
+    id="gpu-init-container-hoards",
+    severity="warning",
+    category="gpu",
+    summary="init container asks for more GPUs than the app containers: the pod reserves the maximum for its whole life",
+    docs=HOARD_DOCS,
+)
 def gpu_init_container_hoards(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
         app = ctx.gpu_requests(ps)
@@ -364,7 +400,8 @@ def gpu_init_container_hoards(ctx: LintContext) -> Iterator[Finding]:
                 if count > app.get(name, 0):
                     section = "limits" if name in c.resources("limits") else "requests"
                     yield ctx.report(
-                        holder, (*c.path, "resources", section, name),
+                        holder,
+                        (*c.path, "resources", section, name),
                         f"{where(ps, c)} asks for {count} {name} but the app containers use {app.get(name, 0)}: "
                         f"the pod keeps {count} reserved for its whole life",
                         f"lower the init container to at most {app.get(name, 0)} {name} (or none)",
@@ -403,9 +440,14 @@ resources: {limits: {nvidia.com/gpu: 8}}
 """
 
 
-@rule(id="gpu-request-exceeds-node", severity="error", category="gpu",
-      summary="one pod asks for more GPUs (or MIG devices) than any node has", docs=EXCEEDS_NODE_DOCS,
-      context="required")
+@rule(
+    id="gpu-request-exceeds-node",
+    severity="error",
+    category="gpu",
+    summary="one pod asks for more GPUs (or MIG devices) than any node has",
+    docs=EXCEEDS_NODE_DOCS,
+    context="required",
+)
 def gpu_request_exceeds_node(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     if cluster is None or not cluster.nodes:
@@ -428,9 +470,10 @@ def gpu_request_exceeds_node(ctx: LintContext) -> Iterator[Finding]:
                     path = (*c.path, "resources", "limits", name)
                     break
             yield ctx.report(
-                holder, path,
+                holder,
+                path,
                 f"{where(ps)} needs {count} {name} per pod but the largest node offers {top}: "
-                f"Pending for ever (\"Insufficient {name}\")",
+                f'Pending for ever ("Insufficient {name}")',
                 f"ask for at most {top} {name} per pod (split into more pods) or add nodes with more GPUs",
             )
 
@@ -477,9 +520,13 @@ _INDEX_LIST = re.compile(r"^\s*[0-9A-Za-z-]+(\s*,\s*[0-9A-Za-z-]+)*\s*$")
 _NO_DEVICES = {"void", "none", ""}
 
 
-@rule(id="gpu-visible-devices-env", severity="warning", category="gpu",
-      summary="container sets NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES to bypass the device plugin",
-      docs=VISIBLE_DOCS)
+@rule(
+    id="gpu-visible-devices-env",
+    severity="warning",
+    category="gpu",
+    summary="container sets NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES to bypass the device plugin",
+    docs=VISIBLE_DOCS,
+)
 def gpu_visible_devices_env(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.podsets:
         if kinds.is_daemon(ps):
@@ -497,7 +544,8 @@ def gpu_visible_devices_env(ctx: LintContext) -> Iterator[Finding]:
                     if value.lower() in _NO_DEVICES:
                         continue
                     yield ctx.report(
-                        holder, path,
+                        holder,
+                        path,
                         f"{where(ps, c)} sets NVIDIA_VISIBLE_DEVICES={value}: the runtime injects those GPUs "
                         "outside the device plugin's allocation",
                         "remove the variable and request GPUs in resources.limits (containers that need no GPU: "
@@ -505,7 +553,8 @@ def gpu_visible_devices_env(ctx: LintContext) -> Iterator[Finding]:
                     )
                 elif _INDEX_LIST.match(value) and allocated and len(value.split(",")) > allocated:
                     yield ctx.report(
-                        holder, path,
+                        holder,
+                        path,
                         f"{where(ps, c)} sets CUDA_VISIBLE_DEVICES={value} ({len(value.split(','))} devices) but "
                         f"is allocated {allocated}: the extra indices do not exist in the container",
                         "remove CUDA_VISIBLE_DEVICES (the container already sees exactly its allocated GPUs) or "
@@ -561,9 +610,13 @@ def _targets_gpu_nodes(ps: object) -> bool:
     )
 
 
-@rule(id="gpu-privileged-access", severity="warning", category="gpu",
-      summary="privileged container or /dev/nvidia* hostPath on a GPU pod: sees every GPU of the node",
-      docs=PRIVILEGED_DOCS)
+@rule(
+    id="gpu-privileged-access",
+    severity="warning",
+    category="gpu",
+    summary="privileged container or /dev/nvidia* hostPath on a GPU pod: sees every GPU of the node",
+    docs=PRIVILEGED_DOCS,
+)
 def gpu_privileged_access(ctx: LintContext) -> Iterator[Finding]:
     gpu_ids = {id(ps) for ps in ctx.gpu_podsets()}
     for ps in ctx.podsets:
@@ -575,27 +628,36 @@ def gpu_privileged_access(ctx: LintContext) -> Iterator[Finding]:
             if not isinstance(sc, dict):
                 continue
             if sc.get("privileged") is True:
-                yield ctx.report(holder, (*c.path, "securityContext", "privileged"),
-                                 f"{where(ps, c)} is privileged on a GPU pod: it sees every GPU of the node",
-                                 "remove privileged: true and request GPUs in resources.limits")
+                yield ctx.report(
+                    holder,
+                    (*c.path, "securityContext", "privileged"),
+                    f"{where(ps, c)} is privileged on a GPU pod: it sees every GPU of the node",
+                    "remove privileged: true and request GPUs in resources.limits",
+                )
                 continue
             caps = sc.get("capabilities")
             added = caps.get("add") if isinstance(caps, dict) else None
             if isinstance(added, list):
                 for j, cap in enumerate(added):
                     if str(cap).upper() in ("SYS_ADMIN", "CAP_SYS_ADMIN", "ALL"):
-                        yield ctx.report(holder, (*c.path, "securityContext", "capabilities", "add", j),
-                                         f"{where(ps, c)} adds {cap}: the NVIDIA runtime treats it as privileged "
-                                         "and exposes every GPU of the node",
-                                         f"drop {cap}; add only the capability the workload needs")
+                        yield ctx.report(
+                            holder,
+                            (*c.path, "securityContext", "capabilities", "add", j),
+                            f"{where(ps, c)} adds {cap}: the NVIDIA runtime treats it as privileged "
+                            "and exposes every GPU of the node",
+                            f"drop {cap}; add only the capability the workload needs",
+                        )
         volumes = pod_spec(ps).get("volumes")
         for i, vol in enumerate(volumes if isinstance(volumes, list) else ()):
             host = vol.get("hostPath") if isinstance(vol, dict) else None
             path = str(host.get("path", "")) if isinstance(host, dict) else ""
             if path.rstrip("/") == "/dev" or path.startswith("/dev/nvidia") or path.startswith("/dev/dri"):
-                yield ctx.report(holder, (*ps.spec_path, "volumes", i, "hostPath", "path"),
-                                 f"{where(ps)} mounts host {path}: GPU devices outside the device plugin's allocation",
-                                 "remove the hostPath volume; request GPUs in resources.limits")
+                yield ctx.report(
+                    holder,
+                    (*ps.spec_path, "volumes", i, "hostPath", "path"),
+                    f"{where(ps)} mounts host {path}: GPU devices outside the device plugin's allocation",
+                    "remove the hostPath volume; request GPUs in resources.limits",
+                )
 
 
 UNREQUESTED_DOCS = """
@@ -643,9 +705,14 @@ _CUDA_IMAGE = re.compile(
 )
 
 
-@rule(id="gpu-unrequested-cuda-image", severity="info", category="gpu",
-      summary="CUDA/GPU framework image with no GPU request and no NVIDIA_VISIBLE_DEVICES=void: may see all GPUs",
-      docs=UNREQUESTED_DOCS, fixable=True)
+@rule(
+    id="gpu-unrequested-cuda-image",
+    severity="info",
+    category="gpu",
+    summary="CUDA/GPU framework image with no GPU request and no NVIDIA_VISIBLE_DEVICES=void: may see all GPUs",
+    docs=UNREQUESTED_DOCS,
+    fixable=True,
+)
 def gpu_unrequested_cuda_image(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.podsets:
         if kinds.is_daemon(ps):
@@ -662,10 +729,14 @@ def gpu_unrequested_cuda_image(ctx: LintContext) -> Iterator[Finding]:
                 continue  # DRA claim: the DRA driver controls which devices are visible
             if any(var.get("name") == "NVIDIA_VISIBLE_DEVICES" for _, var in c.env()):
                 continue
-            patch = () if ps.synthetic else (
-                AppendItem((*c.path, "env"), {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}),)
+            patch = (
+                ()
+                if ps.synthetic
+                else (AppendItem((*c.path, "env"), {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}),)
+            )
             yield ctx.report(
-                holder, (*c.path, "image"),
+                holder,
+                (*c.path, "image"),
                 f"{where(ps, c)} runs GPU image {image} without requesting a GPU: where nvidia is the default "
                 "runtime it sees every GPU of the node",
                 "add env NVIDIA_VISIBLE_DEVICES=void (or request the GPU it needs in resources.limits)",

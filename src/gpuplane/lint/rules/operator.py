@@ -138,9 +138,12 @@ spec:
 
 
 @rule(
-    id="clusterpolicy-invalid", severity="error", category="operator",
+    id="clusterpolicy-invalid",
+    severity="error",
+    category="operator",
     summary="ClusterPolicy fields that cannot work (MIG strategy, MIG manager, device-plugin/MIG ConfigMaps).",
-    docs=CLUSTERPOLICY_DOCS, context="optional",
+    docs=CLUSTERPOLICY_DOCS,
+    context="optional",
 )
 def clusterpolicy_invalid(ctx: LintContext) -> Iterator[Finding]:
     policies = _policies(ctx)
@@ -153,9 +156,10 @@ def clusterpolicy_invalid(ctx: LintContext) -> Iterator[Finding]:
         strategy = cp.get("spec", "mig", "strategy")
         if strategy is not None and strategy not in MIG_STRATEGIES:
             yield ctx.report(
-                cp, ("spec", "mig", "strategy"),
-                f"ClusterPolicy {cp.name}: spec.mig.strategy: Unsupported value: \"{strategy}\": supported values: "
-                "\"none\", \"single\", \"mixed\" (the API server rejects the object).",
+                cp,
+                ("spec", "mig", "strategy"),
+                f'ClusterPolicy {cp.name}: spec.mig.strategy: Unsupported value: "{strategy}": supported values: '
+                '"none", "single", "mixed" (the API server rejects the object).',
                 "Set spec.mig.strategy to none, single or mixed (lower case).",
             )
         mig_manager = spec.get("migManager")
@@ -165,17 +169,28 @@ def clusterpolicy_invalid(ctx: LintContext) -> Iterator[Finding]:
             if mig_wanted:
                 shown = join_labels(mig_wanted)
                 yield ctx.report(
-                    cp, ("spec", "migManager", "enabled"),
+                    cp,
+                    ("spec", "migManager", "enabled"),
                     f"ClusterPolicy {cp.name} disables the MIG manager but {shown} ask(s) for a MIG layout: "
                     "nothing applies it, nvidia.com/mig.config.state never reaches success and MIG resources are "
                     "never advertised.",
                     "Set spec.migManager.enabled: true (or remove the nvidia.com/mig.config labels).",
                 )
         yield from _check_configmap_ref(
-            ctx, cp, ("spec", "devicePlugin", "config"), configmaps, cluster_known, default_key=True,
+            ctx,
+            cp,
+            ("spec", "devicePlugin", "config"),
+            configmaps,
+            cluster_known,
+            default_key=True,
         )
         yield from _check_configmap_ref(
-            ctx, cp, ("spec", "migManager", "config"), configmaps, cluster_known, default_key=False,
+            ctx,
+            cp,
+            ("spec", "migManager", "config"),
+            configmaps,
+            cluster_known,
+            default_key=False,
         )
 
 
@@ -196,7 +211,8 @@ def _check_configmap_ref(
     if not found:
         if cluster_known:
             yield ctx.report(
-                cp, (*base, "name"),
+                cp,
+                (*base, "name"),
                 f"ClusterPolicy {cp.name} points the {what} at ConfigMap {name}, which exists neither in the "
                 "input nor in the cluster: the operand cannot load its config.",
                 f"Create ConfigMap {name} in the GPU Operator's namespace or fix {'.'.join(base)}.name.",
@@ -211,15 +227,17 @@ def _check_configmap_ref(
         default = cp.get(*base, "default")
         if isinstance(default, str) and default and default not in keys:
             yield ctx.report(
-                cp, (*base, "default"),
-                f"ClusterPolicy {cp.name}: devicePlugin.config.default is \"{default}\" but ConfigMap {name} has "
+                cp,
+                (*base, "default"),
+                f'ClusterPolicy {cp.name}: devicePlugin.config.default is "{default}" but ConfigMap {name} has '
                 f"no such key (keys: {', '.join(sorted(keys)) or 'none'}): the device plugin cannot load its "
                 "default config.",
                 f"Set devicePlugin.config.default to one of the ConfigMap's keys ({', '.join(sorted(keys)) or 'add one'}).",
             )
     elif MIG_PARTED_KEY not in keys:
         yield ctx.report(
-            cp, (*base, "name"),
+            cp,
+            (*base, "name"),
             f"ClusterPolicy {cp.name} points the MIG manager at ConfigMap {name}, which has no {MIG_PARTED_KEY} "
             "key: the MIG manager reads its mig-parted config from that key only.",
             f"Put the mig-parted config under data.{MIG_PARTED_KEY} of ConfigMap {name}.",
@@ -270,15 +288,19 @@ spec:
 
 
 @rule(
-    id="dcgm-exporter-disabled", severity="info", category="operator",
+    id="dcgm-exporter-disabled",
+    severity="info",
+    category="operator",
     summary="GPU Operator without the DCGM exporter: no GPU metrics for autoscaling or idle detection.",
-    docs=DCGM_DOCS, fixable=True,
+    docs=DCGM_DOCS,
+    fixable=True,
 )
 def dcgm_exporter_disabled(ctx: LintContext) -> Iterator[Finding]:
     for cp in _policies(ctx):
         if cp.get("spec", "dcgmExporter", "enabled") is False:
             yield ctx.report(
-                cp, ("spec", "dcgmExporter", "enabled"),
+                cp,
+                ("spec", "dcgmExporter", "enabled"),
                 f"ClusterPolicy {cp.name} disables the DCGM exporter: no GPU utilisation, memory, power or XID "
                 "metrics for autoscaling, idle-GPU detection or alerts.",
                 "Set spec.dcgmExporter.enabled: true (and serviceMonitor.enabled: true with Prometheus Operator).",

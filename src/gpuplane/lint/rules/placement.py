@@ -34,9 +34,15 @@ from gpuplane.lint.rules._common import (
 )
 
 # Taints the node lifecycle controller and cloud providers manage: transient, not a pool design.
-_LIFECYCLE_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "node-role.kubernetes.io/",
-                       "ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler",
-                       "karpenter.sh/disrupted", "karpenter.sh/disruption")
+_LIFECYCLE_PREFIXES = (
+    "node.kubernetes.io/",
+    "node.cloudprovider.kubernetes.io/",
+    "node-role.kubernetes.io/",
+    "ToBeDeletedByClusterAutoscaler",
+    "DeletionCandidateOfClusterAutoscaler",
+    "karpenter.sh/disrupted",
+    "karpenter.sh/disruption",
+)
 GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
 
 TAINT_DOCS = """
@@ -111,19 +117,28 @@ def _ert_enabled(ctx: LintContext) -> bool:
 
 
 # The conventional GPU-node taints a pod needs a toleration for when no cluster is given.
-_CONVENTIONAL_GPU_TAINTS = tuple({"key": "nvidia.com/gpu", "value": value, "effect": "NoSchedule"}
-                                 for value in ("", "present", "true"))
+_CONVENTIONAL_GPU_TAINTS = tuple(
+    {"key": "nvidia.com/gpu", "value": value, "effect": "NoSchedule"} for value in ("", "present", "true")
+)
 
 
 def _node_taints(node: Any) -> list[Any]:
     """The node's taints TaintToleration's Filter looks at, minus the transient lifecycle ones."""
-    return [taint for taint in node.spec.taints or ()
-            if taint.effect in ("NoSchedule", "NoExecute") and not taint.key.startswith(_LIFECYCLE_PREFIXES)]
+    return [
+        taint
+        for taint in node.spec.taints or ()
+        if taint.effect in ("NoSchedule", "NoExecute") and not taint.key.startswith(_LIFECYCLE_PREFIXES)
+    ]
 
 
-@rule(id="gpu-taint-not-tolerated", severity="warning", category="placement",
-      summary="GPU pod does not tolerate the taint of the GPU nodes (ctx: the actual taints)",
-      docs=TAINT_DOCS, context="optional")
+@rule(
+    id="gpu-taint-not-tolerated",
+    severity="warning",
+    category="placement",
+    summary="GPU pod does not tolerate the taint of the GPU nodes (ctx: the actual taints)",
+    docs=TAINT_DOCS,
+    context="optional",
+)
 def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     ert = _ert_enabled(ctx)
@@ -138,9 +153,11 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
         path = (*ps.spec_path, "tolerations") if pod_spec(ps).get("tolerations") else ps.spec_path
         if cluster is None or not cluster.nodes:
             if "nvidia.com/gpu" in wanted and not any(
-                    tolerations_tolerate_taint(tols, taint) for taint in _CONVENTIONAL_GPU_TAINTS):
+                tolerations_tolerate_taint(tols, taint) for taint in _CONVENTIONAL_GPU_TAINTS
+            ):
                 yield ctx.report(
-                    holder, path,
+                    holder,
+                    path,
                     f"{where(ps)} has no toleration for the conventional nvidia.com/gpu:NoSchedule taint of GPU "
                     "nodes (fine only where ExtendedResourceToleration adds it or GPU nodes are untainted)",
                     "add tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]",
@@ -169,12 +186,16 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
             continue
         (key, value, effect), _count = max(blocking.items(), key=lambda item: item[1])
         shown = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
-        tol = (f"{{key: {key}, operator: Equal, value: \"{value}\", effect: {effect}}}" if value
-               else f"{{key: {key}, operator: Exists, effect: {effect}}}")
+        tol = (
+            f'{{key: {key}, operator: Equal, value: "{value}", effect: {effect}}}'
+            if value
+            else f"{{key: {key}, operator: Exists, effect: {effect}}}"
+        )
         yield ctx.report(
-            holder, path,
+            holder,
+            path,
             f"{where(ps)} tolerates no taint of the {len(candidates)} node(s) offering its GPUs (e.g. {shown}): "
-            "Pending (\"node(s) had untolerated taint\")",
+            'Pending ("node(s) had untolerated taint")',
             f"add tolerations: [{tol}]",
             severity="error",
         )
@@ -213,9 +234,14 @@ nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
 _KARPENTER = ("karpenter.k8s.aws/", "karpenter.sh/", "karpenter.azure.com/")
 
 
-@rule(id="gpu-selector-matches-no-node", severity="error", category="placement",
-      summary="nodeSelector / required node affinity on GPU labels that no node satisfies",
-      docs=SELECTOR_DOCS, context="required")
+@rule(
+    id="gpu-selector-matches-no-node",
+    severity="error",
+    category="placement",
+    summary="nodeSelector / required node affinity on GPU labels that no node satisfies",
+    docs=SELECTOR_DOCS,
+    context="required",
+)
 def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     if cluster is None or not cluster.nodes:
@@ -225,35 +251,54 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.podsets:
         # typed pod: nodeSelector values that are not strings are rejected by the API (pod-template-invalid)
         spec = ps.pod().spec
-        gpu_sel = {k: v for k, v in spec.node_selector.items()
-                   if k in GPU_LABELS and not (has_nodepools and k.startswith(_KARPENTER))}
+        gpu_sel = {
+            k: v
+            for k, v in spec.node_selector.items()
+            if k in GPU_LABELS and not (has_nodepools and k.startswith(_KARPENTER))
+        }
         holder = ctx.holder(ps)
         for key, value in gpu_sel.items():
             if not any(labels.get(key) == value for labels, _name in node_labels):
                 seen = sorted({labels[key] for labels, _name in node_labels if key in labels})
                 hint = f"nodes have {key} in {seen[:5]}" if seen else f"no node has the label {key}"
                 yield ctx.report(
-                    holder, (*ps.spec_path, "nodeSelector", key),
+                    holder,
+                    (*ps.spec_path, "nodeSelector", key),
                     f"{where(ps)} selects {key}={value} but no node matches ({hint}): Pending "
                     "(\"didn't match Pod's node affinity/selector\")",
                     f"use a value nodes carry ({', '.join(seen[:3]) or 'check the GPU node labels'})",
                 )
         node_affinity = spec.affinity.node_affinity if spec.affinity is not None else None
-        required = (node_affinity.required_during_scheduling_ignored_during_execution
-                    if node_affinity is not None else None)
+        required = (
+            node_affinity.required_during_scheduling_ignored_during_execution
+            if node_affinity is not None
+            else None
+        )
         terms = required.node_selector_terms if required is not None else []
-        gpu_terms = [t for t in terms
-                     if any(e.key in GPU_LABELS and not (has_nodepools and e.key.startswith(_KARPENTER))
-                            for e in t.match_expressions)]
-        if gpu_terms and len(gpu_terms) == len(terms) and not any(
+        gpu_terms = [
+            t
+            for t in terms
+            if any(
+                e.key in GPU_LABELS and not (has_nodepools and e.key.startswith(_KARPENTER))
+                for e in t.match_expressions
+            )
+        ]
+        if (
+            gpu_terms
+            and len(gpu_terms) == len(terms)
+            and not any(
                 node_selector_term_matches_labels(t, labels, name)
-                for t in gpu_terms for labels, name in node_labels):
-                yield ctx.report(
-                    holder, (*ps.spec_path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
-                    f"{where(ps)} requires GPU node labels that no node carries: Pending "
-                    "(\"didn't match Pod's node affinity/selector\")",
-                    "check the label values against `kubectl get nodes --show-labels`",
-                )
+                for t in gpu_terms
+                for labels, name in node_labels
+            )
+        ):
+            yield ctx.report(
+                holder,
+                (*ps.spec_path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+                f"{where(ps)} requires GPU node labels that no node carries: Pending "
+                "(\"didn't match Pod's node affinity/selector\")",
+                "check the label values against `kubectl get nodes --show-labels`",
+            )
 
 
 UNPINNED_DOCS = """
@@ -286,8 +331,14 @@ resources: {limits: {nvidia.com/gpu: 8}}
 
 
 def _gpu_model(labels: dict[str, str]) -> str | None:
-    for key in ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name",
-                "k8s.amazonaws.com/accelerator", "kubernetes.azure.com/accelerator", "amd.com/gpu.product-name"):
+    for key in (
+        "nvidia.com/gpu.product",
+        "cloud.google.com/gke-accelerator",
+        "karpenter.k8s.aws/instance-gpu-name",
+        "k8s.amazonaws.com/accelerator",
+        "kubernetes.azure.com/accelerator",
+        "amd.com/gpu.product-name",
+    ):
         if labels.get(key):
             return labels[key].removesuffix("-SHARED")
     return None
@@ -298,13 +349,21 @@ def _pins_type(ps: Any) -> bool:
         return True
     if any(k in TYPE_PINNING_LABELS for k in node_selector(ps)):
         return True
-    return any(e.get("key") in TYPE_PINNING_LABELS
-               for t in (*required_terms(ps), *preferred_terms(ps)) for e in term_expressions(t))
+    return any(
+        e.get("key") in TYPE_PINNING_LABELS
+        for t in (*required_terms(ps), *preferred_terms(ps))
+        for e in term_expressions(t)
+    )
 
 
-@rule(id="gpu-type-unpinned", severity="info", category="placement",
-      summary="the cluster has several GPU models and the GPU pod pins none", docs=UNPINNED_DOCS,
-      context="required")
+@rule(
+    id="gpu-type-unpinned",
+    severity="info",
+    category="placement",
+    summary="the cluster has several GPU models and the GPU pod pins none",
+    docs=UNPINNED_DOCS,
+    context="required",
+)
 def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     if cluster is None:
@@ -325,7 +384,8 @@ def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
             continue
         shown = ", ".join(models[:4]) + (", ..." if len(models) > 4 else "")
         yield ctx.report(
-            ctx.holder(ps), ps.spec_path,
+            ctx.holder(ps),
+            ps.spec_path,
             f"{where(ps)} does not choose among the cluster's GPU models ({shown})",
             f"add nodeSelector: {{nvidia.com/gpu.product: <one of {shown}>}} (or a preferred affinity)",
         )
@@ -362,8 +422,14 @@ tolerations:
 - https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/ ("Dedicated Nodes", "Nodes with Special Hardware")
 """
 
-_TOPOLOGY_KEYS = {"kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", *ZONE_LABELS,
-                  "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"}
+_TOPOLOGY_KEYS = {
+    "kubernetes.io/hostname",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    *ZONE_LABELS,
+    "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/region",
+}
 
 
 def _kept_off(ps: Any) -> bool:
@@ -381,9 +447,13 @@ def _kept_off(ps: Any) -> bool:
     return False
 
 
-@rule(id="cpu-pod-on-gpu-nodes", severity="warning", category="placement",
-      summary="pod without GPU request tolerates GPU taints (or everything) and is not kept off GPU nodes",
-      docs=CPU_ON_GPU_DOCS)
+@rule(
+    id="cpu-pod-on-gpu-nodes",
+    severity="warning",
+    category="placement",
+    summary="pod without GPU request tolerates GPU taints (or everything) and is not kept off GPU nodes",
+    docs=CPU_ON_GPU_DOCS,
+)
 def cpu_pod_on_gpu_nodes(ctx: LintContext) -> Iterator[Finding]:
     gpu_ids = {id(ps) for ps in ctx.gpu_podsets()}
     for ps in ctx.podsets:
@@ -403,9 +473,12 @@ def cpu_pod_on_gpu_nodes(ctx: LintContext) -> Iterator[Finding]:
         if hit is None or _kept_off(ps):
             continue
         tol = tols[hit]
-        what = "every taint (operator: Exists with no key)" if not tol.get("key") else f"the {tol['key']} taint"
+        what = (
+            "every taint (operator: Exists with no key)" if not tol.get("key") else f"the {tol['key']} taint"
+        )
         yield ctx.report(
-            ctx.holder(ps), (*ps.spec_path, "tolerations", hit),
+            ctx.holder(ps),
+            (*ps.spec_path, "tolerations", hit),
             f"{where(ps)} requests no GPU but tolerates {what}: it can take CPU and memory on GPU nodes",
             "remove the toleration, or add required node affinity {key: nvidia.com/gpu.present, operator: DoesNotExist}",
         )
@@ -445,10 +518,22 @@ nodeSelector: {topology.kubernetes.io/zone: us-east-1a}
 - Kueue topology-aware scheduling; JobSet exclusive placement
 """
 
-_COLOCATE_ANNOTATIONS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology",
-                         "alpha.jobset.sigs.k8s.io/exclusive-topology", "volcano.sh/network-topology")
-_RACK_HINTS = ("zone", "rack", "block", "placement", "cluster-placement-group", "topology.k8s.aws/network-node",
-               "cloud.google.com/gce-topology", "nvidia.com/gpu.clique")
+_COLOCATE_ANNOTATIONS = (
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "alpha.jobset.sigs.k8s.io/exclusive-topology",
+    "volcano.sh/network-topology",
+)
+_RACK_HINTS = (
+    "zone",
+    "rack",
+    "block",
+    "placement",
+    "cluster-placement-group",
+    "topology.k8s.aws/network-node",
+    "cloud.google.com/gce-topology",
+    "nvidia.com/gpu.clique",
+)
 
 
 def _colocated(ps: Any) -> bool:
@@ -464,7 +549,10 @@ def _colocated(ps: Any) -> bool:
     aff = pod_spec(ps).get("affinity")
     pod_aff = aff.get("podAffinity") if isinstance(aff, dict) else None
     if isinstance(pod_aff, dict):
-        for key in ("requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"):
+        for key in (
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ):
             for item in pod_aff.get(key) or ():
                 term = item.get("podAffinityTerm", item) if isinstance(item, dict) else {}
                 if any(h in str(term.get("topologyKey", "")) for h in _RACK_HINTS):
@@ -480,9 +568,14 @@ def _scattering(ps: Any) -> int | None:
     return None
 
 
-@rule(id="training-spread-across-zones", severity="warning", category="placement",
-      summary="multi-node GPU training not co-located (no zone/rack affinity, or a spread that scatters ranks)",
-      docs=SPREAD_DOCS, context="optional")
+@rule(
+    id="training-spread-across-zones",
+    severity="warning",
+    category="placement",
+    summary="multi-node GPU training not co-located (no zone/rack affinity, or a spread that scatters ranks)",
+    docs=SPREAD_DOCS,
+    context="optional",
+)
 def training_spread_across_zones(ctx: LintContext) -> Iterator[Finding]:
     if ctx.cluster is not None and ctx.cluster.nodes:
         zones = {(n.metadata.labels or {}).get("topology.kubernetes.io/zone") for n in ctx.cluster.nodes}
@@ -501,7 +594,8 @@ def training_spread_across_zones(ctx: LintContext) -> Iterator[Finding]:
             scatter = _scattering(ps)
             if scatter is not None:  # a field of its own: reported where it is written
                 yield ctx.report(
-                    ctx.holder(ps), (*ps.spec_path, "topologySpreadConstraints", scatter, "topologyKey"),
+                    ctx.holder(ps),
+                    (*ps.spec_path, "topologySpreadConstraints", scatter, "topologyKey"),
                     f"{where(ps)} spreads training ranks across zones: collectives cross the inter-zone network",
                     "remove the zone spread constraint and pin the job to one zone (nodeSelector or zone affinity)",
                 )
@@ -513,7 +607,8 @@ def training_spread_across_zones(ctx: LintContext) -> Iterator[Finding]:
         main = max(reversed(loose), key=lambda p: p.count)
         parts = f" ({', '.join(f'{ps.count} {ps.name}' for ps in sets)})" if len(sets) > 1 else ""
         yield ctx.report(
-            ctx.holder(main), main.spec_path,
+            ctx.holder(main),
+            main.spec_path,
             f"{obj_label(main.source)} runs {total} GPU pods{parts} with nothing keeping them in one zone",
             "add nodeSelector {topology.kubernetes.io/zone: <zone>} (or a podAffinity on the zone, Kueue TAS, "
             "JobSet exclusive-topology)",
@@ -551,9 +646,13 @@ topologySpreadConstraints:
 """
 
 
-@rule(id="serving-replicas-not-spread", severity="info", category="placement",
-      summary="multi-replica GPU inference without topology spread or anti-affinity across nodes or zones",
-      docs=SERVING_SPREAD_DOCS)
+@rule(
+    id="serving-replicas-not-spread",
+    severity="info",
+    category="placement",
+    summary="multi-replica GPU inference without topology spread or anti-affinity across nodes or zones",
+    docs=SERVING_SPREAD_DOCS,
+)
 def serving_replicas_not_spread(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
         if ps.count < 2 or not kinds.is_inference(ps):
@@ -564,10 +663,14 @@ def serving_replicas_not_spread(ctx: LintContext) -> Iterator[Finding]:
         aff = spec.get("affinity")
         if isinstance(aff, dict) and aff.get("podAntiAffinity"):
             continue
-        path = ("spec", "replicas") if ps.source.get("spec", "replicas") is not None and not ps.template_source \
+        path = (
+            ("spec", "replicas")
+            if ps.source.get("spec", "replicas") is not None and not ps.template_source
             else ps.spec_path
+        )
         yield ctx.report(
-            ctx.holder(ps) if path == ps.spec_path else ps.source, path,
+            ctx.holder(ps) if path == ps.spec_path else ps.source,
+            path,
             f"{where(ps)} runs {ps.count} GPU replicas with nothing spreading them across nodes or zones",
             "add topologySpreadConstraints on kubernetes.io/hostname (and topology.kubernetes.io/zone) "
             "with whenUnsatisfiable: ScheduleAnyway",

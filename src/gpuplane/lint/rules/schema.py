@@ -39,10 +39,17 @@ if TYPE_CHECKING:
     from gpuplane.sources.manifest import FieldPath
 
 # Built-in workload kinds checked: (group, kind).
-_KINDS = frozenset({
-    ("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
-    ("apps", "ReplicaSet"), ("batch", "Job"), ("batch", "CronJob"),
-})
+_KINDS = frozenset(
+    {
+        ("", "Pod"),
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("apps", "ReplicaSet"),
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+    }
+)
 _BUNDLED = re.compile(r"^v1\.(\d+)\.0-local-strict$")
 _REF = re.compile(r"^(?:/api/_definitions\.json)?#/\$defs/(.+)$")
 
@@ -187,10 +194,15 @@ def _dotted(path: FieldPath) -> str:
     return text
 
 
-@rule(id="manifest-unknown-field", severity="error", category="gpu", context="optional",
-      summary="GPU workload field the Kubernetes API does not define (strict validation rejects it, "
-              "Helm drops it silently)",
-      docs=DOCS)
+@rule(
+    id="manifest-unknown-field",
+    severity="error",
+    category="gpu",
+    context="optional",
+    summary="GPU workload field the Kubernetes API does not define (strict validation rejects it, "
+    "Helm drops it silently)",
+    docs=DOCS,
+)
 def manifest_unknown_field(ctx: LintContext) -> Iterator[Finding]:
     sources = []
     seen: set[int] = set()
@@ -225,8 +237,11 @@ def manifest_unknown_field(ctx: LintContext) -> Iterator[Finding]:
                 data = json.loads(json.dumps(data, default=str))
             except (ValueError, TypeError):
                 continue
-        errors = [(tuple(e.instance_path), list(e.kind.unexpected))
-                  for e in validator.iter_errors(data) if isinstance(e.kind, additional)]
+        errors = [
+            (tuple(e.instance_path), list(e.kind.unexpected))
+            for e in validator.iter_errors(data)
+            if isinstance(e.kind, additional)
+        ]
         label = obj_label(src)
         api = src.api_version.rsplit("/", 1)[-1]
         for parent, names in errors:
@@ -234,15 +249,21 @@ def manifest_unknown_field(ctx: LintContext) -> Iterator[Finding]:
             for name in names:
                 path = (*parent, name)
                 shown = _dotted(path)
-                quoted = (f'{src.kind} in version "{api}" cannot be handled as a {src.kind}: strict decoding '
-                          f'error: unknown field "{shown}"')
+                quoted = (
+                    f'{src.kind} in version "{api}" cannot be handled as a {src.kind}: strict decoding '
+                    f'error: unknown field "{shown}"'
+                )
                 close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
                 where = _dotted(parent) or "the object"
-                fix = (f"rename {shown} to {close[0]}" if close
-                       else f"remove {shown} or move it where the API defines it (fields of {where}: "
-                            f"{', '.join(sorted(known)) or 'none'})")
+                fix = (
+                    f"rename {shown} to {close[0]}"
+                    if close
+                    else f"remove {shown} or move it where the API defines it (fields of {where}: "
+                    f"{', '.join(sorted(known)) or 'none'})"
+                )
                 yield ctx.report(
-                    src, path,
+                    src,
+                    path,
                     f"{label}: {shown} is not a field of {src.kind} (Kubernetes {version} API): kubectl apply "
                     f'rejects it with strict field validation: "{quoted}". Helm and client-go without strict '
                     "validation drop it silently, so the setting does nothing.",

@@ -120,9 +120,12 @@ containers:
 
 
 @rule(
-    id="inference-no-startup-probe", severity="warning", category="serving",
+    id="inference-no-startup-probe",
+    severity="warning",
+    category="serving",
     summary="GPU serving container with a liveness probe but no startup probe long enough for model load.",
-    docs=INFERENCE_NO_STARTUP_PROBE_DOCS, fixable=True,
+    docs=INFERENCE_NO_STARTUP_PROBE_DOCS,
+    fixable=True,
 )
 def inference_no_startup_probe(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
@@ -141,7 +144,8 @@ def inference_no_startup_probe(ctx: LintContext) -> Iterator[Finding]:
                 initial = as_int(startup.get("initialDelaySeconds"), 0)
                 needed = max(math.ceil((STARTUP_BUDGET_S - initial) / period), 1)
                 yield ctx.report(
-                    ps.source, (*c.path, "startupProbe"),
+                    ps.source,
+                    (*c.path, "startupProbe"),
                     f"{where(ps, c)} (GPU server) has a startupProbe that gives up after {budget}s: "
                     "loading model weights takes minutes, so the kubelet restarts the server before it is up.",
                     f"Raise startupProbe.failureThreshold to {needed} (x periodSeconds {period} = "
@@ -158,7 +162,8 @@ def inference_no_startup_probe(ctx: LintContext) -> Iterator[Finding]:
             if any(k in liveness for k in PROBE_HANDLERS):
                 patch = (SetValue((*c.path, "startupProbe"), _startup_from_liveness(liveness)),)
             yield ctx.report(
-                ps.source, (*c.path, "livenessProbe"),
+                ps.source,
+                (*c.path, "livenessProbe"),
                 f"{where(ps, c)} (GPU server) has a livenessProbe that kills it after {budget}s "
                 "and no startupProbe: the server cannot answer while it loads model weights, so it is restarted "
                 "in a loop (CrashLoopBackOff) and never serves.",
@@ -244,8 +249,11 @@ def _hpa_cpu_only(hpa: Manifest) -> FieldPath | None:
     if not isinstance(spec, dict):
         return None
     if hpa.api_version == "autoscaling/v1":
-        return ("spec", "targetCPUUtilizationPercentage") if "targetCPUUtilizationPercentage" in spec else (
-            "spec", "scaleTargetRef")
+        return (
+            ("spec", "targetCPUUtilizationPercentage")
+            if "targetCPUUtilizationPercentage" in spec
+            else ("spec", "scaleTargetRef")
+        )
     metrics = spec.get("metrics")
     if not metrics:
         return ("spec", "scaleTargetRef")  # no metrics: the controller defaults to 80% CPU
@@ -284,9 +292,12 @@ def _template_has_gpu(obj: Manifest) -> bool:
 
 
 @rule(
-    id="hpa-cpu-for-gpu-serving", severity="warning", category="serving",
+    id="hpa-cpu-for-gpu-serving",
+    severity="warning",
+    category="serving",
     summary="HPA scales a GPU workload on CPU/memory only.",
-    docs=HPA_CPU_DOCS, context="optional",
+    docs=HPA_CPU_DOCS,
+    context="optional",
 )
 def hpa_cpu_for_gpu_serving(ctx: LintContext) -> Iterator[Finding]:
     scalers = [(o, _hpa_cpu_only(o)) for o in ctx.by_kind("HorizontalPodAutoscaler", "autoscaling")]
@@ -313,7 +324,8 @@ def hpa_cpu_for_gpu_serving(ctx: LintContext) -> Iterator[Finding]:
             continue
         what = f"KEDA {obj_label(obj)}" if obj.kind == "ScaledObject" else obj_label(obj)
         yield ctx.report(
-            obj, path,
+            obj,
+            path,
             f"{what} scales GPU {kind} {key[2]} on CPU/memory only: a GPU server saturates on the "
             "GPU (queued requests, KV cache) while its CPU stays low, so it does not scale when latency explodes.",
             "Scale on the server's load signal through a metrics adapter or KEDA: queue depth "
@@ -411,9 +423,13 @@ def _spare_gpus(ctx: LintContext, need: dict[str, int]) -> bool | None:
 
 
 @rule(
-    id="gpu-rollout-surge-deadlock", severity="warning", category="serving",
+    id="gpu-rollout-surge-deadlock",
+    severity="warning",
+    category="serving",
     summary="GPU Deployment rolling update with maxUnavailable 0 and maxSurge > 0 stalls on a full GPU pool.",
-    docs=ROLLOUT_DOCS, context="optional", fixable=True,
+    docs=ROLLOUT_DOCS,
+    context="optional",
+    fixable=True,
 )
 def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
     seen: set[int] = set()
@@ -449,7 +465,8 @@ def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
             path = ("spec",)
         gpus = ", ".join(f"{n}: {c}" for n, c in sorted(need.items())) or "GPUs"
         yield ctx.report(
-            src, path,
+            src,
+            path,
             f"{obj_label(src)} ({replicas} replica(s), {gpus} per pod) rolls out with maxSurge {surge} and "
             f"maxUnavailable {unavailable}: every new pod needs spare GPUs before an old one stops, so on a full "
             "GPU pool the rollout stalls with the surge pod Pending (Insufficient GPUs).",
@@ -516,10 +533,25 @@ containers:
 # Image references (lower-case substrings) of framework/serving images that are several GB
 # (reference/platform.md §2.7: vLLM + PyTorch + CUDA images are commonly 10-20 GB).
 LARGE_IMAGE_HINTS = (
-    "vllm/vllm-openai", "vllm-openai", "text-generation-inference", "tritonserver", "nvcr.io/nvidia/pytorch",
-    "nvcr.io/nvidia/tensorflow", "nvcr.io/nvidia/nemo", "nvcr.io/nim/", "tensorrt-llm", "tensorrt_llm",
-    "lmsysorg/sglang", "pytorch/pytorch", "deepspeed", "nvcr.io/nvidia/cuda", "nvidia/cuda", "rocm/pytorch",
-    "rocm/vllm", "huggingface/transformers-pytorch-gpu", "nvcr.io/nvidia/dynamo",
+    "vllm/vllm-openai",
+    "vllm-openai",
+    "text-generation-inference",
+    "tritonserver",
+    "nvcr.io/nvidia/pytorch",
+    "nvcr.io/nvidia/tensorflow",
+    "nvcr.io/nvidia/nemo",
+    "nvcr.io/nim/",
+    "tensorrt-llm",
+    "tensorrt_llm",
+    "lmsysorg/sglang",
+    "pytorch/pytorch",
+    "deepspeed",
+    "nvcr.io/nvidia/cuda",
+    "nvidia/cuda",
+    "rocm/pytorch",
+    "rocm/vllm",
+    "huggingface/transformers-pytorch-gpu",
+    "nvcr.io/nvidia/dynamo",
 )
 
 
@@ -539,9 +571,12 @@ def _is_large(image: str) -> bool:
 
 
 @rule(
-    id="image-pull-always-large", severity="info", category="serving",
+    id="image-pull-always-large",
+    severity="info",
+    category="serving",
     summary="Huge GPU image pulled on every start (imagePullPolicy Always or :latest): slow cold starts.",
-    docs=IMAGE_PULL_DOCS, fixable=True,
+    docs=IMAGE_PULL_DOCS,
+    fixable=True,
 )
 def image_pull_always_large(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
@@ -556,7 +591,8 @@ def image_pull_always_large(ctx: LintContext) -> Iterator[Finding]:
                 if not floating:
                     continue
                 yield ctx.report(
-                    ps.source, (*c.path, "image"),
+                    ps.source,
+                    (*c.path, "image"),
                     f"{where(ps, c)} runs the multi-GB image {image} without a pinned tag, so "
                     "its pull policy defaults to Always: every start re-checks the registry and pulls new layers "
                     "when the tag moved, adding minutes to cold starts.",
@@ -566,7 +602,8 @@ def image_pull_always_large(ctx: LintContext) -> Iterator[Finding]:
             elif policy == "Always":
                 patch = () if floating else (SetValue((*c.path, "imagePullPolicy"), "IfNotPresent"),)
                 yield ctx.report(
-                    ps.source, (*c.path, "imagePullPolicy"),
+                    ps.source,
+                    (*c.path, "imagePullPolicy"),
                     f"{where(ps, c)} pulls the multi-GB image {image} with imagePullPolicy "
                     "Always: every start and restart goes to the registry, slowing cold starts and failing with "
                     "ImagePullBackOff when the registry is unreachable.",

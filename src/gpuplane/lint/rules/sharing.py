@@ -85,7 +85,11 @@ def _referenced_dp_configmaps(ctx: LintContext) -> dict[str, list[tuple[Manifest
     for ds in ctx.by_kind("DaemonSet", "apps", include_cluster=True):
         for i, vol in dict_items(ds.get("spec", "template", "spec", "volumes")):
             cm = vol.get("configMap")
-            if isinstance(cm, dict) and cm.get("name") and _template_is_device_plugin(ds.get("spec", "template")):
+            if (
+                isinstance(cm, dict)
+                and cm.get("name")
+                and _template_is_device_plugin(ds.get("spec", "template"))
+            ):
                 refs.setdefault(str(cm["name"]), []).append((ds, ("spec", "template", "spec", "volumes", i)))
     return refs
 
@@ -197,7 +201,9 @@ data:
 
 
 @rule(
-    id="device-plugin-config-invalid", severity="error", category="sharing",
+    id="device-plugin-config-invalid",
+    severity="error",
+    category="sharing",
     summary="NVIDIA device-plugin config malformed (version, replicas < 2, unknown resource, MIG strategy, YAML).",
     docs=DP_INVALID_DOCS,
 )
@@ -206,7 +212,8 @@ def device_plugin_config_invalid(ctx: LintContext) -> Iterator[Finding]:
 
     sources: list[tuple[Manifest, str, FieldPath | None, list]] = [
         (cm, f"Device-plugin config {key} in {obj_label(cm)}", ("data", key), problems)
-        for cm, parsed in _dp_configs(ctx) for key, (_cfg, problems) in parsed.items()
+        for cm, parsed in _dp_configs(ctx)
+        for key, (_cfg, problems) in parsed.items()
     ]
     for obj in ctx.by_kind(DEVICE_PLUGIN_CONFIG_KIND, PSEUDO_GROUP):
         # A config file (pseudo-object, data = the document): problems point at their own lines.
@@ -216,8 +223,11 @@ def device_plugin_config_invalid(ctx: LintContext) -> Iterator[Finding]:
         for problem in problems:
             where = ".".join(str(p) for p in problem.path)
             yield ctx.report(
-                obj, anchor if anchor is not None else ("data", *problem.path),
-                f"{label}: " + (f"{where}: " if where else "") + problem.message
+                obj,
+                anchor if anchor is not None else ("data", *problem.path),
+                f"{label}: "
+                + (f"{where}: " if where else "")
+                + problem.message
                 + ("" if problem.severity == "warning" else " (the plugin fails to load this config)"),
                 "Fix the config: version: v1, and under sharing.timeSlicing/mps.resources a name and an integer "
                 "replicas >= 2 for each resource; flags.migStrategy none|single|mixed.",
@@ -311,13 +321,19 @@ def _node_dp_labels(ctx: LintContext) -> dict[str, list[str]]:
 
 
 @rule(
-    id="device-plugin-config-unreferenced", severity="warning", category="sharing",
+    id="device-plugin-config-unreferenced",
+    severity="warning",
+    category="sharing",
     summary="A sharing ConfigMap exists but the ClusterPolicy / device plugin does not use it (or a missing key).",
-    docs=DP_UNREFERENCED_DOCS, context="optional",
+    docs=DP_UNREFERENCED_DOCS,
+    context="optional",
 )
 def device_plugin_config_unreferenced(ctx: LintContext) -> Iterator[Finding]:
-    configs = [(cm, parsed) for cm, parsed in _dp_configs(ctx)
-               if any(cfg is not None and cfg.sharing_mode for cfg, _p in parsed.values())]
+    configs = [
+        (cm, parsed)
+        for cm, parsed in _dp_configs(ctx)
+        if any(cfg is not None and cfg.sharing_mode for cfg, _p in parsed.values())
+    ]
     if not configs:
         return
     refs = _referenced_dp_configmaps(ctx)
@@ -333,7 +349,8 @@ def device_plugin_config_unreferenced(ctx: LintContext) -> Iterator[Finding]:
         if not where:
             if deployed:
                 yield ctx.report(
-                    cm, ("metadata", "name"),
+                    cm,
+                    ("metadata", "name"),
                     f"ConfigMap {cm.name} holds a GPU sharing config ({', '.join(sorted(keys))}) but neither the "
                     "ClusterPolicy (spec.devicePlugin.config.name) nor a device-plugin DaemonSet points at it: "
                     "the plugin keeps advertising whole GPUs.",
@@ -346,8 +363,9 @@ def device_plugin_config_unreferenced(ctx: LintContext) -> Iterator[Finding]:
         for value, nodes in sorted(labels.items()):
             if value not in keys:
                 yield ctx.report(
-                    cm, ("data",),
-                    f"Node(s) {', '.join(nodes[:3])} select device-plugin config \"{value}\" "
+                    cm,
+                    ("data",),
+                    f'Node(s) {", ".join(nodes[:3])} select device-plugin config "{value}" '
                     f"({DP_CONFIG_LABEL}) but ConfigMap {cm.name} has no such key ({', '.join(sorted(keys))}): "
                     "the plugin skips reconfiguration on them.",
                     f"Label the nodes with one of {', '.join(sorted(keys))} or add key {value} to the ConfigMap.",
@@ -355,11 +373,17 @@ def device_plugin_config_unreferenced(ctx: LintContext) -> Iterator[Finding]:
         has_default = "default" in keys or any(
             isinstance(cp.get("spec", "devicePlugin", "config", "default"), str)
             and cp.get("spec", "devicePlugin", "config", "default")
-            for cp, _path in where if cp.kind == "ClusterPolicy"
+            for cp, _path in where
+            if cp.kind == "ClusterPolicy"
         )
-        if not has_default and not (keys & set(labels)) and any(cp.kind == "ClusterPolicy" for cp, _p in where):
+        if (
+            not has_default
+            and not (keys & set(labels))
+            and any(cp.kind == "ClusterPolicy" for cp, _p in where)
+        ):
             yield ctx.report(
-                cm, ("metadata", "name"),
+                cm,
+                ("metadata", "name"),
                 f"ConfigMap {cm.name} is the device-plugin config, but no devicePlugin.config.default is set and no "
                 f"node is labelled {DP_CONFIG_LABEL} with one of its keys: no node gets the sharing config.",
                 f"Set devicePlugin.config.default to one of {', '.join(sorted(keys))} in the ClusterPolicy, or "
@@ -440,9 +464,12 @@ def _is_shared(name: str, node_shared: set[str]) -> bool:
 
 
 @rule(
-    id="shared-gpu-request-gt1", severity="warning", category="sharing",
+    id="shared-gpu-request-gt1",
+    severity="warning",
+    category="sharing",
     summary="Pod asks for >1 of a time-sliced / MPS-shared GPU resource: no extra compute, may be rejected.",
-    docs=SHARED_GT1_DOCS, context="optional",
+    docs=SHARED_GT1_DOCS,
+    context="optional",
 )
 def shared_gpu_request_gt1(ctx: LintContext) -> Iterator[Finding]:
     node_shared = _shared_by_nodes(ctx)
@@ -451,11 +478,12 @@ def shared_gpu_request_gt1(ctx: LintContext) -> Iterator[Finding]:
             for name, count, path in _container_requests(c):
                 if count > 1 and _is_shared(name, node_shared):
                     yield ctx.report(
-                        ps.source, path,
+                        ps.source,
+                        path,
                         f"{where(ps, c)} asks for {count} {name}, a time-sliced/MPS-shared resource: "
                         "replicas are slices of the same GPUs (no extra compute), and with "
-                        "failRequestsGreaterThanOne (default for MPS) the kubelet rejects the pod: \"maximum request "
-                        "size for shared resources is 1\".",
+                        'failRequestsGreaterThanOne (default for MPS) the kubelet rejects the pod: "maximum request '
+                        'size for shared resources is 1".',
                         f"Request {name}: 1, or use whole GPUs / a larger MIG profile for more compute.",
                     )
 
@@ -506,13 +534,20 @@ resources:
 
 
 @rule(
-    id="timeslicing-multi-tenant", severity="info", category="sharing",
+    id="timeslicing-multi-tenant",
+    severity="info",
+    category="sharing",
     summary="Time-sliced GPUs shared by namespaces of different tenants: no memory or fault isolation.",
-    docs=TIMESLICING_TENANT_DOCS, context="optional",
+    docs=TIMESLICING_TENANT_DOCS,
+    context="optional",
 )
 def timeslicing_multi_tenant(ctx: LintContext) -> Iterator[Finding]:
-    modes = {cfg.sharing_mode for _cm, parsed in _dp_configs(ctx) for cfg, _p in parsed.values()
-             if cfg is not None and cfg.sharing_mode}
+    modes = {
+        cfg.sharing_mode
+        for _cm, parsed in _dp_configs(ctx)
+        for cfg, _p in parsed.values()
+        if cfg is not None and cfg.sharing_mode
+    }
     if modes == {"mps"}:
         return
     node_shared = _shared_by_nodes(ctx)
@@ -530,8 +565,9 @@ def timeslicing_multi_tenant(ctx: LintContext) -> Iterator[Finding]:
         for ps, cname, path in uses:
             others = [n for n in namespaces if n != _ns(ps.source)]
             yield ctx.report(
-                ps.source, path,
-                f"{obj_label(ps.source)}, container \"{cname}\" uses time-sliced {name}, which "
+                ps.source,
+                path,
+                f'{obj_label(ps.source)}, container "{cname}" uses time-sliced {name}, which '
                 f"namespace(s) {', '.join(others[:3])} also use: time-slicing has no memory or fault isolation "
                 "between tenants.",
                 "Give each tenant isolated slices (MIG profiles, or MPS with memory limits), or separate "
@@ -613,13 +649,18 @@ def _advertised(ctx: LintContext) -> set[str]:
 def _single_strategy_nodes(ctx: LintContext) -> list[str]:
     if ctx.cluster is None:
         return []
-    return [n.metadata.name for n in ctx.cluster.nodes if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"]
+    return [
+        n.metadata.name for n in ctx.cluster.nodes if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"
+    ]
 
 
 @rule(
-    id="mig-profile-unknown", severity="error", category="sharing",
+    id="mig-profile-unknown",
+    severity="error",
+    category="sharing",
     summary="nvidia.com/mig-<profile> request that no GPU model offers (ctx: that no node advertises).",
-    docs=MIG_UNKNOWN_DOCS, context="optional",
+    docs=MIG_UNKNOWN_DOCS,
+    context="optional",
 )
 def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
     known: dict[str, list[str]] | None = None
@@ -635,7 +676,8 @@ def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
                 profile = res.mig_profile
                 if profile not in known:
                     yield ctx.report(
-                        ps.source, path,
+                        ps.source,
+                        path,
                         f"{where(ps, c)} asks for {name}: no GPU model offers the MIG profile "
                         f"{profile}, so no node ever advertises it and the pod stays Pending "
                         f"(Insufficient {name}).",
@@ -650,7 +692,8 @@ def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
                 if name in advertised or _single_strategy_nodes(ctx):
                     continue
                 yield ctx.report(
-                    ps.source, path,
+                    ps.source,
+                    path,
                     f"{where(ps, c)} asks for {name} (offered by {', '.join(known[profile][:3])}), "
                     "but no node of the cluster advertises it: the pod stays Pending "
                     f"(Insufficient {name}).",
@@ -724,9 +767,12 @@ def _allocatable_count(node: Any, name: str) -> int:
 
 
 @rule(
-    id="mig-strategy-mismatch", severity="error", category="sharing",
+    id="mig-strategy-mismatch",
+    severity="error",
+    category="sharing",
     summary="MIG request that the nodes' MIG strategy (single / mixed) never advertises.",
-    docs=MIG_STRATEGY_DOCS, context="required",
+    docs=MIG_STRATEGY_DOCS,
+    context="required",
 )
 def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
     if ctx.cluster is None or not ctx.cluster.nodes:
@@ -746,11 +792,16 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
             if res.kind == "mig":
                 if any(_allocatable_count(n, name) for n in candidates):
                     continue
-                single = [n.metadata.name for n in mig_nodes if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"]
+                single = [
+                    n.metadata.name
+                    for n in mig_nodes
+                    if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"
+                ]
                 if not single:
                     continue
                 yield ctx.report(
-                    ps.source, path,
+                    ps.source,
+                    path,
                     f"{where(ps, c)} asks for {name}, but its candidate nodes "
                     f"({', '.join(single[:3])}) run the MIG single strategy, which advertises MIG slices as "
                     f"{NVIDIA_GPU}: {name} never appears and the pod stays Pending.",
@@ -758,14 +809,19 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
                     "those nodes to the mixed strategy.",
                 )
             elif name == NVIDIA_GPU:
-                gpu_nodes = [n for n in candidates if n.metadata.labels.get(MIG_STRATEGY_LABEL)
-                             or any(k.startswith("nvidia.com/") for k in n.status.allocatable)]
+                gpu_nodes = [
+                    n
+                    for n in candidates
+                    if n.metadata.labels.get(MIG_STRATEGY_LABEL)
+                    or any(k.startswith("nvidia.com/") for k in n.status.allocatable)
+                ]
                 if not gpu_nodes or any(_allocatable_count(n, NVIDIA_GPU) for n in gpu_nodes):
                     continue
                 if not all(n.metadata.labels.get(MIG_STRATEGY_LABEL) == "mixed" for n in gpu_nodes):
                     continue
                 yield ctx.report(
-                    ps.source, path,
+                    ps.source,
+                    path,
                     f"{where(ps, c)} asks for {NVIDIA_GPU}, but every candidate GPU node runs the "
                     "MIG mixed strategy with all GPUs MIG-enabled: they advertise only nvidia.com/mig-* "
                     "resources, so the pod stays Pending (Insufficient nvidia.com/gpu).",
@@ -861,7 +917,9 @@ def _fits_some_model(profiles: dict[str, int]) -> tuple[bool, str]:
     return False, reason
 
 
-def _mig_parted_configs(ctx: LintContext) -> list[tuple[Manifest, str, FieldPath | None, str | dict[str, Any]]]:
+def _mig_parted_configs(
+    ctx: LintContext,
+) -> list[tuple[Manifest, str, FieldPath | None, str | dict[str, Any]]]:
     """Every mig-parted config of the input: ``(object, label, anchor, text or document)``.
 
     ConfigMap keys are YAML text, so their findings sit on the key (``anchor``); a
@@ -875,14 +933,19 @@ def _mig_parted_configs(ctx: LintContext) -> list[tuple[Manifest, str, FieldPath
                 out.append((cm, f"mig-parted config {key} of {obj_label(cm)}", ("data", str(key)), value))
     for obj in ctx.by_kind(MIG_PARTED_CONFIG_KIND, PSEUDO_GROUP):
         document = obj.data.get("data")
-        out.append((obj, f"mig-parted config file {obj.name}", None, document if isinstance(document, dict) else {}))
+        out.append(
+            (obj, f"mig-parted config file {obj.name}", None, document if isinstance(document, dict) else {})
+        )
     return out
 
 
 @rule(
-    id="mig-config-invalid", severity="error", category="sharing",
+    id="mig-config-invalid",
+    severity="error",
+    category="sharing",
     summary="mig-parted config or nvidia.com/mig.config label that does not fit the GPU.",
-    docs=MIG_CONFIG_DOCS, context="optional",
+    docs=MIG_CONFIG_DOCS,
+    context="optional",
 )
 def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
     from gpuplane.gpu.catalog import catalog
@@ -895,9 +958,9 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
         for problem in problems:
             where = ".".join(str(p) for p in problem.path)
             yield ctx.report(
-                cm, anchor if anchor is not None else ("data", *problem.path),
-                f"{label}: " + (f"{where}: " if where else "")
-                + problem.message,
+                cm,
+                anchor if anchor is not None else ("data", *problem.path),
+                f"{label}: " + (f"{where}: " if where else "") + problem.message,
                 "Fix the mig-parted config (version: v1, mig-configs: name -> [{devices, mig-enabled, mig-devices}]).",
                 severity="warning" if problem.severity == "warning" else None,
             )
@@ -913,7 +976,8 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
                         ok, reason = layout_fits(model, entry.mig_devices)
                         if not ok:
                             yield ctx.report(
-                                cm, anchor if anchor is not None else ("data", "mig-configs", name, i),
+                                cm,
+                                anchor if anchor is not None else ("data", "mig-configs", name, i),
                                 f"{label}: mig-configs.{name}[{i}] does not fit "
                                 f"{model.name}: {reason}; the MIG manager fails (mig.config.state=failed).",
                                 f"Choose profiles and counts that fit {model.name} (see gpuplane advise mig).",
@@ -924,7 +988,8 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
                 ok, reason = _fits_some_model(entry.mig_devices)
                 if not ok:
                     yield ctx.report(
-                        cm, anchor if anchor is not None else ("data", "mig-configs", name, i),
+                        cm,
+                        anchor if anchor is not None else ("data", "mig-configs", name, i),
                         f"{label}: mig-configs.{name}[{i}] fits no GPU: "
                         f"{reason}; the MIG manager fails (mig.config.state=failed).",
                         "Choose profiles and counts that fit the target GPU (see gpuplane advise mig).",
@@ -946,8 +1011,14 @@ def _check_mig_labels(ctx: LintContext, entries: dict[str, list[Any]]) -> Iterat
     for pool in ctx.by_kind("NodePool", "karpenter.sh"):
         labels = pool.get("spec", "template", "metadata", "labels", default={})
         if isinstance(labels, dict):
-            targets.append((pool, ("spec", "template", "metadata", "labels", MIG_CONFIG_LABEL), labels,
-                            f"NodePool {pool.name}"))
+            targets.append(
+                (
+                    pool,
+                    ("spec", "template", "metadata", "labels", MIG_CONFIG_LABEL),
+                    labels,
+                    f"NodePool {pool.name}",
+                )
+            )
     if ctx.cluster is not None:
         for n in ctx.cluster.nodes:
             targets.append((None, (), n.metadata.labels, f"node {n.metadata.name}"))
@@ -959,19 +1030,23 @@ def _check_mig_labels(ctx: LintContext, entries: dict[str, list[Any]]) -> Iterat
         value = str(value)
         problem = None
         if value not in entries:
-            problem = f"{what} asks for MIG config \"{value}\", which the mig-parted config does not define"
-            fix = f"Use one of {', '.join(sorted(entries)[:6])} or add a \"{value}\" entry to the mig-parted config."
+            problem = f'{what} asks for MIG config "{value}", which the mig-parted config does not define'
+            fix = f'Use one of {", ".join(sorted(entries)[:6])} or add a "{value}" entry to the mig-parted config.'
         else:
             model = cat.model_for_node_labels({k: str(v) for k, v in labels.items()})
             if model is None:
                 continue
             for entry in entries[value]:
-                if entry.device_filter and not any(cat.model_for_pci_id(p) is model for p in entry.device_filter):
+                if entry.device_filter and not any(
+                    cat.model_for_pci_id(p) is model for p in entry.device_filter
+                ):
                     continue
                 if entry.mig_enabled and entry.mig_devices:
                     ok, reason = layout_fits(model, entry.mig_devices)
                     if not ok:
-                        problem = f"{what} ({model.name}) asks for MIG config \"{value}\" that does not fit: {reason}"
+                        problem = (
+                            f'{what} ({model.name}) asks for MIG config "{value}" that does not fit: {reason}'
+                        )
                         fix = f"Pick a MIG config whose profiles fit {model.name}."
                         break
         if problem is None:
@@ -980,8 +1055,12 @@ def _check_mig_labels(ctx: LintContext, entries: dict[str, list[Any]]) -> Iterat
             yield ctx.report(obj, path, problem + "; the MIG manager fails (mig.config.state=failed).", fix)
         elif cm_anchor:
             cm, _label, anchor, _content = cm_anchor[0]
-            yield ctx.report(cm, anchor or ("data", "mig-configs"),
-                             problem + "; the MIG manager fails (mig.config.state=failed).", fix)
+            yield ctx.report(
+                cm,
+                anchor or ("data", "mig-configs"),
+                problem + "; the MIG manager fails (mig.config.state=failed).",
+                fix,
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1026,22 +1105,28 @@ resources:
 
 
 @rule(
-    id="mig-multiple-devices-per-container", severity="warning", category="sharing",
+    id="mig-multiple-devices-per-container",
+    severity="warning",
+    category="sharing",
     summary="One container asks for >1 MIG device: a CUDA process uses only one MIG instance.",
     docs=MIG_MULTI_DOCS,
 )
 def mig_multiple_devices_per_container(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
         for c in ctx.containers(ps):
-            mig = [(name, count, path) for name, count, path in _container_requests(c)
-                   if (res := _classify(name)) is not None and res.mig_profile]
+            mig = [
+                (name, count, path)
+                for name, count, path in _container_requests(c)
+                if (res := _classify(name)) is not None and res.mig_profile
+            ]
             total = sum(count for _n, count, _p in mig)
             if total < 2:
                 continue
             _name, _count, path = mig[0]
             shown = ", ".join(f"{n}: {k}" for n, k, _p in mig)
             yield ctx.report(
-                ps.source, path,
+                ps.source,
+                path,
                 f"{where(ps, c)} asks for {total} MIG devices ({shown}): a CUDA process uses only "
                 "one MIG instance, so the others stay reserved and idle.",
                 "Request one larger MIG profile (e.g. nvidia.com/mig-3g.40gb: 1), or split the work into one slice "

@@ -29,32 +29,82 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 # EBS CSI / PD CSI / Azure Disk CSI publish topology.<driver>/zone or
 # topology.kubernetes.io/zone on the PV (their README "topology" sections);
 # GKE Managed Lustre is zonal (topology.gke.io/zone, platform.md §4.2).
-ZONAL_PROVISIONERS = frozenset({
-    "ebs.csi.aws.com", "kubernetes.io/aws-ebs",
-    "pd.csi.storage.gke.io", "kubernetes.io/gce-pd",
-    "disk.csi.azure.com", "kubernetes.io/azure-disk",
-    "lustre.csi.storage.gke.io",
-    "cinder.csi.openstack.org", "kubernetes.io/cinder",
-    "diskplugin.csi.alibabacloud.com",
-})
+ZONAL_PROVISIONERS = frozenset(
+    {
+        "ebs.csi.aws.com",
+        "kubernetes.io/aws-ebs",
+        "pd.csi.storage.gke.io",
+        "kubernetes.io/gce-pd",
+        "disk.csi.azure.com",
+        "kubernetes.io/azure-disk",
+        "lustre.csi.storage.gke.io",
+        "cinder.csi.openstack.org",
+        "kubernetes.io/cinder",
+        "diskplugin.csi.alibabacloud.com",
+    }
+)
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Words in a mount path / volume / claim name that say "model or dataset download lands here".
-CACHE_WORDS = frozenset({
-    "model", "models", "cache", "hf", "huggingface", "weights", "dataset", "datasets", "data",
-    "checkpoint", "checkpoints", "ckpt", "hub", "llm", "vllm", "torch",
-})
+CACHE_WORDS = frozenset(
+    {
+        "model",
+        "models",
+        "cache",
+        "hf",
+        "huggingface",
+        "weights",
+        "dataset",
+        "datasets",
+        "data",
+        "checkpoint",
+        "checkpoints",
+        "ckpt",
+        "hub",
+        "llm",
+        "vllm",
+        "torch",
+    }
+)
 # Environment variables that point framework downloads somewhere (Hugging Face, PyTorch, vLLM).
-CACHE_ENV = frozenset({
-    "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE",
-    "TORCH_HOME", "XDG_CACHE_HOME", "VLLM_CACHE_ROOT", "MODEL_DIR", "MODEL_PATH", "DATA_DIR",
-})
+CACHE_ENV = frozenset(
+    {
+        "HF_HOME",
+        "HF_HUB_CACHE",
+        "HUGGINGFACE_HUB_CACHE",
+        "TRANSFORMERS_CACHE",
+        "HF_DATASETS_CACHE",
+        "TORCH_HOME",
+        "XDG_CACHE_HOME",
+        "VLLM_CACHE_ROOT",
+        "MODEL_DIR",
+        "MODEL_PATH",
+        "DATA_DIR",
+    }
+)
 DATASET_WORDS = frozenset({"data", "dataset", "datasets", "corpus", "corpora", "imagenet", "shards"})
 # Volumes that are written on purpose even when they carry a dataset-like name.
-WRITE_WORDS = frozenset({
-    "checkpoint", "checkpoints", "ckpt", "ckpts", "output", "outputs", "out", "logs", "log",
-    "results", "scratch", "cache", "tmp", "artifacts", "runs", "tensorboard", "wandb",
-})
+WRITE_WORDS = frozenset(
+    {
+        "checkpoint",
+        "checkpoints",
+        "ckpt",
+        "ckpts",
+        "output",
+        "outputs",
+        "out",
+        "logs",
+        "log",
+        "results",
+        "scratch",
+        "cache",
+        "tmp",
+        "artifacts",
+        "runs",
+        "tensorboard",
+        "wandb",
+    }
+)
 
 
 def _tokens(*texts: Any) -> set[str]:
@@ -108,13 +158,18 @@ def _pinned_node(ps: PodSet) -> str | None:
         return selector[HOSTNAME_LABEL]
     affinity = spec.get("affinity")
     node_aff = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-    required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_aff, dict) else None
+    required = (
+        node_aff.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_aff, dict) else None
+    )
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     if isinstance(terms, list) and len(terms) == 1 and isinstance(terms[0], dict):
         for expr in terms[0].get("matchExpressions") or ():
             if (
-                isinstance(expr, dict) and expr.get("key") == HOSTNAME_LABEL and expr.get("operator") == "In"
-                and isinstance(expr.get("values"), list) and len(expr["values"]) == 1
+                isinstance(expr, dict)
+                and expr.get("key") == HOSTNAME_LABEL
+                and expr.get("operator") == "In"
+                and isinstance(expr.get("values"), list)
+                and len(expr["values"]) == 1
             ):
                 return str(expr["values"][0])
     return None
@@ -216,9 +271,12 @@ spec:
 
 
 @rule(
-    id="rwo-volume-shared", severity="warning", category="storage",
+    id="rwo-volume-shared",
+    severity="warning",
+    category="storage",
     summary="A ReadWriteOnce(Pod) claim is mounted by pods that can run on different nodes (Multi-Attach).",
-    docs=RWO_VOLUME_SHARED_DOCS, context="optional",
+    docs=RWO_VOLUME_SHARED_DOCS,
+    context="optional",
 )
 def rwo_volume_shared(ctx: LintContext) -> Iterator[Finding]:
     claims = _claims(ctx)
@@ -240,7 +298,8 @@ def rwo_volume_shared(ctx: LintContext) -> Iterator[Finding]:
         if "ReadWriteOncePod" in modes:
             for ps, i, count, _pin in uses:
                 yield ctx.report(
-                    ps.source, (*_spec_path(ps), "volumes", i, "persistentVolumeClaim", "claimName"),
+                    ps.source,
+                    (*_spec_path(ps), "volumes", i, "persistentVolumeClaim", "claimName"),
                     f"PersistentVolumeClaim {key[0]}/{key[1]} is ReadWriteOncePod but {total} pods mount it "
                     f"({where(ps)}: {count}); only one pod in the cluster can ever use it, the others stay Pending.",
                     "Give each pod its own claim (StatefulSet volumeClaimTemplates or a generic ephemeral volume), "
@@ -255,9 +314,10 @@ def rwo_volume_shared(ctx: LintContext) -> Iterator[Finding]:
             continue  # every pod is pinned to the same node: RWO allows that
         for ps, i, count, _pin in uses:
             yield ctx.report(
-                ps.source, (*_spec_path(ps), "volumes", i, "persistentVolumeClaim", "claimName"),
+                ps.source,
+                (*_spec_path(ps), "volumes", i, "persistentVolumeClaim", "claimName"),
                 f"PersistentVolumeClaim {key[0]}/{key[1]} is ReadWriteOnce but {total} pods mount it ({where(ps)}: {count}) "
-                "and they can land on different nodes: the second node gets \"Multi-Attach error for volume\" "
+                'and they can land on different nodes: the second node gets "Multi-Attach error for volume" '
                 "and its pods stay ContainerCreating.",
                 "Use a ReadWriteMany (or ReadOnlyMany for read-only data) storage class such as EFS, Filestore, "
                 "Azure Files or FSx for Lustre, or give each pod its own claim.",
@@ -347,7 +407,11 @@ def _podset_classes(
             if cls is None:
                 cls = default
             if cls:
-                yield str(cls), ps.source, (*_spec_path(ps), "volumes", i, "persistentVolumeClaim", "claimName")
+                yield (
+                    str(cls),
+                    ps.source,
+                    (*_spec_path(ps), "volumes", i, "persistentVolumeClaim", "claimName"),
+                )
             continue
         eph = vol.get("ephemeral")
         tmpl = eph.get("volumeClaimTemplate") if isinstance(eph, dict) else None
@@ -367,9 +431,13 @@ def _podset_classes(
 
 
 @rule(
-    id="storage-immediate-binding", severity="warning", category="storage",
+    id="storage-immediate-binding",
+    severity="warning",
+    category="storage",
     summary="Zonal StorageClass with Immediate binding used by GPU pods: volume node affinity conflict.",
-    docs=STORAGE_IMMEDIATE_BINDING_DOCS, context="optional", fixable=True,
+    docs=STORAGE_IMMEDIATE_BINDING_DOCS,
+    context="optional",
+    fixable=True,
 )
 def storage_immediate_binding(ctx: LintContext) -> Iterator[Finding]:
     classes = {sc.name: sc for sc in ctx.by_kind("StorageClass", "storage.k8s.io", include_cluster=True)}
@@ -392,13 +460,14 @@ def storage_immediate_binding(ctx: LintContext) -> Iterator[Finding]:
             message = (
                 f"StorageClass {cls} ({provisioner}) binds volumes Immediately, before GPU pod {where(ps)} is "
                 "scheduled: the zonal volume can land in a zone without free GPUs and the pod then fails with "
-                "\"node(s) had volume node affinity conflict\"."
+                '"node(s) had volume node affinity conflict".'
             )
             fix = "Set volumeBindingMode: WaitForFirstConsumer on the StorageClass (immutable: recreate it)."
             if id(sc) in input_classes:
                 field = ("volumeBindingMode",) if "volumeBindingMode" in sc.data else ("provisioner",)
-                yield ctx.report(sc, field, message, fix,
-                                 patch=(SetValue(("volumeBindingMode",), "WaitForFirstConsumer"),))
+                yield ctx.report(
+                    sc, field, message, fix, patch=(SetValue(("volumeBindingMode",), "WaitForFirstConsumer"),)
+                )
             else:
                 yield ctx.report(obj, path, message, fix)
 
@@ -483,7 +552,11 @@ def _cache_env_paths(container: dict[str, Any]) -> list[str]:
     env = container.get("env")
     out: list[str] = []
     for item in env if isinstance(env, list) else ():
-        if isinstance(item, dict) and as_str(item.get("name")) in CACHE_ENV and isinstance(item.get("value"), str):
+        if (
+            isinstance(item, dict)
+            and as_str(item.get("name")) in CACHE_ENV
+            and isinstance(item.get("value"), str)
+        ):
             out.append(item["value"].rstrip("/") or "/")
     return out
 
@@ -501,7 +574,9 @@ def _under(path: str, mount: str) -> bool:
 
 
 @rule(
-    id="model-cache-ephemeral-unbounded", severity="warning", category="storage",
+    id="model-cache-ephemeral-unbounded",
+    severity="warning",
+    category="storage",
     summary="Model or dataset downloaded into an emptyDir with no sizeLimit or ephemeral-storage request.",
     docs=MODEL_CACHE_DOCS,
 )
@@ -531,10 +606,11 @@ def model_cache_ephemeral_unbounded(ctx: LintContext) -> Iterator[Finding]:
                     continue
                 done.add(name)
                 yield ctx.report(
-                    ps.source, (*_spec_path(ps), "volumes", unbounded[name], "emptyDir"),
+                    ps.source,
+                    (*_spec_path(ps), "volumes", unbounded[name], "emptyDir"),
                     f"{where(ps, c)} downloads models/data into emptyDir {name} "
                     f"({mount_path}) with no sizeLimit and no ephemeral-storage request: large downloads fill the "
-                    "node's disk and the kubelet evicts pods (\"The node was low on resource: ephemeral-storage\").",
+                    'node\'s disk and the kubelet evicts pods ("The node was low on resource: ephemeral-storage").',
                     f"Set emptyDir.sizeLimit on volume {name} and a matching resources.requests.ephemeral-storage "
                     f"on container {c.name}, or put the cache on a PVC / generic ephemeral volume.",
                 )
@@ -586,7 +662,9 @@ volumeMounts:
 
 
 @rule(
-    id="shared-dataset-writable", severity="info", category="storage",
+    id="shared-dataset-writable",
+    severity="info",
+    category="storage",
     summary="Dataset volume shared by many GPU pods is mounted read-write.",
     docs=SHARED_DATASET_DOCS,
 )
@@ -622,7 +700,8 @@ def shared_dataset_writable(ctx: LintContext) -> Iterator[Finding]:
                 if sharing < 2:
                     continue
                 yield ctx.report(
-                    ps.source, (*c.path, "volumeMounts", j),
+                    ps.source,
+                    (*c.path, "volumeMounts", j),
                     f"Dataset claim {claim} is shared by {sharing} GPU pods but {where(ps, c)} "
                     f"mounts it read-write at {m.get('mountPath')}: one job can corrupt the data every other "
                     "job reads.",

@@ -57,20 +57,51 @@ _BUILTIN_STRUCTS = {
 # Typed-model structs whose name and fields are those of the k8s.io/api/core/v1 struct
 # (PodAffinity also stands for PodAntiAffinity, Volume inlines VolumeSource, the volume
 # sources and ResourceClaimRef have other Go names: their errors are quoted without wording).
-_GO_STRUCTS = frozenset({
-    "ObjectMeta", "LabelSelectorRequirement", "LabelSelector", "NodeSelectorRequirement", "NodeSelectorTerm",
-    "NodeSelector", "PreferredSchedulingTerm", "NodeAffinity", "PodAffinityTerm", "WeightedPodAffinityTerm",
-    "Affinity", "Toleration", "TopologySpreadConstraint", "ResourceRequirements", "ContainerPort", "EnvVar",
-    "VolumeMount", "Container", "PodResourceClaim", "PodSchedulingGate", "PodSpec",
-})
+_GO_STRUCTS = frozenset(
+    {
+        "ObjectMeta",
+        "LabelSelectorRequirement",
+        "LabelSelector",
+        "NodeSelectorRequirement",
+        "NodeSelectorTerm",
+        "NodeSelector",
+        "PreferredSchedulingTerm",
+        "NodeAffinity",
+        "PodAffinityTerm",
+        "WeightedPodAffinityTerm",
+        "Affinity",
+        "Toleration",
+        "TopologySpreadConstraint",
+        "ResourceRequirements",
+        "ContainerPort",
+        "EnvVar",
+        "VolumeMount",
+        "Container",
+        "PodResourceClaim",
+        "PodSchedulingGate",
+        "PodSpec",
+    }
+)
 # Go type names that are certain even where the struct's fields are not (Volume inlines VolumeSource).
 _GO_TYPE_NAMES = _GO_STRUCTS | {"Volume"}
 # msgspec's names of JSON value types -> encoding/json's (UnmarshalTypeError.Value).
-_JSON_VALUE = {"str": "string", "int": "number", "float": "number", "bool": "bool", "array": "array",
-               "object": "object"}
+_JSON_VALUE = {
+    "str": "string",
+    "int": "number",
+    "float": "number",
+    "bool": "bool",
+    "array": "array",
+    "object": "object",
+}
 # msgspec's type names -> the words a finding uses.
-_TYPE_WORDS = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
-               "array": "a list", "object": "a map"}
+_TYPE_WORDS = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "a boolean",
+    "array": "a list",
+    "object": "a map",
+}
 
 DOCS = """
 ## What it catches
@@ -223,8 +254,10 @@ def _api_wording(ps: PodSet, steps: tuple[str | int, ...], detail: str) -> str |
     struct_name, go_type = found
     json_path = ".".join(str(s) for s in (*ps.template_path, *steps) if isinstance(s, str))
     version = src.api_version.rsplit("/", 1)[-1]
-    return (f'{src.kind} in version "{version}" cannot be handled as a {src.kind}: json: cannot unmarshal '
-            f"{value} into Go struct field {struct_name}.{json_path} of type {go_type}")
+    return (
+        f'{src.kind} in version "{version}" cannot be handled as a {src.kind}: json: cannot unmarshal '
+        f"{value} into Go struct field {struct_name}.{json_path} of type {go_type}"
+    )
 
 
 def _dotted(path: FieldPath) -> str:
@@ -251,7 +284,13 @@ def _describe(detail: str, shown: str, map_value: bool) -> tuple[str, str]:
 
 
 # encoding/json's value type names -> the words a finding uses.
-_JSON_WORDS = {"string": "a string", "number": "a number", "bool": "a boolean", "array": "a list", "object": "a map"}
+_JSON_WORDS = {
+    "string": "a string",
+    "number": "a number",
+    "bool": "a boolean",
+    "array": "a list",
+    "object": "a map",
+}
 
 
 def _expansion_findings(ctx: LintContext) -> Iterator[Finding]:
@@ -263,7 +302,8 @@ def _expansion_findings(ctx: LintContext) -> Iterator[Finding]:
         shown = _dotted(problem.path) or "the object"
         if problem.got is None:
             yield ctx.report(
-                src, problem.path,
+                src,
+                problem.path,
                 f"{label}: gpuplane cannot read its pods ({problem.detail}): the object is malformed and "
                 "gpuplane's other checks skip it.",
                 f"correct the fields of {label} to the shapes its API expects",
@@ -275,19 +315,26 @@ def _expansion_findings(ctx: LintContext) -> Iterator[Finding]:
         if struct is not None and problem.path and problem.path[-1] == "template" and problem.got != "null":
             json_path = ".".join(s for s in problem.path if isinstance(s, str))
             version = src.api_version.rsplit("/", 1)[-1]
-            quoted = (f': "{src.kind} in version "{version}" cannot be handled as a {src.kind}: json: cannot '
-                      f'unmarshal {problem.got} into Go struct field {struct}.{json_path} of type v1.PodTemplateSpec"')
+            quoted = (
+                f': "{src.kind} in version "{version}" cannot be handled as a {src.kind}: json: cannot '
+                f'unmarshal {problem.got} into Go struct field {struct}.{json_path} of type v1.PodTemplateSpec"'
+            )
         yield ctx.report(
-            src, problem.path,
+            src,
+            problem.path,
             f"{label}: {shown} is {got} where the API expects a pod template (a map): the API server rejects "
             f"it{quoted}. gpuplane's other checks see no pods for it.",
             f"make {shown} a pod template ({{metadata: ..., spec: {{containers: [...]}}}})",
         )
 
 
-@rule(id="pod-template-invalid", severity="error", category="gpu",
-      summary="pod template field of a type the API server rejects (other checks skip that field)",
-      docs=DOCS)
+@rule(
+    id="pod-template-invalid",
+    severity="error",
+    category="gpu",
+    summary="pod template field of a type the API server rejects (other checks skip that field)",
+    docs=DOCS,
+)
 def pod_template_invalid(ctx: LintContext) -> Iterator[Finding]:
     yield from _expansion_findings(ctx)
     for ps in ctx.podsets:
@@ -305,7 +352,8 @@ def pod_template_invalid(ctx: LintContext) -> Iterator[Finding]:
             quoted = f': "{api}"' if api else ""
             problem, fix = _describe(detail, shown, map_value)
             yield ctx.report(
-                holder, path,
+                holder,
+                path,
                 f"{where(ps)}: {shown} {problem}: the API server rejects it{quoted}. "
                 "gpuplane's other checks leave this field out.",
                 fix,

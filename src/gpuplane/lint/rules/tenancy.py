@@ -60,16 +60,21 @@ def _quota_extended(key: str) -> tuple[str, str] | None:
     if key.startswith("count/") or ".storageclass.storage.k8s.io/" in key:
         return None
     if key.startswith("limits."):
-        name = key[len("limits."):]
+        name = key[len("limits.") :]
         return ("limits.", name) if is_extended_resource(name) else None
     if is_extended_resource(key):
         return ("", key)
     return None
 
 
-@rule(id="quota-gpu-invalid-key", severity="error", category="tenancy",
-      summary="ResourceQuota limits GPUs with limits.<res> or a bare <res> key: accepted, never enforced",
-      docs=QUOTA_KEY_DOCS, fixable=True)
+@rule(
+    id="quota-gpu-invalid-key",
+    severity="error",
+    category="tenancy",
+    summary="ResourceQuota limits GPUs with limits.<res> or a bare <res> key: accepted, never enforced",
+    docs=QUOTA_KEY_DOCS,
+    fixable=True,
+)
 def quota_gpu_invalid_key(ctx: LintContext) -> Iterator[Finding]:
     for quota in ctx.by_kind("ResourceQuota"):
         hard = quota.get("spec", "hard")
@@ -87,10 +92,12 @@ def quota_gpu_invalid_key(ctx: LintContext) -> Iterator[Finding]:
             else:
                 fix, patch = f"rename the key to {good}", (RenameKey(path, good),)
             yield ctx.report(
-                quota, path,
+                quota,
+                path,
                 f"{obj_label(quota)} limits {key}: quota never charges extended resources "
                 f"{'under limits.' if prefix else 'under a bare name'}: it enforces nothing",
-                fix, patch=patch,
+                fix,
+                patch=patch,
             )
 
 
@@ -134,15 +141,24 @@ def _quota_resources(ctx: LintContext) -> dict[str, set[str]]:
         hard = quota.get("spec", "hard")
         if isinstance(hard, dict):
             ns = quota.namespace or "default"
-            out.setdefault(ns, set()).update(str(k)[len("requests."):] for k in hard if str(k).startswith("requests."))
+            out.setdefault(ns, set()).update(
+                str(k)[len("requests.") :] for k in hard if str(k).startswith("requests.")
+            )
     return out
 
 
-@rule(id="namespace-without-gpu-quota", severity="warning", category="tenancy",
-      summary="namespace runs GPU workloads without a ResourceQuota on its GPUs", docs=NS_QUOTA_DOCS,
-      context="optional")
+@rule(
+    id="namespace-without-gpu-quota",
+    severity="warning",
+    category="tenancy",
+    summary="namespace runs GPU workloads without a ResourceQuota on its GPUs",
+    docs=NS_QUOTA_DOCS,
+    context="optional",
+)
 def namespace_without_gpu_quota(ctx: LintContext) -> Iterator[Finding]:
-    if not (ctx.by_kind("Namespace", include_cluster=True) or ctx.by_kind("ResourceQuota", include_cluster=True)):
+    if not (
+        ctx.by_kind("Namespace", include_cluster=True) or ctx.by_kind("ResourceQuota", include_cluster=True)
+    ):
         return
     # Kueue admits the workload against ClusterQueue quotas: that is a GPU quota too.
     quotas = _quota_resources(ctx)
@@ -159,9 +175,12 @@ def namespace_without_gpu_quota(ctx: LintContext) -> Iterator[Finding]:
             continue
         reported.add(ns)
         target = namespaces.get(ns)
-        obj, path = (target, ("metadata", "name")) if target is not None else (ps.source, ("metadata", "namespace"))
+        obj, path = (
+            (target, ("metadata", "name")) if target is not None else (ps.source, ("metadata", "namespace"))
+        )
         yield ctx.report(
-            obj, path,
+            obj,
+            path,
             f"namespace {ns} runs GPU workloads ({where(ps)}) with no ResourceQuota on {', '.join(missing)}",
             f"add a ResourceQuota in {ns} with hard: {{requests.{missing[0]}: <team share>}}",
         )
@@ -198,13 +217,21 @@ spec:
 """
 
 
-@rule(id="gpu-workload-without-priority", severity="info", category="tenancy",
-      summary="GPU workload with no priorityClassName where PriorityClasses exist", docs=PRIORITY_DOCS,
-      context="optional")
+@rule(
+    id="gpu-workload-without-priority",
+    severity="info",
+    category="tenancy",
+    summary="GPU workload with no priorityClassName where PriorityClasses exist",
+    docs=PRIORITY_DOCS,
+    context="optional",
+)
 def gpu_workload_without_priority(ctx: LintContext) -> Iterator[Finding]:
     # a PriorityClass without a name (metadata mistyped) is rejected by the API: it offers no class
-    classes = [pc for pc in ctx.by_kind("PriorityClass", include_cluster=True)
-               if pc.name and not pc.name.startswith("system-")]
+    classes = [
+        pc
+        for pc in ctx.by_kind("PriorityClass", include_cluster=True)
+        if pc.name and not pc.name.startswith("system-")
+    ]
     if not classes or any(pc.get("globalDefault") is True for pc in classes):
         return
     names = ", ".join(sorted({pc.name for pc in classes})[:4])
@@ -212,7 +239,8 @@ def gpu_workload_without_priority(ctx: LintContext) -> Iterator[Finding]:
         if pod_spec(ps).get("priorityClassName") or ps.priority_class or kinds.is_daemon(ps):
             continue
         yield ctx.report(
-            ctx.holder(ps), ps.spec_path,
+            ctx.holder(ps),
+            ps.spec_path,
             f"{where(ps)} asks for GPUs with no priorityClassName (priority 0)",
             f"set priorityClassName to one of: {names}",
         )
@@ -261,20 +289,29 @@ spec:
 SYSTEM_CLASSES = ("system-node-critical", "system-cluster-critical")
 
 
-@rule(id="system-priority-misuse", severity="warning", category="tenancy",
-      summary="system-node-critical / system-cluster-critical on user workloads (training, inference, batch)",
-      docs=SYSTEM_PRIORITY_DOCS)
+@rule(
+    id="system-priority-misuse",
+    severity="warning",
+    category="tenancy",
+    summary="system-node-critical / system-cluster-critical on user workloads (training, inference, batch)",
+    docs=SYSTEM_PRIORITY_DOCS,
+)
 def system_priority_misuse(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.podsets:
         pc = pod_spec(ps).get("priorityClassName")
         if pc not in SYSTEM_CLASSES or kinds.is_daemon(ps):
             continue
-        user = (kinds.is_training(ps) or kinds.is_inference(ps) or ps.source.kind in ("Job", "CronJob")
-                or ctx.is_gpu(ps))
+        user = (
+            kinds.is_training(ps)
+            or kinds.is_inference(ps)
+            or ps.source.kind in ("Job", "CronJob")
+            or ctx.is_gpu(ps)
+        )
         if not user:
             continue
         yield ctx.report(
-            ctx.holder(ps), (*ps.spec_path, "priorityClassName"),
+            ctx.holder(ps),
+            (*ps.spec_path, "priorityClassName"),
             f"{where(ps)} uses {pc}, reserved for node and cluster agents: it outranks every user workload",
             "create a user PriorityClass (value <= 1000000000) for this tier and use it",
         )
@@ -324,12 +361,20 @@ def _pc_value(pc: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@rule(id="batch-priority-preempts-serving", severity="warning", category="tenancy",
-      summary="training/batch PriorityClass >= the serving class with preemptionPolicy PreemptLowerPriority",
-      docs=PREEMPTS_DOCS, context="optional")
+@rule(
+    id="batch-priority-preempts-serving",
+    severity="warning",
+    category="tenancy",
+    summary="training/batch PriorityClass >= the serving class with preemptionPolicy PreemptLowerPriority",
+    docs=PREEMPTS_DOCS,
+    context="optional",
+)
 def batch_priority_preempts_serving(ctx: LintContext) -> Iterator[Finding]:
-    classes = {pc.name: pc for pc in ctx.by_kind("PriorityClass", include_cluster=True)
-               if not pc.name.startswith("system-") and _pc_value(pc) is not None}
+    classes = {
+        pc.name: pc
+        for pc in ctx.by_kind("PriorityClass", include_cluster=True)
+        if not pc.name.startswith("system-") and _pc_value(pc) is not None
+    }
     if len(classes) < 2:
         return
     serving: set[str] = set()
@@ -361,13 +406,18 @@ def batch_priority_preempts_serving(ctx: LintContext) -> Iterator[Finding]:
         if pc.get("preemptionPolicy") == "Never" or value < serving_value:
             continue
         if value > serving_value:
-            message = (f"PriorityClass {name} (training/batch, {value}) is above serving class {top_serving} "
-                       f"({serving_value}) and may preempt: training evicts inference pods when GPUs are short")
+            message = (
+                f"PriorityClass {name} (training/batch, {value}) is above serving class {top_serving} "
+                f"({serving_value}) and may preempt: training evicts inference pods when GPUs are short"
+            )
         else:
-            message = (f"PriorityClass {name} (training/batch) equals serving class {top_serving} ({value}): "
-                       "serving can never preempt batch pods to get GPUs back")
-        yield ctx.report(pc, ("value",), message,
-                         f"set value below {serving_value} and preemptionPolicy: Never on {name}")
+            message = (
+                f"PriorityClass {name} (training/batch) equals serving class {top_serving} ({value}): "
+                "serving can never preempt batch pods to get GPUs back"
+            )
+        yield ctx.report(
+            pc, ("value",), message, f"set value below {serving_value} and preemptionPolicy: Never on {name}"
+        )
 
 
 PRIORITY_SET_DIRECTLY_DOCS = """
@@ -459,9 +509,14 @@ def _computed_priority(ctx: LintContext, class_name: Any) -> int | None:
     return DEFAULT_PRIORITY_NO_DEFAULT_CLASS
 
 
-@rule(id="pod-priority-set-directly", severity="error", category="tenancy",
-      summary="spec.priority written in a pod or pod template: the Priority admission plugin rejects the pod",
-      docs=PRIORITY_SET_DIRECTLY_DOCS, fixable=True)
+@rule(
+    id="pod-priority-set-directly",
+    severity="error",
+    category="tenancy",
+    summary="spec.priority written in a pod or pod template: the Priority admission plugin rejects the pod",
+    docs=PRIORITY_SET_DIRECTLY_DOCS,
+    fixable=True,
+)
 def pod_priority_set_directly(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.podsets:
         spec = pod_spec(ps)
@@ -475,10 +530,11 @@ def pod_priority_set_directly(ctx: LintContext) -> Iterator[Finding]:
             continue
         path = (*ps.spec_path, "priority")
         yield ctx.report(
-            ctx.holder(ps), path,
+            ctx.holder(ps),
+            path,
             f"{where(ps)} sets spec.priority itself; the Priority admission plugin rejects its pods: "
-            f"\"the integer value of priority ({value}) must not be provided in pod spec; priority admission "
-            f"controller computed {computed} from the given PriorityClass name\"",
+            f'"the integer value of priority ({value}) must not be provided in pod spec; priority admission '
+            f'controller computed {computed} from the given PriorityClass name"',
             "remove spec.priority and set priorityClassName to a PriorityClass with the value you want",
             patch=(DeleteKey(path),) if ctx.writable(ps, path) else (),
         )

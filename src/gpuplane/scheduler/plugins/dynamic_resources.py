@@ -50,7 +50,9 @@ def _requests(claim: Manifest) -> list[tuple[str, str, int, bool]]:
         body = req.get("exactly") if isinstance(req.get("exactly"), dict) else req
         mode = body.get("allocationMode") or "ExactCount"
         count = body.get("count") or 1
-        out.append((str(req.get("name", "")), str(body.get("deviceClassName", "")), int(count), mode == "All"))
+        out.append(
+            (str(req.get("name", "")), str(body.get("deviceClassName", "")), int(count), mode == "All")
+        )
     return out
 
 
@@ -88,7 +90,9 @@ def _allocated_devices(ctx: PodContext) -> set[tuple[str, str, str]]:
         for obj in ctx.index.cluster.by_kind("ResourceClaim", GROUP):
             for res in obj.get("status", "allocation", "devices", "results", default=[]) or []:
                 if isinstance(res, dict):
-                    cached.add((str(res.get("driver", "")), str(res.get("pool", "")), str(res.get("device", ""))))
+                    cached.add(
+                        (str(res.get("driver", "")), str(res.get("pool", "")), str(res.get("device", "")))
+                    )
         ctx.index.cache[NAME + "/allocated"] = cached
     return cached
 
@@ -100,7 +104,11 @@ class DynamicResources(FilterPlugin):
         return bool(ctx.pod.spec.resource_claims)
 
     def _find_claim(self, ctx: PodContext, ref: Any) -> tuple[Manifest | None, str]:
-        claims = [c for c in ctx.index.cluster.by_kind("ResourceClaim", GROUP) if (c.namespace or "default") == ctx.namespace]
+        claims = [
+            c
+            for c in ctx.index.cluster.by_kind("ResourceClaim", GROUP)
+            if (c.namespace or "default") == ctx.namespace
+        ]
         if ref.resource_claim_name:
             for claim in claims:
                 if claim.name == ref.resource_claim_name:
@@ -108,7 +116,11 @@ class DynamicResources(FilterPlugin):
             return None, ERR_CLAIM_NOT_FOUND.format(ref.resource_claim_name)
         uid = ctx.pod.metadata.uid
         for claim in claims:
-            owned = any(o.get("uid") == uid for o in claim.metadata.get("ownerReferences") or [] if isinstance(o, dict))
+            owned = any(
+                o.get("uid") == uid
+                for o in claim.metadata.get("ownerReferences") or []
+                if isinstance(o, dict)
+            )
             if owned and claim.annotations.get(POD_CLAIM_NAME_ANNOTATION) == ref.name:
                 return claim, ""
         return None, ERR_CLAIM_NOT_CREATED.format(ctx.namespace, ctx.pod.metadata.name)
@@ -126,9 +138,12 @@ class DynamicResources(FilterPlugin):
             if claim.metadata.get("deletionTimestamp"):
                 return None, unresolvable(NAME, ERR_CLAIM_DELETING.format(claim.name))
             reserved = claim.get("status", "reservedFor", default=[]) or []
-            if claim.get("status", "allocation") and reserved and not any(
-                isinstance(r, dict) and r.get("uid") == ctx.pod.metadata.uid for r in reserved
-            ) and len(reserved) >= 256:
+            if (
+                claim.get("status", "allocation")
+                and reserved
+                and not any(isinstance(r, dict) and r.get("uid") == ctx.pod.metadata.uid for r in reserved)
+                and len(reserved) >= 256
+            ):
                 return None, unresolvable(NAME, ERR_CLAIM_IN_USE)
             if not claim.get("status", "allocation"):
                 for req_name, class_name, _, _ in _requests(claim):

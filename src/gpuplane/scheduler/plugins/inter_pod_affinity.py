@@ -37,7 +37,9 @@ class Term:
 
     def __init__(self, term: PodAffinityTerm, owner: Pod) -> None:
         self.key = term.topology_key
-        self.selector = with_label_keys(term.label_selector, owner, term.match_label_keys, term.mismatch_label_keys)
+        self.selector = with_label_keys(
+            term.label_selector, owner, term.match_label_keys, term.mismatch_label_keys
+        )
         self.namespaces = set(term.namespaces)
         self.namespace_selector = term.namespace_selector
         if not self.namespaces and self.namespace_selector is None:
@@ -56,7 +58,12 @@ def _signature(terms: list[Term]) -> tuple:
     import msgspec
 
     return tuple(
-        (t.key, msgspec.json.encode(t.selector), tuple(sorted(t.namespaces)), msgspec.json.encode(t.namespace_selector))
+        (
+            t.key,
+            msgspec.json.encode(t.selector),
+            tuple(sorted(t.namespaces)),
+            msgspec.json.encode(t.namespace_selector),
+        )
         for t in terms
     )
 

@@ -42,7 +42,9 @@ class _Constraint:
         self.max_skew = c.max_skew
         self.min_domains = c.min_domains or 1
         self.selector: LabelSelector | None = with_label_keys(c.label_selector, pod, c.match_label_keys)
-        self.self_match = self.selector is not None and label_selector_matches(self.selector, pod.metadata.labels)
+        self.self_match = self.selector is not None and label_selector_matches(
+            self.selector, pod.metadata.labels
+        )
         self.affinity_honor = (c.node_affinity_policy or "Honor") == "Honor"
         self.taints_honor = (c.node_taints_policy or "Ignore") == "Honor"
 
@@ -58,7 +60,9 @@ class PodTopologySpread(FilterPlugin):
     name = NAME
 
     def relevant(self, ctx: PodContext) -> bool:
-        hard = [c for c in ctx.pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
+        hard = [
+            c for c in ctx.pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"
+        ]
         if not hard:
             return False
         ctx.state[NAME] = [_Constraint(c, ctx.pod) for c in hard]
@@ -86,16 +90,18 @@ class PodTopologySpread(FilterPlugin):
             for i, c in enumerate(constraints):
                 if c.affinity_honor:
                     if affinity_ok is None:
-                        affinity_ok = pod_matches_node_selector(pod, node) and pod_matches_required_node_affinity(
+                        affinity_ok = pod_matches_node_selector(
                             pod, node
-                        )
+                        ) and pod_matches_required_node_affinity(pod, node)
                     if not affinity_ok:
                         per.append(-1)
                         continue
                 if c.taints_honor:
                     if taints_ok is None:
                         taints_ok = (
-                            find_untolerated_taint(node.spec.taints, pod.spec.tolerations, effects=("NoSchedule", "NoExecute"))
+                            find_untolerated_taint(
+                                node.spec.taints, pod.spec.tolerations, effects=("NoSchedule", "NoExecute")
+                            )
                             is None
                         )
                     if not taints_ok:

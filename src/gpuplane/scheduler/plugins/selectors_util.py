@@ -16,7 +16,9 @@ def with_label_keys(
     extra = [
         LabelSelectorRequirement(key=k, operator="In", values=[labels[k]]) for k in match_keys if k in labels
     ] + [
-        LabelSelectorRequirement(key=k, operator="NotIn", values=[labels[k]]) for k in mismatch_keys if k in labels
+        LabelSelectorRequirement(key=k, operator="NotIn", values=[labels[k]])
+        for k in mismatch_keys
+        if k in labels
     ]
     if not extra:
         return selector

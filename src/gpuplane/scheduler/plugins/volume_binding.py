@@ -71,7 +71,9 @@ class VolumeBinding(FilterPlugin):
                 text = ERR_EPHEMERAL_WAITING if ephemeral else ERR_PVC_NOT_FOUND
                 return None, unresolvable(NAME, text.format(claim))
             if pvc.get("status", "phase") == "Lost":
-                return None, unresolvable(NAME, ERR_PVC_LOST.format(claim, pvc.get("spec", "volumeName") or ""))
+                return None, unresolvable(
+                    NAME, ERR_PVC_LOST.format(claim, pvc.get("spec", "volumeName") or "")
+                )
             if pvc.metadata.get("deletionTimestamp"):
                 return None, unresolvable(NAME, ERR_PVC_DELETING.format(claim))
         for claim, _ in claims:
@@ -88,7 +90,9 @@ class VolumeBinding(FilterPlugin):
             sc = cluster.storage_classes.get(class_name)
             if sc is None:
                 # binder.go shouldDelayBinding: the class lister's error aborts the cycle.
-                text = f'running PreFilter plugin "{NAME}": storageclass.storage.k8s.io "{class_name}" not found'
+                text = (
+                    f'running PreFilter plugin "{NAME}": storageclass.storage.k8s.io "{class_name}" not found'
+                )
                 return None, Status(Code.ERROR, (text,), NAME)
             if sc.data.get("volumeBindingMode") == "WaitForFirstConsumer":
                 delayed.append((pvc, sc))

@@ -18,9 +18,7 @@ from gpuplane.scheduler.plugins.volumes import get_pvc, pod_claim_names
 NAME = "VolumeRestrictions"
 # volume_restrictions.go
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
-ERR_REASON_RWOP_CONFLICT = (
-    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
-)
+ERR_REASON_RWOP_CONFLICT = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
 
 
 class VolumeRestrictions(FilterPlugin):
@@ -46,9 +44,7 @@ class VolumeRestrictions(FilterPlugin):
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         users = ctx.state[NAME]
-        remaining = [
-            u for u in users if not any(u[1] is removed for removed in ctx.removed.get(u[0], ()))
-        ]
+        remaining = [u for u in users if not any(u[1] is removed for removed in ctx.removed.get(u[0], ()))]
         if remaining:
             return unschedulable(NAME, ERR_REASON_RWOP_CONFLICT)
         return None

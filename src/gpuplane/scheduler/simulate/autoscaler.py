@@ -147,7 +147,11 @@ def karpenter_pool(obj: Manifest, weight_order: int) -> Pool:
     gpu_names = _karpenter_gpu_names()
     labels = {str(k): str(v) for k, v in meta_labels.items()}
     for req in requirements:
-        if req.get("operator") == "In" and req.get("values") and _requirement_ok(req, _PROBE, gpu_names) is None:
+        if (
+            req.get("operator") == "In"
+            and req.get("values")
+            and _requirement_ok(req, _PROBE, gpu_names) is None
+        ):
             labels.setdefault(str(req["key"]), str(req["values"][0]))
     templates = []
     for it in catalog().instance_types.values():
@@ -167,7 +171,13 @@ def karpenter_pool(obj: Manifest, weight_order: int) -> Pool:
     templates.sort(key=lambda t: (t.instance.gpu_count, t.instance.vcpus or 10**6, t.instance.name))
     limits = parse_resource_list(obj.get("spec", "limits") or {})
     weight = obj.get("spec", "weight")
-    return Pool(obj.name, KARPENTER, templates, (-(weight if isinstance(weight, int) else 0), weight_order), limits=limits)
+    return Pool(
+        obj.name,
+        KARPENTER,
+        templates,
+        (-(weight if isinstance(weight, int) else 0), weight_order),
+        limits=limits,
+    )
 
 
 _PROBE = InstanceType("aws", "", "", 0, None, None, "")
@@ -216,7 +226,11 @@ class Autoscaler:
         for n, obj in enumerate(objects):
             if obj.kind == "NodePool" and obj.group == "karpenter.sh" and mode in ("auto", KARPENTER):
                 pools.append(karpenter_pool(obj, n))
-            elif obj.kind == NODEGROUP_KIND and obj.group == GPUPLANE_GROUP and mode in ("auto", CLUSTER_AUTOSCALER):
+            elif (
+                obj.kind == NODEGROUP_KIND
+                and obj.group == GPUPLANE_GROUP
+                and mode in ("auto", CLUSTER_AUTOSCALER)
+            ):
                 pool, error = nodegroup_pool(obj, n)
                 if pool is not None:
                     pools.append(pool)
@@ -244,7 +258,9 @@ class Autoscaler:
     # -- fitting ---------------------------------------------------------------------------
 
     @staticmethod
-    def _fits(engine: Engine, pod: Pod, free: dict[str, int], alloc: dict[str, int], node: Node) -> tuple[bool, str]:
+    def _fits(
+        engine: Engine, pod: Pod, free: dict[str, int], alloc: dict[str, int], node: Node
+    ) -> tuple[bool, str]:
         """The scheduler's own PreFilter + Filter verdict for ``pod`` on the not-yet-existing
         ``node`` holding ``alloc - free`` already (``Scheduler.check_new_node``)."""
         requested = {res: alloc.get(res, 0) - free.get(res, 0) for res in alloc}
@@ -256,13 +272,15 @@ class Autoscaler:
 
     @staticmethod
     def _make_node(name: str, tpl: Template) -> Node:
-        return node_from_dict({
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": name, "labels": {**tpl.labels, "kubernetes.io/hostname": name}},
-            "spec": {"taints": tpl.taints},
-            "status": {"allocatable": tpl.allocatable, "capacity": tpl.allocatable},
-        })
+        return node_from_dict(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": {**tpl.labels, "kubernetes.io/hostname": name}},
+                "spec": {"taints": tpl.taints},
+                "status": {"allocatable": tpl.allocatable, "capacity": tpl.allocatable},
+            }
+        )
 
     def _within_limits(self, pool: Pool, tpl: Template) -> bool:
         if pool.max_size is not None and pool.size >= pool.max_size:
@@ -332,7 +350,9 @@ class Autoscaler:
         key = (pool.name, tpl.instance.name)
         node = self.probes.get(key)
         if node is None:
-            node = self.probes[key] = self._make_node(f"{pool.name}-{tpl.instance.name.replace('.', '-')}-template", tpl)
+            node = self.probes[key] = self._make_node(
+                f"{pool.name}-{tpl.instance.name.replace('.', '-')}-template", tpl
+            )
         return node
 
     def _not_helped(self, engine: Engine, pod: SimPod, reason: str) -> None:
@@ -340,8 +360,11 @@ class Autoscaler:
         if job in self.noted:
             return
         self.noted.add(job)
-        what = "no NodePool or node group" if self.kind == "mixed" else (
-            "no NodePool" if self.kind == KARPENTER else "no node group")
+        what = (
+            "no NodePool or node group"
+            if self.kind == "mixed"
+            else ("no NodePool" if self.kind == KARPENTER else "no node group")
+        )
         engine.notes.append(f"{self.kind}: {what} helps {pod.key} ({job}): {reason or 'no template fits'}")
 
     def _launch(self, engine: Engine, pod: SimPod, pool: Pool, tpl: Template) -> None:
@@ -352,21 +375,38 @@ class Autoscaler:
             pool.used[res] = pool.used.get(res, 0) + amount
         gpu = is_gpu_node(node)
         delay = engine.cold.node_ready_after(pool.kind, gpu)
-        flight = {"node": node, "template": tpl, "free": free, "alloc": dict(free), "pool": pool,
-                  "ready_s": engine.now + delay}
+        flight = {
+            "node": node,
+            "template": tpl,
+            "free": free,
+            "alloc": dict(free),
+            "pool": pool,
+            "ready_s": engine.now + delay,
+        }
         self._charge(flight, pod)
         self.in_flight.append(flight)
         engine.push(engine.now + delay, "node-ready", flight)
-        engine.log("node-launched", node=node.metadata.name, pool=pool.name,
-                   instance_type=tpl.instance.name, ready_s=engine.now + delay)
-        engine.nodes_added.append({
-            "node": node.metadata.name, "pool": pool.name, "autoscaler": pool.kind,
-            "instance_type": tpl.instance.name, "launched_s": engine.now, "ready_s": engine.now + delay,
-            "cold_start": [
-                {"phase": p.name, "seconds": p.seconds, "figure": p.figure}
-                for p in engine.cold.node_phases(pool.kind, gpu)
-            ],
-        })
+        engine.log(
+            "node-launched",
+            node=node.metadata.name,
+            pool=pool.name,
+            instance_type=tpl.instance.name,
+            ready_s=engine.now + delay,
+        )
+        engine.nodes_added.append(
+            {
+                "node": node.metadata.name,
+                "pool": pool.name,
+                "autoscaler": pool.kind,
+                "instance_type": tpl.instance.name,
+                "launched_s": engine.now,
+                "ready_s": engine.now + delay,
+                "cold_start": [
+                    {"phase": p.name, "seconds": p.seconds, "figure": p.figure}
+                    for p in engine.cold.node_phases(pool.kind, gpu)
+                ],
+            }
+        )
 
     def _charge(self, flight: dict[str, Any], pod: SimPod) -> None:
         try:
@@ -388,4 +428,3 @@ class Autoscaler:
         engine.sim.add_node(node)
         engine.fresh_nodes.add(node.metadata.name)
         engine.log("node-ready", node=node.metadata.name, pool=flight["pool"].name)
-

@@ -104,7 +104,9 @@ def parse_overrides(data: object) -> tuple[dict[str, float], list[str]]:
             errors.append(f"unknown cold-start component {name!r} (known: {', '.join(sorted(known))})")
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            errors.append(f"cold-start component {name!r} must be a non-negative number of seconds, got {value!r}")
+            errors.append(
+                f"cold-start component {name!r} must be a non-negative number of seconds, got {value!r}"
+            )
             continue
         out[str(name)] = float(value)
     return out, errors

@@ -103,8 +103,11 @@ class Engine:
         self.all_objects: list[Manifest] = [*self.inputs.cluster_objects, *self.inputs.workloads]
         self.notes: list[str] = []
         self.jobs: list[SimJob] = build_jobs(
-            self.inputs.workloads, self.options.scenario, index.priority,
-            kueue=self.options.scheduler == "kueue", notes=self.notes,
+            self.inputs.workloads,
+            self.options.scenario,
+            index.priority,
+            kueue=self.options.scheduler == "kueue",
+            notes=self.notes,
         )
         self.by_pod: dict[int, SimPod] = {id(p.pod): p for j in self.jobs for p in j.pods}
         self.quota = QuotaBook(self.sim.state)
@@ -126,7 +129,9 @@ class Engine:
                 if job.kueue_queue is None:
                     self.notes.append(f"{job.key}: {NOT_MANAGED_BY_KUEUE}")
         if self.quota.skipped_scoped:
-            self.notes.append("scoped ResourceQuotas are not modelled: " + ", ".join(self.quota.skipped_scoped))
+            self.notes.append(
+                "scoped ResourceQuotas are not modelled: " + ", ".join(self.quota.skipped_scoped)
+            )
         self.layer = self._make_layer()
         if self.options.autoscaler is not None:
             self.options.autoscaler.attach(self)
@@ -280,8 +285,13 @@ class Engine:
         """Created, unplaced pods in scheduling-queue order (PrioritySort: priority, then the pod's
         creation time). Controllers of jobs submitted together create their pods concurrently,
         so equal-time pods interleave by replica index, then submission order."""
-        out = [p for j in self.jobs if j.arrival_s <= self.now and j.finished_s is None for p in j.pods
-               if p.node is None and p.created]
+        out = [
+            p
+            for j in self.jobs
+            if j.arrival_s <= self.now and j.finished_s is None
+            for p in j.pods
+            if p.node is None and p.created
+        ]
         out.sort(key=lambda p: (-p.job.priority, p.job.arrival_s, p.seq, p.job.order))
         return out
 
@@ -416,7 +426,9 @@ class Engine:
             self.log("preempted", pod=sim_pod.key, node=node, by=who)
             return
         node = victim.spec.node_name
-        info_node = next((i.name for i in self.sim.sched.index.node_infos if any(p is victim for p in i.pods)), node)
+        info_node = next(
+            (i.name for i in self.sim.sched.index.node_infos if any(p is victim for p in i.pods)), node
+        )
         if info_node:
             self.sim.forget(victim, info_node)
             self.quota.release(victim)
@@ -457,11 +469,13 @@ class Engine:
         if not stuck:
             return None
         held = sum(p.gpus for _, placed in stuck for p in placed)
-        advice = ("A gang scheduler (Volcano, coscheduling) or Kueue admission places such jobs all-or-nothing")
+        advice = "A gang scheduler (Volcano, coscheduling) or Kueue admission places such jobs all-or-nothing"
         unmanaged = [job.key for job, _ in stuck if job.kueue_queue is None]
         if self.options.scheduler == "kueue" and unmanaged:
-            advice = (f"Kueue admits a job all-or-nothing only when it carries the {QUEUE_LABEL} label: add it "
-                      f"(the name of a LocalQueue in the job's namespace) to {', '.join(unmanaged)}")
+            advice = (
+                f"Kueue admits a job all-or-nothing only when it carries the {QUEUE_LABEL} label: add it "
+                f"(the name of a LocalQueue in the job's namespace) to {', '.join(unmanaged)}"
+            )
         return {
             "jobs": [
                 {

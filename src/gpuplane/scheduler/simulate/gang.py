@@ -50,10 +50,14 @@ DEFAULT_QUEUE = "default"
 PERMIT_WAITING_TIME_S = 60.0
 POD_GROUP_REJECT_PERCENTAGE = 10
 # pkg/coscheduling/core/core.go texts (reference §4.3)
-NOT_ENOUGH_SIBLINGS = "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}"
+NOT_ENOUGH_SIBLINGS = (
+    "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}"
+)
 POSTFILTER_REJECT = "PodGroup {} gets rejected due to Pod {} is unschedulable even after PostFilter"
 OPTIMISTIC_REJECTION = "0/1 nodes are available: 1 optimistic rejection in PostFilter."
-TIMEOUT_REJECTION = "0/1 nodes are available: 1 rejected due to timeout after waiting {} at plugin Coscheduling."
+TIMEOUT_REJECTION = (
+    "0/1 nodes are available: 1 rejected due to timeout after waiting {} at plugin Coscheduling."
+)
 
 
 def go_duration(seconds: float) -> str:
@@ -144,7 +148,9 @@ class VolcanoLayer:
             if pod.node is None:
                 need.update(_gpu_request(pod))
         used = self._allocated(queue)
-        short = sorted(r for r, cap in capability.items() if need.get(r, 0) and used.get(r, 0) + need[r] > cap)
+        short = sorted(
+            r for r, cap in capability.items() if need.get(r, 0) and used.get(r, 0) + need[r] > cap
+        )
         if short:
             return "queue resource quota insufficient: " + ", ".join(f"insufficient {r}" for r in short)
         self.inqueue.add(id(job))
@@ -207,7 +213,9 @@ class VolcanoLayer:
         for pod in placed:
             engine.unplace(pod)
         for pod in placed:
-            pod.message = f"Pod {pod.key} can possibly be assigned to {nodes[id(pod)]}, once minAvailable is satisfied"
+            pod.message = (
+                f"Pod {pod.key} can possibly be assigned to {nodes[id(pod)]}, once minAvailable is satisfied"
+            )
         origin = ""
         for pod, fit in failed:
             pod.message = volcano_message(fit) or fit.filter_message()
@@ -341,4 +349,3 @@ class CoschedulingLayer:
         if reasons:
             text += " " + ", ".join(reasons)
         pod.message = text
-

@@ -108,14 +108,18 @@ def apply_inputs(cluster: ClusterState, objects: list[Manifest]) -> Inputs:
             out.notes.append(f"{_label(applied[key])} ({_where(applied[key])}) replaces the cluster's object")
             continue
         cluster_objects.append(obj)
-    classes = [o for o in [*cluster_objects, *extra] if o.kind == "StorageClass" and o.group == "storage.k8s.io"]
+    classes = [
+        o for o in [*cluster_objects, *extra] if o.kind == "StorageClass" and o.group == "storage.k8s.io"
+    ]
     default_class = default_storage_class(classes)
     default = default_class.name if default_class is not None else None
     for obj in extra:
         if obj.kind == "PersistentVolumeClaim" and obj.group == "" and default is not None:
             spec = obj.get("spec")
             if isinstance(spec, dict) and "storageClassName" not in spec:
-                obj = Manifest({**obj.data, "spec": {**spec, "storageClassName": default}}, obj.path, obj.line, obj.doc)
+                obj = Manifest(
+                    {**obj.data, "spec": {**spec, "storageClassName": default}}, obj.path, obj.line, obj.doc
+                )
         cluster_objects.append(obj)
     out.cluster_objects = cluster_objects
     return out

@@ -80,7 +80,9 @@ class KueueLayer(DefaultLayer):
         super().__init__(engine)
         objs = [o for o in engine.all_objects if o.group == GROUP]
         self.local_queues = {
-            (o.namespace or "default", o.name): o.get("spec", "clusterQueue") for o in objs if o.kind == "LocalQueue"
+            (o.namespace or "default", o.name): o.get("spec", "clusterQueue")
+            for o in objs
+            if o.kind == "LocalQueue"
         }
         self.flavors = {o.name: o.get("spec") or {} for o in objs if o.kind == "ResourceFlavor"}
         self.cqs: dict[str, dict[str, Any]] = {}
@@ -116,7 +118,9 @@ class KueueLayer(DefaultLayer):
         self.usage: Usage = {name: Counter() for name in self.cqs}
         settings = engine.options.scenario.kueue if engine.options.scenario else {}
         wfpr = settings.get("waitForPodsReady", {"timeoutSeconds": DEFAULT_PODS_READY_TIMEOUT_S})
-        self.pods_ready_timeout = float(wfpr.get("timeoutSeconds", DEFAULT_PODS_READY_TIMEOUT_S)) if wfpr else None
+        self.pods_ready_timeout = (
+            float(wfpr.get("timeoutSeconds", DEFAULT_PODS_READY_TIMEOUT_S)) if wfpr else None
+        )
         self.admitted: dict[int, tuple[str, Counter]] = {}  # id(job) -> (cq, charged usage)
         self.not_before: dict[int, float] = {}
         self.original: dict[int, list[tuple[str, int, Pod]]] = {}
@@ -141,7 +145,9 @@ class KueueLayer(DefaultLayer):
                 return
             if all(p.running_s is not None for p in job.pods):
                 return
-            self._evict(job, f"Exceeded the PodsReady timeout {job.namespace}/{job.name}", "pods-ready-timeout")
+            self._evict(
+                job, f"Exceeded the PodsReady timeout {job.namespace}/{job.name}", "pods-ready-timeout"
+            )
             backoff = min(BACKOFF_BASE_S * 2 ** (job.evictions - 1), BACKOFF_MAX_S)
             self.not_before[id(job)] = self.engine.now + backoff
             self.engine.push(self.engine.now + backoff, "requeue", job)
@@ -171,8 +177,12 @@ class KueueLayer(DefaultLayer):
         engine = self.engine
         progress = False
         waiting = [
-            j for j in engine.jobs
-            if self.managed(j) and j.arrival_s <= engine.now and j.finished_s is None and j.admitted_s is None
+            j
+            for j in engine.jobs
+            if self.managed(j)
+            and j.arrival_s <= engine.now
+            and j.finished_s is None
+            and j.admitted_s is None
             and self.not_before.get(id(j), 0.0) <= engine.now
         ]
         waiting.sort(key=lambda j: (-j.priority, j.arrival_s, j.order))
@@ -193,12 +203,19 @@ class KueueLayer(DefaultLayer):
             return False
         assignment, charge, message = self._assign(job, cq_name, self.usage)
         victims: list[SimJob] = []
-        if assignment is None and self.cqs[cq_name]["within"] in ("LowerPriority", "LowerOrNewerEqualPriority"):
+        if assignment is None and self.cqs[cq_name]["within"] in (
+            "LowerPriority",
+            "LowerOrNewerEqualPriority",
+        ):
             victims = self._preemption_set(job, cq_name)
         if assignment is None and victims:
             for victim in victims:
-                self._evict(victim, f"Preempted to accommodate a workload due to prioritization in the ClusterQueue "
-                             f"(preemptor {job.key})", "kueue-preempted")
+                self._evict(
+                    victim,
+                    f"Preempted to accommodate a workload due to prioritization in the ClusterQueue "
+                    f"(preemptor {job.key})",
+                    "kueue-preempted",
+                )
             assignment, charge, message = self._assign(job, cq_name, self.usage)
         if assignment is None:
             if job.message != message:
@@ -223,7 +240,8 @@ class KueueLayer(DefaultLayer):
     def _preemption_set(self, job: SimJob, cq_name: str) -> list[SimJob]:
         """Fewest lower-priority admitted workloads of the ClusterQueue whose removal admits ``job``."""
         candidates = [
-            j for j in self.engine.jobs
+            j
+            for j in self.engine.jobs
             if id(j) in self.admitted and self.admitted[id(j)][0] == cq_name and j.priority < job.priority
         ]
         candidates.sort(key=lambda j: (j.priority, -(j.admitted_s or 0.0), -j.order))
@@ -248,13 +266,17 @@ class KueueLayer(DefaultLayer):
         taints = [t for t in spec.get("nodeTaints") or [] if isinstance(t, dict)]
         if taints:
             typed = [msgspec.convert(t, Taint, strict=False) for t in taints]
-            bad = find_untolerated_taint(typed, template.spec.tolerations, effects=("NoSchedule", "NoExecute"))
+            bad = find_untolerated_taint(
+                typed, template.spec.tolerations, effects=("NoSchedule", "NoExecute")
+            )
             if bad is not None:
                 raw_bad = next(t for t in taints if t.get("key") == bad.key)
                 return f"untolerated taint {_taint_text(raw_bad)} in flavor {flavor}"
         return ""
 
-    def _capacity(self, cq_name: str, flavor: str, res: str, usage: Usage) -> tuple[int, int, int, int] | None:
+    def _capacity(
+        self, cq_name: str, flavor: str, res: str, usage: Usage
+    ) -> tuple[int, int, int, int] | None:
         """(used, max capacity for this CQ, cohort used, cohort capacity) or None if not covered."""
         cq = self.cqs[cq_name]
         quota = self._quota(cq_name, flavor, res)

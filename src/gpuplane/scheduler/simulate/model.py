@@ -85,4 +85,3 @@ class SimJob:
     @property
     def gpus(self) -> int:
         return sum(p.gpus for p in self.pods)
-

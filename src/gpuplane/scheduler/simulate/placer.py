@@ -110,7 +110,9 @@ class FastPlacer:
         self.n_static = len(index.class_reps)
         self.shapes: dict[int, tuple[object, Shape | None]] = {}
         # id(spec) -> (spec, released, version, priority, result, preemption outcome)
-        self.failures: dict[int, tuple[object, int, int, int, ScheduleResult | FitError, PreemptionOutcome | None]] = {}
+        self.failures: dict[
+            int, tuple[object, int, int, int, ScheduleResult | FitError, PreemptionOutcome | None]
+        ] = {}
         rows = index.resource_index
         self.pods_row = rows["pods"]
         self.cpu_row = rows.get("cpu")
@@ -244,7 +246,10 @@ class FastPlacer:
             nonzero = {}
         aff = np.array([preferred_node_affinity_score(pod, infos[r].node) for r in reps], dtype=np.int64)
         taint = np.array(
-            [count_intolerable_prefer_no_schedule(infos[r].node.spec.taints, pod.spec.tolerations) for r in reps],
+            [
+                count_intolerable_prefer_no_schedule(infos[r].node.spec.taints, pod.spec.tolerations)
+                for r in reps
+            ],
             dtype=np.int64,
         )
         return Shape(
@@ -298,12 +303,12 @@ class FastPlacer:
             if shape.fit is not None and shape.base is not None:
                 fit[: len(shape.fit)] = shape.fit
                 base[: len(shape.base)] = shape.base
-                slots = np.unique(np.array(self.log[shape.synced:], dtype=np.int64))
+                slots = np.unique(np.array(self.log[shape.synced :], dtype=np.int64))
             else:
                 slots = np.arange(self.k, dtype=np.int64)
             shape.fit, shape.base = fit, base
         else:
-            tail = self.log[shape.synced:]
+            tail = self.log[shape.synced :]
             if len(tail) <= _SCALAR_SYNC:
                 # a few slots (the usual case: one bind moved one node): plain Python beats
                 # numpy's per-call overhead on 1-element arrays
@@ -341,8 +346,10 @@ class FastPlacer:
         shape.fit[cid] = ok
         cpu, mem = self.cpu_row, self.mem_row
         shape.base[cid] = resource_score(
-            alloc[cpu] if cpu is not None else 0, req[cpu] + shape.cpu_nz if cpu is not None else 0,
-            alloc[mem] if mem is not None else 0, req[mem] + shape.mem_nz if mem is not None else 0,
+            alloc[cpu] if cpu is not None else 0,
+            req[cpu] + shape.cpu_nz if cpu is not None else 0,
+            alloc[mem] if mem is not None else 0,
+            req[mem] + shape.mem_nz if mem is not None else 0,
         )
 
     def _scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
@@ -408,7 +415,9 @@ class FastPlacer:
         cached = self.failures.get(key)
         if cached is not None and cached[0] is pod.spec and cached[1] == sim.released:
             outcome = cached[5]
-            if outcome is None or (outcome.nominated_node is None and not sim.lower_bound_since(cached[3], cached[2])):
+            if outcome is None or (
+                outcome.nominated_node is None and not sim.lower_bound_since(cached[3], cached[2])
+            ):
                 return cached
         priority = sim.sched.index.priority(pod)
         result, outcome = sim.sched.schedule_or_preempt(pod)

@@ -34,9 +34,9 @@ def _usage_key(key: str) -> tuple[str, str] | None:
     if key in _NATIVE:
         return "requests", key
     if key.startswith("requests."):
-        return "requests", key[len("requests."):]
-    if key.startswith("limits.") and key[len("limits."):] in _NATIVE:
-        return "limits", key[len("limits."):]
+        return "requests", key[len("requests.") :]
+    if key.startswith("limits.") and key[len("limits.") :] in _NATIVE:
+        return "limits", key[len("limits.") :]
     return None
 
 
@@ -123,7 +123,9 @@ class QuotaBook:
         charges = []
         for name, hard, used in quotas:
             usage = pod_usage(pod, list(hard))
-            exceeded = sorted(k for k, amount in usage.items() if amount and used.get(k, 0) + amount > hard[k])
+            exceeded = sorted(
+                k for k, amount in usage.items() if amount and used.get(k, 0) + amount > hard[k]
+            )
             if exceeded:
                 requested = ",".join(f"{k}={format_amount(k, usage[k])}" for k in exceeded)
                 in_use = ",".join(f"{k}={format_amount(k, used.get(k, 0))}" for k in exceeded)

@@ -96,7 +96,9 @@ def to_document(engine: Engine) -> dict[str, Any]:
         "summary": {
             "scheduled": len({p["pod"] for p in engine.placements}),
             "pending": len(pending),
-            "gpu_utilization": _ratio(max(0.0, used - (idle if idle_now is None else idle_now) - preempted), avail),
+            "gpu_utilization": _ratio(
+                max(0.0, used - (idle if idle_now is None else idle_now) - preempted), avail
+            ),
             "gpu_allocation": _ratio(used, avail),
             "makespan_s": makespan,
             "gpu_seconds_idle_held": idle,

@@ -54,7 +54,9 @@ def run_simulation(
     if scheduler not in SCHEDULERS:
         raise SimulateInputError(f"scheduler {scheduler!r} is not one of {', '.join(SCHEDULERS)}")
     if kubernetes_version is not None and parse_minor(kubernetes_version) is None:
-        raise SimulateInputError(f"--kubernetes-version {kubernetes_version!r} is not a Kubernetes version like 1.31")
+        raise SimulateInputError(
+            f"--kubernetes-version {kubernetes_version!r} is not a Kubernetes version like 1.31"
+        )
     try:
         plan = load_scenario(scenario) if scenario else None
     except ScenarioError as exc:

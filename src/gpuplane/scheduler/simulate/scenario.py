@@ -157,7 +157,9 @@ def _gpus(pod: Pod) -> int:
 
 def _with_priority_class(pod: Pod, priority_class: str | None) -> Pod:
     if priority_class and not pod.spec.priority_class_name and pod.spec.priority is None:
-        return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, priority_class_name=priority_class))
+        return msgspec.structs.replace(
+            pod, spec=msgspec.structs.replace(pod.spec, priority_class_name=priority_class)
+        )
     return pod
 
 
@@ -166,9 +168,15 @@ def _with_priority_class(pod: Pod, priority_class: str | None) -> Pod:
 # an object is refused outright. Pods of any other controller (CRDs) are refused one by one
 # when the operator creates them.
 TEMPLATE_VALIDATED = {
-    ("", "Pod"), ("", "ReplicationController"), ("", "PodTemplate"),
-    ("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
-    ("batch", "Job"), ("batch", "CronJob"),
+    ("", "Pod"),
+    ("", "ReplicationController"),
+    ("", "PodTemplate"),
+    ("apps", "Deployment"),
+    ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
 }
 
 
