@@ -76,7 +76,7 @@ def test_demo_recorded_messages_are_what_why_pending_computes() -> None:
 
 def test_demo_shows_every_kind_of_cluster_finding() -> None:
     """Issue acceptance: the demo cluster in examples/ shows each kind of cluster finding."""
-    from gpuplane.lint.registry import all_rules
+    from gpuplane.rule_catalog import all_rules
 
     result = CliRunner().invoke(cli, ["diagnose", "--cluster", str(DEMO), "-f", "json"])
     assert result.exit_code == 0, result.output

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuplane.diagnose.engine import run_diagnose
-from gpuplane.diagnose.rules import _article
+from gpuplane.diagnose.rules.enablement import _article
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.report.html import render_html
 from gpuplane.sources import load_paths

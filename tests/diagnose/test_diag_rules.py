@@ -219,7 +219,7 @@ def test_pending_finding_carries_the_scheduler_explanation() -> None:
 
 def test_rules_registered_for_rules_and_explain() -> None:
     from gpuplane.knowledge import section_for_rule
-    from gpuplane.lint.docs import render_page
+    from gpuplane.rule_catalog import render_page
 
     metas = {meta.id: meta for meta in cluster_rules()}
     for meta in metas.values():

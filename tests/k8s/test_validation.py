@@ -20,7 +20,7 @@ from gpuplane.k8s.validation import (
 )
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.engine import run_lint
-from gpuplane.lint.registry import all_rules
+from gpuplane.rule_catalog import all_rules
 from gpuplane.sources.loader import load_text
 
 

@@ -259,7 +259,7 @@ def test_tools_report_errors_as_text() -> None:
 
 
 def test_explain_rule_tool() -> None:
-    pytest.importorskip("gpuplane.lint.registry")
+    pytest.importorskip("gpuplane.rule_catalog")
     page = llm.run_tool("explain_rule", {"rule_id": "quota-gpu-invalid-key"})
     assert page.startswith("# quota-gpu-invalid-key")
     assert llm.run_tool("explain_rule", {"rule_id": "nope"}) == "error: no rule with id 'nope'"

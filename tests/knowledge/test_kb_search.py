@@ -122,7 +122,7 @@ def test_references_are_not_indexed() -> None:
 
 
 def test_rule_docs_are_indexed_when_lint_exists() -> None:
-    pytest.importorskip("gpuplane.lint.registry")
+    pytest.importorskip("gpuplane.rule_catalog")
     kinds = {d.kind for d in index().documents}
     assert kinds == {"section", "rule"}
     assert any(d.id == "rule:quota-gpu-invalid-key" for d in index().documents)

@@ -16,7 +16,7 @@ def lint_rule(rule_id: str, text: str, cluster_text: str | None = None, path: st
     from gpuplane.k8s.cluster import ClusterState
     from gpuplane.lint.config import LintConfig
     from gpuplane.lint.engine import run_lint
-    from gpuplane.lint.registry import get_rule
+    from gpuplane.rule_catalog import get_rule
     from gpuplane.sources.loader import load_text
 
     loaded = load_text(text, path)

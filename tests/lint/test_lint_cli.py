@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from gpuplane.cli.main import cli
-from gpuplane.lint.registry import all_rules
+from gpuplane.rule_catalog import all_rules
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "lint"
 BAD = str(FIX / "gpu-request-without-limit" / "fail.yaml")

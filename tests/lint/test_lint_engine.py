@@ -9,7 +9,8 @@ import pytest
 from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
 from gpuplane.lint.engine import run_lint
 from gpuplane.lint.finding import format_field
-from gpuplane.lint.registry import CATEGORIES, all_rules, get_rule
+from gpuplane.rule_catalog import all_rules, get_rule
+from gpuplane.ruleset import CATEGORIES
 from gpuplane.sources.loader import load_text
 
 POD = """\

@@ -14,7 +14,7 @@ import pytest
 
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.engine import run_lint
-from gpuplane.lint.registry import all_rules
+from gpuplane.rule_catalog import all_rules
 from gpuplane.sources import load_paths
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "lint"

@@ -16,8 +16,8 @@ from gpuplane.cli.main import cli
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.context import join_labels, object_label
 from gpuplane.lint.engine import run_lint
-from gpuplane.lint.registry import all_rules
 from gpuplane.report.lint_text import summary_line
+from gpuplane.rule_catalog import all_rules
 from gpuplane.sources.loader import load_text
 from gpuplane.sources.manifest import Manifest
 

@@ -21,7 +21,7 @@ from gpuplane.k8s.selectors import (
 from gpuplane.k8s.workloads import ExpansionProblem, expand_all
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.engine import run_lint
-from gpuplane.lint.registry import all_rules
+from gpuplane.rule_catalog import all_rules
 from gpuplane.sources import load_paths
 from gpuplane.sources.manifest import Manifest
 

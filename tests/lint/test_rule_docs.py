@@ -1,7 +1,7 @@
 """Every rule's docs page links its knowledge-base section, once, to a file that exists.
 
 The page is what ``docs/rules/<id>.md`` holds and ``gpuplane explain ID`` prints
-(``lint.docs.render_page``); the link is relative to ``docs/rules/``.
+(``rule_catalog.render_page``); the link is relative to ``docs/rules/``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpuplane.knowledge import section_for_rule
-from gpuplane.lint.docs import render_page
-from gpuplane.lint.registry import all_rules
+from gpuplane.rule_catalog import all_rules, render_page
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "docs" / "rules"
@@ -21,8 +20,6 @@ _LINK = re.compile(r"^Knowledge base: \[([^\]]+)\]\(([^)]+)\) \(`gpuplane ask` s
 
 
 def _rules():
-    import gpuplane.diagnose.rules  # noqa: F401  (registers the cluster rules)
-
     return all_rules()
 
 
@@ -44,7 +41,7 @@ def test_page_has_one_background_linking_an_existing_section(meta) -> None:
 
 
 def test_generated_pages_are_current() -> None:
-    """docs/rules/ is regenerated whenever a rule's docs change (python -m gpuplane.lint.docs docs/rules)."""
+    """docs/rules/ is regenerated whenever a rule's docs change (python -m gpuplane.rule_catalog docs/rules)."""
     for meta in _rules():
         path = RULES_DIR / f"{meta.id}.md"
         assert path.read_text(encoding="utf-8") == render_page(meta), f"{path} is stale"

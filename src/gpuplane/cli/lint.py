@@ -94,7 +94,7 @@ def lint(
     gc.disable()
 
     from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
-    from gpuplane.lint.registry import all_rules
+    from gpuplane.rule_catalog import all_rules
 
     if dry_run and not fix:
         fail("--dry-run only makes sense with --fix")
@@ -188,8 +188,8 @@ def _emit(result: object, fmt: str) -> None:
     if fmt == "json":
         emit_json(result.to_json())
     elif fmt == "sarif":
-        from gpuplane.lint.registry import all_rules
         from gpuplane.report.sarif import build
+        from gpuplane.rule_catalog import all_rules
 
         emit_json(build(result.findings, all_rules()))
     elif fmt == "github":

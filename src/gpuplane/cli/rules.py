@@ -24,7 +24,7 @@ def rules(fmt: str) -> None:
     \b
     Exit codes: 0 always.
     """
-    from gpuplane.lint.registry import all_rules
+    from gpuplane.rule_catalog import all_rules
 
     metas = all_rules()
     if fmt == "json":
@@ -75,8 +75,7 @@ def explain(rule_id: str) -> None:
     """
     import difflib
 
-    from gpuplane.lint.docs import render_page
-    from gpuplane.lint.registry import all_rules, get_rule
+    from gpuplane.rule_catalog import all_rules, get_rule, render_page
 
     meta = get_rule(rule_id.strip())
     if meta is None:

@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
 from gpuplane.sources.manifest import Manifest
 
+# The rule packages of `gpuplane diagnose`, given to the neutral registry (gpuplane.ruleset).
+CLUSTER_RULE_PACKAGES = ("gpuplane.diagnose.rules",)
+
 if TYPE_CHECKING:
     from gpuplane.diagnose.inventory import Inventory
     from gpuplane.diagnose.report_data import ReportData
@@ -93,11 +96,10 @@ class DiagnoseResult:
 
 
 def cluster_rules() -> list[Any]:
-    """The registered ``cluster`` rules (importing the module registers them)."""
-    import gpuplane.diagnose.rules  # noqa: F401  (registration side effect)
-    from gpuplane.lint.registry import all_rules
+    """The ``cluster`` rules, loaded from diagnose's own rule package."""
+    from gpuplane.ruleset import load  # for start-up time: loading imports every rule module
 
-    return [meta for meta in all_rules() if meta.category == "cluster"]
+    return load(CLUSTER_RULE_PACKAGES)
 
 
 def run_cluster_rules(

@@ -76,8 +76,7 @@ def _tool_search_knowledge(args: dict[str, Any]) -> str:
 def _tool_explain_rule(args: dict[str, Any]) -> str:
     rule_id = str(args.get("rule_id", "")).strip()
     try:
-        from gpuplane.lint.docs import render_page
-        from gpuplane.lint.registry import get_rule
+        from gpuplane.rule_catalog import get_rule, render_page
     except Exception as exc:
         return f"error: lint rules unavailable ({type(exc).__name__})"
     meta = get_rule(rule_id)

@@ -362,7 +362,7 @@ class Index:
 def _rule_documents() -> list[tuple[Document, str]]:
     """Lint rule docs pages, when the lint registry is importable (it is optional for ask)."""
     try:
-        from gpuplane.lint.registry import all_rules
+        from gpuplane.rule_catalog import all_rules
 
         metas = all_rules()
     except Exception:  # the lint package is absent or broken: ask still works on sections

@@ -19,7 +19,7 @@ from gpuplane.sources.manifest import FieldPath, Manifest
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
     from gpuplane.k8s.workloads import ExpansionProblem, PodSet
-    from gpuplane.lint.registry import RuleMeta
+    from gpuplane.ruleset import RuleMeta
 
 APP_AND_INIT = ("initContainers", "containers")
 ALL_SECTIONS = ("initContainers", "containers", "ephemeralContainers")

@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.context import LintContext
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
-from gpuplane.lint.registry import RuleMeta, all_rules
+from gpuplane.ruleset import RuleMeta, load
 from gpuplane.sources.manifest import Manifest
+
+# The rule packages `gpuplane lint` runs by default, given to the neutral registry (gpuplane.ruleset);
+# callers that also accept the cluster rules pass the whole catalog (gpuplane.rule_catalog).
+LINT_RULE_PACKAGES = ("gpuplane.lint.rules",)
 
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
@@ -70,7 +74,7 @@ def select_rules(
 ) -> list[RuleMeta]:
     """The rules to run: enabled by config/flags; ``required``-context rules only with a cluster."""
     chosen = []
-    for meta in rules if rules is not None else all_rules():
+    for meta in rules if rules is not None else load(LINT_RULE_PACKAGES):
         if meta.category == "cluster" and not config.enable:
             continue  # cluster rules belong to `gpuplane diagnose`
         if not config.rule_enabled(meta.id):

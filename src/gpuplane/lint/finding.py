@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplane.ruleset.registry import SEVERITIES as SEVERITIES
 from gpuplane.sources.manifest import FieldPath, Manifest
 
-SEVERITIES = ("error", "warning", "info")
 # Rank used for --fail-on and sorting: higher is more severe.
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
 

@@ -259,8 +259,8 @@ def lint(
     """Same engine and document as ``gpuplane lint -f json``; never rewrites files (no --fix)."""
     from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
     from gpuplane.lint.engine import run_lint
-    from gpuplane.lint.registry import all_rules
     from gpuplane.report.lint_text import summary_line
+    from gpuplane.rule_catalog import all_rules
 
     known = {meta.id for meta in all_rules()}
     for name, ids in (("disable", disable), ("enable", enable)):
@@ -315,7 +315,7 @@ def list_rules(
     category: Annotated[Category | None, Field(description="Only the rules of this category.")] = None,
 ) -> ToolOutput:
     """The rule catalog, as ``gpuplane rules -f json`` lists it (wrapped in ``{"rules": [...]}``)."""
-    from gpuplane.lint.registry import all_rules
+    from gpuplane.rule_catalog import all_rules
 
     rules = [
         {
@@ -341,8 +341,7 @@ def explain_rule(
     """The rule's docs page, as ``gpuplane explain ID`` prints it, plus its metadata."""
     import difflib
 
-    from gpuplane.lint.docs import render_page
-    from gpuplane.lint.registry import all_rules, get_rule
+    from gpuplane.rule_catalog import all_rules, get_rule, render_page
 
     meta = get_rule(rule_id.strip())
     if meta is None:

@@ -146,7 +146,7 @@ def _dark_causes(result: DiagnoseResult) -> dict[str, str]:
     """Node -> why its GPUs are not advertised, as diagnose finds it ("MIG config failed",
     "device plugin down", ...): the first failing link of the node's enablement chain."""
     from gpuplane.diagnose.facts import facts_for
-    from gpuplane.diagnose.rules import not_advertised_cause
+    from gpuplane.diagnose.rules.enablement import not_advertised_cause
 
     out: dict[str, str] = {}
     facts = None

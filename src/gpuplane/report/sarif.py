@@ -16,7 +16,7 @@ from typing import Any
 
 from gpuplane import __version__
 from gpuplane.lint.finding import Finding
-from gpuplane.lint.registry import RuleMeta
+from gpuplane.ruleset import RuleMeta
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"

@@ -1,2 +1,3 @@
-"""Rule modules, one per category of spec/rules.md; each is imported by
-:func:`gpuplane.lint.registry.all_rules` (pkgutil discovery), which registers its rules."""
+"""The lint rules: one package per category of spec/rules.md, one module per theme, each rule's
+docs in ``<rule-id>.md`` beside its module. :mod:`gpuplane.ruleset` imports them when the layer
+above asks for this package (``lint.engine.LINT_RULE_PACKAGES``, ``rule_catalog``)."""

@@ -1,0 +1,1 @@
+"""Rules of category ``autoscaling``: Karpenter NodePools and GPU node classes."""

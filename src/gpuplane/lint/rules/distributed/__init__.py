@@ -1,0 +1,1 @@
+"""Rules of category ``distributed``: gangs, schedulers, indexed Jobs, Kubeflow jobs, shared memory."""

@@ -1,0 +1,1 @@
+"""Rules of category ``gpu``: requesting accelerators, one module per theme."""

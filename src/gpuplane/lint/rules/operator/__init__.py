@@ -1,0 +1,1 @@
+"""Rules of category ``operator``: the NVIDIA GPU Operator's ClusterPolicy."""

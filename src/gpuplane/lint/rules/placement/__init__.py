@@ -1,0 +1,1 @@
+"""Rules of category ``placement``: taints, selectors and spreading of GPU pods."""

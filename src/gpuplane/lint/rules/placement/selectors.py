@@ -1,0 +1,217 @@
+"""Node selectors and affinity: GPU selectors no node matches, GPU types left open, CPU pods
+that may land on GPU nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpuplane.k8s.selectors import node_selector_term_matches_labels
+from gpuplane.lint import kinds
+from gpuplane.lint.context import LintContext, pod_spec
+from gpuplane.lint.finding import Finding
+from gpuplane.lint.rules._common import (
+    GPU_LABELS,
+    TYPE_PINNING_LABELS,
+    ZONE_LABELS,
+    as_str,
+    node_selector,
+    preferred_terms,
+    required_terms,
+    term_expressions,
+    tolerations,
+    where,
+)
+from gpuplane.ruleset import rule
+
+GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
+
+_KARPENTER = ("karpenter.k8s.aws/", "karpenter.sh/", "karpenter.azure.com/")
+
+
+@rule(
+    id="gpu-selector-matches-no-node",
+    severity="error",
+    category="placement",
+    summary="nodeSelector / required node affinity on GPU labels that no node satisfies",
+    context="required",
+)
+def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
+    cluster = ctx.cluster
+    if cluster is None or not cluster.nodes:
+        return
+    has_nodepools = bool(ctx.by_kind("NodePool", include_cluster=True))
+    node_labels = [(node.metadata.labels or {}, node.metadata.name) for node in cluster.nodes]
+    for ps in ctx.podsets:
+        # typed pod: nodeSelector values that are not strings are rejected by the API (pod-template-invalid)
+        spec = ps.pod().spec
+        gpu_sel = {
+            k: v
+            for k, v in spec.node_selector.items()
+            if k in GPU_LABELS and not (has_nodepools and k.startswith(_KARPENTER))
+        }
+        holder = ctx.holder(ps)
+        for key, value in gpu_sel.items():
+            if not any(labels.get(key) == value for labels, _name in node_labels):
+                seen = sorted({labels[key] for labels, _name in node_labels if key in labels})
+                hint = f"nodes have {key} in {seen[:5]}" if seen else f"no node has the label {key}"
+                yield ctx.report(
+                    holder,
+                    (*ps.spec_path, "nodeSelector", key),
+                    f"{where(ps)} selects {key}={value} but no node matches ({hint}): Pending "
+                    "(\"didn't match Pod's node affinity/selector\")",
+                    f"use a value nodes carry ({', '.join(seen[:3]) or 'check the GPU node labels'})",
+                )
+        node_affinity = spec.affinity.node_affinity if spec.affinity is not None else None
+        required = (
+            node_affinity.required_during_scheduling_ignored_during_execution
+            if node_affinity is not None
+            else None
+        )
+        terms = required.node_selector_terms if required is not None else []
+        gpu_terms = [
+            t
+            for t in terms
+            if any(
+                e.key in GPU_LABELS and not (has_nodepools and e.key.startswith(_KARPENTER))
+                for e in t.match_expressions
+            )
+        ]
+        if (
+            gpu_terms
+            and len(gpu_terms) == len(terms)
+            and not any(
+                node_selector_term_matches_labels(t, labels, name)
+                for t in gpu_terms
+                for labels, name in node_labels
+            )
+        ):
+            yield ctx.report(
+                holder,
+                (*ps.spec_path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+                f"{where(ps)} requires GPU node labels that no node carries: Pending "
+                "(\"didn't match Pod's node affinity/selector\")",
+                "check the label values against `kubectl get nodes --show-labels`",
+            )
+
+
+def _gpu_model(labels: dict[str, str]) -> str | None:
+    for key in (
+        "nvidia.com/gpu.product",
+        "cloud.google.com/gke-accelerator",
+        "karpenter.k8s.aws/instance-gpu-name",
+        "k8s.amazonaws.com/accelerator",
+        "kubernetes.azure.com/accelerator",
+        "amd.com/gpu.product-name",
+    ):
+        if labels.get(key):
+            return labels[key].removesuffix("-SHARED")
+    return None
+
+
+def _pins_type(ps: Any) -> bool:
+    if pod_spec(ps).get("nodeName"):
+        return True
+    if any(k in TYPE_PINNING_LABELS for k in node_selector(ps)):
+        return True
+    return any(
+        e.get("key") in TYPE_PINNING_LABELS
+        for t in (*required_terms(ps), *preferred_terms(ps))
+        for e in term_expressions(t)
+    )
+
+
+@rule(
+    id="gpu-type-unpinned",
+    severity="info",
+    category="placement",
+    summary="the cluster has several GPU models and the GPU pod pins none",
+    context="required",
+)
+def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
+    cluster = ctx.cluster
+    if cluster is None:
+        return
+    from gpuplane.k8s.selectors import pod_matches_required_node_affinity
+
+    gpu_nodes = [(node, m) for node in cluster.gpu_nodes() if (m := _gpu_model(node.metadata.labels or {}))]
+    if len({m for _, m in gpu_nodes}) < 2:
+        return
+    for ps in ctx.gpu_podsets():
+        if _pins_type(ps):
+            continue
+        # Pinned in effect when every node the pod may be placed on (nodeSelector and required
+        # node affinity, e.g. a Karpenter NodePool label) has the same GPU model.
+        pod = ps.pod()
+        models = sorted({m for node, m in gpu_nodes if pod_matches_required_node_affinity(pod, node)})
+        if len(models) < 2:
+            continue
+        shown = ", ".join(models[:4]) + (", ..." if len(models) > 4 else "")
+        yield ctx.report(
+            ctx.holder(ps),
+            ps.spec_path,
+            f"{where(ps)} does not choose among the cluster's GPU models ({shown})",
+            f"add nodeSelector: {{nvidia.com/gpu.product: <one of {shown}>}} (or a preferred affinity)",
+        )
+
+
+_TOPOLOGY_KEYS = {
+    "kubernetes.io/hostname",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    *ZONE_LABELS,
+    "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/region",
+}
+
+
+def _kept_off(ps: Any) -> bool:
+    if pod_spec(ps).get("nodeName"):
+        return True
+    if any(k not in _TOPOLOGY_KEYS for k in node_selector(ps)):
+        return True  # pinned to a specific pool
+    for term in required_terms(ps):
+        for e in term_expressions(term):
+            key = as_str(e.get("key"))
+            if key in GPU_LABELS and e.get("operator") in ("DoesNotExist", "NotIn"):
+                return True
+            if key not in _TOPOLOGY_KEYS and e.get("operator") in ("In", "Exists") and key not in GPU_LABELS:
+                return True
+    return False
+
+
+@rule(
+    id="cpu-pod-on-gpu-nodes",
+    severity="warning",
+    category="placement",
+    summary="pod without GPU request tolerates GPU taints (or everything) and is not kept off GPU nodes",
+)
+def cpu_pod_on_gpu_nodes(ctx: LintContext) -> Iterator[Finding]:
+    gpu_ids = {id(ps) for ps in ctx.gpu_podsets()}
+    for ps in ctx.podsets:
+        if id(ps) in gpu_ids or kinds.is_daemon(ps):
+            continue
+        tols = tolerations(ps)
+        if not tols:
+            continue
+        hit = None
+        for i, t in enumerate(tols):
+            if not isinstance(t.get("key", ""), str):
+                continue  # the API rejects a toleration key that is not a string (pod-template-invalid)
+            key = t.get("key") or ""
+            if (not key and t.get("operator") == "Exists") or key in GPU_TAINT_KEYS:
+                hit = i
+                break
+        if hit is None or _kept_off(ps):
+            continue
+        tol = tols[hit]
+        what = (
+            "every taint (operator: Exists with no key)" if not tol.get("key") else f"the {tol['key']} taint"
+        )
+        yield ctx.report(
+            ctx.holder(ps),
+            (*ps.spec_path, "tolerations", hit),
+            f"{where(ps)} requests no GPU but tolerates {what}: it can take CPU and memory on GPU nodes",
+            "remove the toleration, or add required node affinity {key: nvidia.com/gpu.present, operator: DoesNotExist}",
+        )

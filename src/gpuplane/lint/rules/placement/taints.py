@@ -1,0 +1,140 @@
+"""GPU node taints a GPU pod does not tolerate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from gpuplane.k8s.objects import Toleration
+from gpuplane.k8s.selectors import pod_matches_required_node_affinity
+from gpuplane.k8s.tolerations import NO_SCHEDULE, tolerations_tolerate_taint
+from gpuplane.lint import kinds
+from gpuplane.lint.context import LintContext, pod_spec
+from gpuplane.lint.finding import Finding
+from gpuplane.lint.rules._common import (
+    where,
+)
+from gpuplane.ruleset import rule
+
+# Taints the node lifecycle controller and cloud providers manage: transient, not a pool design.
+_LIFECYCLE_PREFIXES = (
+    "node.kubernetes.io/",
+    "node.cloudprovider.kubernetes.io/",
+    "node-role.kubernetes.io/",
+    "ToBeDeletedByClusterAutoscaler",
+    "DeletionCandidateOfClusterAutoscaler",
+    "karpenter.sh/disrupted",
+    "karpenter.sh/disruption",
+)
+
+
+def _ert_tolerations(resources: Iterable[str]) -> list[Toleration]:
+    """The tolerations the ExtendedResourceToleration admission plugin adds to a pod requesting
+    ``resources``: ``{key: <resource>, operator: Exists, effect: NoSchedule}`` each
+    (plugin/pkg/admission/extendedresourcetoleration/admission.go ``Admit``)."""
+    return [Toleration(key=name, operator="Exists", effect=NO_SCHEDULE) for name in resources]
+
+
+def _ert_enabled(ctx: LintContext) -> bool:
+    """Evidence that the ExtendedResourceToleration admission plugin runs in the cluster: GKE
+    nodes, or a running pod that carries exactly the toleration the plugin adds for an
+    accelerator it requests."""
+    cluster = ctx.cluster
+    if cluster is None:
+        return False
+    for node in cluster.nodes:
+        labels = node.metadata.labels or {}
+        if "cloud.google.com/gke-nodepool" in labels or str(node.spec.provider_id or "").startswith("gce://"):
+            return True
+    for pod in cluster.pods:
+        spec = pod.spec
+        requested: set[str] = set()
+        for c in spec.containers:
+            requested.update(n for n in (c.resources.limits or {}) if kinds.is_accelerator_resource(n))
+        if requested and any(tol in spec.tolerations for tol in _ert_tolerations(requested)):
+            return True
+    return False
+
+
+# The conventional GPU-node taints a pod needs a toleration for when no cluster is given.
+_CONVENTIONAL_GPU_TAINTS = tuple(
+    {"key": "nvidia.com/gpu", "value": value, "effect": "NoSchedule"} for value in ("", "present", "true")
+)
+
+
+def _node_taints(node: Any) -> list[Any]:
+    """The node's taints TaintToleration's Filter looks at, minus the transient lifecycle ones."""
+    return [
+        taint
+        for taint in node.spec.taints or ()
+        if taint.effect in ("NoSchedule", "NoExecute") and not taint.key.startswith(_LIFECYCLE_PREFIXES)
+    ]
+
+
+@rule(
+    id="gpu-taint-not-tolerated",
+    severity="warning",
+    category="placement",
+    summary="GPU pod does not tolerate the taint of the GPU nodes (ctx: the actual taints)",
+    context="optional",
+)
+def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
+    cluster = ctx.cluster
+    ert = _ert_enabled(ctx)
+    for ps in ctx.gpu_podsets():
+        wanted = ctx.gpu_requests(ps)
+        if not wanted:
+            continue
+        # typed pod: a toleration or selector the API would reject is left out (pod-template-invalid)
+        pod = ps.pod()
+        tols: list[Toleration] = pod.spec.tolerations
+        holder = ctx.holder(ps)
+        path = (*ps.spec_path, "tolerations") if pod_spec(ps).get("tolerations") else ps.spec_path
+        if cluster is None or not cluster.nodes:
+            if "nvidia.com/gpu" in wanted and not any(
+                tolerations_tolerate_taint(tols, taint) for taint in _CONVENTIONAL_GPU_TAINTS
+            ):
+                yield ctx.report(
+                    holder,
+                    path,
+                    f"{where(ps)} has no toleration for the conventional nvidia.com/gpu:NoSchedule taint of GPU "
+                    "nodes (fine only where ExtendedResourceToleration adds it or GPU nodes are untainted)",
+                    "add tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]",
+                    severity="info",
+                )
+            continue
+        candidates = []
+        for node in cluster.nodes:
+            alloc = node.status.allocatable or {}
+            if all(name in alloc for name in wanted) and pod_matches_required_node_affinity(pod, node):
+                candidates.append(node)
+        if not candidates:
+            continue  # no node offers the resource: gpu-unknown-resource-name / gpu-selector-matches-no-node
+        if ert:
+            tols = [*tols, *_ert_tolerations(wanted)]
+        blocking: dict[tuple[str, str | None, str], int] = {}
+        free_node = False
+        for node in candidates:
+            bad = [t for t in _node_taints(node) if not tolerations_tolerate_taint(tols, t)]
+            if not bad:
+                free_node = True
+                break
+            first = (bad[0].key, bad[0].value or None, bad[0].effect)
+            blocking[first] = blocking.get(first, 0) + 1
+        if free_node:
+            continue
+        (key, value, effect), _count = max(blocking.items(), key=lambda item: item[1])
+        shown = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+        tol = (
+            f'{{key: {key}, operator: Equal, value: "{value}", effect: {effect}}}'
+            if value
+            else f"{{key: {key}, operator: Exists, effect: {effect}}}"
+        )
+        yield ctx.report(
+            holder,
+            path,
+            f"{where(ps)} tolerates no taint of the {len(candidates)} node(s) offering its GPUs (e.g. {shown}): "
+            'Pending ("node(s) had untolerated taint")',
+            f"add tolerations: [{tol}]",
+            severity="error",
+        )

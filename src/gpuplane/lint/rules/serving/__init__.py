@@ -1,0 +1,1 @@
+"""Rules of category ``serving``: inference servers on GPUs."""

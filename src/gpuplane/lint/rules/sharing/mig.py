@@ -1,0 +1,380 @@
+"""MIG: profiles, strategies, mig-parted configs and MIG devices per container."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from gpuplane.lint.context import object_label as obj_label
+from gpuplane.lint.context import pod_spec
+from gpuplane.lint.finding import Finding
+from gpuplane.lint.rules._common import where
+from gpuplane.ruleset import rule
+from gpuplane.sources.loader import MIG_PARTED_CONFIG_KIND
+from gpuplane.sources.manifest import FieldPath, Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.workloads import PodSet
+    from gpuplane.lint.context import LintContext
+from gpuplane.lint.rules.sharing._shared import (
+    _MIG_HINT,
+    PSEUDO_GROUP,
+    _classify,
+    _configmap_data,
+    _container_requests,
+)
+
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+NVIDIA_GPU = "nvidia.com/gpu"
+
+
+def _known_profiles() -> dict[str, list[str]]:
+    """MIG profile name -> models that offer it (from the hardware catalog)."""
+    from gpuplane.gpu.catalog import catalog
+
+    out: dict[str, list[str]] = {}
+    for model in catalog().models.values():
+        for p in model.mig_profiles:
+            out.setdefault(p.name, []).append(model.name)
+    return out
+
+
+def _advertised(ctx: LintContext) -> set[str]:
+    names: set[str] = set()
+    if ctx.cluster is not None:
+        for node in ctx.cluster.nodes:
+            for name, qty in node.status.allocatable.items():
+                if str(qty).strip() not in ("0", ""):
+                    names.add(name)
+    return names
+
+
+def _single_strategy_nodes(ctx: LintContext) -> list[str]:
+    if ctx.cluster is None:
+        return []
+    return [
+        n.metadata.name for n in ctx.cluster.nodes if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"
+    ]
+
+
+@rule(
+    id="mig-profile-unknown",
+    severity="error",
+    category="sharing",
+    summary="nvidia.com/mig-<profile> request that no GPU model offers (ctx: that no node advertises).",
+    context="optional",
+)
+def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
+    known: dict[str, list[str]] | None = None
+    advertised: set[str] | None = None
+    for ps in ctx.gpu_podsets():
+        for c in ctx.containers(ps):
+            for name, _count, path in _container_requests(c):
+                res = _classify(name)
+                if res is None or not res.mig_profile:
+                    continue
+                if known is None:
+                    known = _known_profiles()
+                profile = res.mig_profile
+                if profile not in known:
+                    yield ctx.report(
+                        ps.source,
+                        path,
+                        f"{where(ps, c)} asks for {name}: no GPU model offers the MIG profile "
+                        f"{profile}, so no node ever advertises it and the pod stays Pending "
+                        f"(Insufficient {name}).",
+                        "Use a MIG profile of your GPU model (e.g. 1g.10gb, 2g.20gb, 3g.40gb on A100-80GB/H100; "
+                        "1g.5gb, 2g.10gb, 3g.20gb on A100-40GB); see gpuplane advise mig.",
+                    )
+                    continue
+                if ctx.cluster is None or not ctx.cluster.nodes:
+                    continue
+                if advertised is None:
+                    advertised = _advertised(ctx)
+                if name in advertised or _single_strategy_nodes(ctx):
+                    continue
+                yield ctx.report(
+                    ps.source,
+                    path,
+                    f"{where(ps, c)} asks for {name} (offered by {', '.join(known[profile][:3])}), "
+                    "but no node of the cluster advertises it: the pod stays Pending "
+                    f"(Insufficient {name}).",
+                    "Request a MIG profile the nodes are partitioned into, or repartition GPUs with "
+                    f"{MIG_CONFIG_LABEL} (mixed strategy) to offer {profile}.",
+                )
+
+
+def _candidate_nodes(ctx: LintContext, ps: PodSet) -> list[Any]:
+    selector = pod_spec(ps).get("nodeSelector")
+    nodes = ctx.cluster.nodes if ctx.cluster is not None else []
+    if not isinstance(selector, dict) or not selector:
+        return list(nodes)
+    return [n for n in nodes if all(n.metadata.labels.get(k) == str(v) for k, v in selector.items())]
+
+
+def _allocatable_count(node: Any, name: str) -> int:
+    raw = node.status.allocatable.get(name)
+    text = str(raw).strip() if raw is not None else "0"
+    return int(text) if text.isdigit() else 0
+
+
+@rule(
+    id="mig-strategy-mismatch",
+    severity="error",
+    category="sharing",
+    summary="MIG request that the nodes' MIG strategy (single / mixed) never advertises.",
+    context="required",
+)
+def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
+    if ctx.cluster is None or not ctx.cluster.nodes:
+        return
+    for ps in ctx.gpu_podsets():
+        requests = [(c, name, path) for c in ctx.containers(ps) for name, _n, path in _container_requests(c)]
+        if not requests:
+            continue
+        candidates = _candidate_nodes(ctx, ps)
+        mig_nodes = [n for n in candidates if n.metadata.labels.get(MIG_STRATEGY_LABEL)]
+        if not mig_nodes:
+            continue
+        for c, name, path in requests:
+            res = _classify(name)
+            if res is None or res.vendor != "nvidia":
+                continue
+            if res.kind == "mig":
+                if any(_allocatable_count(n, name) for n in candidates):
+                    continue
+                single = [
+                    n.metadata.name
+                    for n in mig_nodes
+                    if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"
+                ]
+                if not single:
+                    continue
+                yield ctx.report(
+                    ps.source,
+                    path,
+                    f"{where(ps, c)} asks for {name}, but its candidate nodes "
+                    f"({', '.join(single[:3])}) run the MIG single strategy, which advertises MIG slices as "
+                    f"{NVIDIA_GPU}: {name} never appears and the pod stays Pending.",
+                    f"Request {NVIDIA_GPU} (pin the slice type with nodeSelector {GPU_PRODUCT_LABEL}), or switch "
+                    "those nodes to the mixed strategy.",
+                )
+            elif name == NVIDIA_GPU:
+                gpu_nodes = [
+                    n
+                    for n in candidates
+                    if n.metadata.labels.get(MIG_STRATEGY_LABEL)
+                    or any(k.startswith("nvidia.com/") for k in n.status.allocatable)
+                ]
+                if not gpu_nodes or any(_allocatable_count(n, NVIDIA_GPU) for n in gpu_nodes):
+                    continue
+                if not all(n.metadata.labels.get(MIG_STRATEGY_LABEL) == "mixed" for n in gpu_nodes):
+                    continue
+                yield ctx.report(
+                    ps.source,
+                    path,
+                    f"{where(ps, c)} asks for {NVIDIA_GPU}, but every candidate GPU node runs the "
+                    "MIG mixed strategy with all GPUs MIG-enabled: they advertise only nvidia.com/mig-* "
+                    "resources, so the pod stays Pending (Insufficient nvidia.com/gpu).",
+                    "Request a MIG profile resource (nvidia.com/mig-<profile>) or keep some GPUs with MIG disabled "
+                    f"({MIG_CONFIG_LABEL}=all-disabled) for whole-GPU pods.",
+                )
+
+
+def _fits_some_model(profiles: dict[str, int]) -> tuple[bool, str]:
+    """Does the layout fit one GPU of at least one catalog model offering all its profiles?"""
+    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.mig import layout_fits
+
+    wanted = [p for p, n in profiles.items() if n]
+    reason = ""
+    offered = False
+    for model in catalog().models.values():
+        if not model.mig_capable or any(model.profile(p) is None for p in wanted):
+            continue
+        offered = True
+        ok, why = layout_fits(model, profiles)
+        if ok:
+            return True, ""
+        reason = reason or why
+    if not offered:
+        # Profiles of a GPU the catalog does not know (NVIDIA ships entries for new GPUs
+        # first): not proven wrong, so not reported.
+        return True, ""
+    return False, reason
+
+
+def _mig_parted_configs(
+    ctx: LintContext,
+) -> list[tuple[Manifest, str, FieldPath | None, str | dict[str, Any]]]:
+    """Every mig-parted config of the input: ``(object, label, anchor, text or document)``.
+
+    ConfigMap keys are YAML text, so their findings sit on the key (``anchor``); a
+    config file (``MigPartedConfig`` pseudo-object, ``data`` = the document) has no
+    anchor: findings point at the field itself (``("data", *path)``).
+    """
+    out: list[tuple[Manifest, str, FieldPath | None, str | dict[str, Any]]] = []
+    for cm in ctx.by_kind("ConfigMap", ""):
+        for key, value in _configmap_data(cm).items():
+            if isinstance(value, str) and _MIG_HINT.search(value):
+                out.append((cm, f"mig-parted config {key} of {obj_label(cm)}", ("data", str(key)), value))
+    for obj in ctx.by_kind(MIG_PARTED_CONFIG_KIND, PSEUDO_GROUP):
+        document = obj.data.get("data")
+        out.append(
+            (obj, f"mig-parted config file {obj.name}", None, document if isinstance(document, dict) else {})
+        )
+    return out
+
+
+@rule(
+    id="mig-config-invalid",
+    severity="error",
+    category="sharing",
+    summary="mig-parted config or nvidia.com/mig.config label that does not fit the GPU.",
+    context="optional",
+)
+def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
+    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.mig import layout_fits, parse_mig_parted_config
+
+    cat = catalog()
+    all_entries: dict[str, list[Any]] = {}
+    for cm, label, anchor, content in _mig_parted_configs(ctx):
+        configs, problems = parse_mig_parted_config(content)
+        for problem in problems:
+            where = ".".join(str(p) for p in problem.path)
+            yield ctx.report(
+                cm,
+                anchor if anchor is not None else ("data", *problem.path),
+                f"{label}: " + (f"{where}: " if where else "") + problem.message,
+                "Fix the mig-parted config (version: v1, mig-configs: name -> [{devices, mig-enabled, mig-devices}]).",
+                severity="warning" if problem.severity == "warning" else None,
+            )
+        for name, entries in configs.items():
+            all_entries[name] = entries
+            for i, entry in enumerate(entries):
+                if not entry.mig_enabled or not entry.mig_devices:
+                    continue
+                models = [cat.model_for_pci_id(pci) for pci in entry.device_filter]
+                models = [m for m in models if m is not None]
+                if models:
+                    for model in models:
+                        ok, reason = layout_fits(model, entry.mig_devices)
+                        if not ok:
+                            yield ctx.report(
+                                cm,
+                                anchor if anchor is not None else ("data", "mig-configs", name, i),
+                                f"{label}: mig-configs.{name}[{i}] does not fit "
+                                f"{model.name}: {reason}; the MIG manager fails (mig.config.state=failed).",
+                                f"Choose profiles and counts that fit {model.name} (see gpuplane advise mig).",
+                            )
+                    continue
+                if entry.device_filter:
+                    continue  # filter names GPUs the catalog does not know
+                ok, reason = _fits_some_model(entry.mig_devices)
+                if not ok:
+                    yield ctx.report(
+                        cm,
+                        anchor if anchor is not None else ("data", "mig-configs", name, i),
+                        f"{label}: mig-configs.{name}[{i}] fits no GPU: "
+                        f"{reason}; the MIG manager fails (mig.config.state=failed).",
+                        "Choose profiles and counts that fit the target GPU (see gpuplane advise mig).",
+                    )
+    yield from _check_mig_labels(ctx, all_entries)
+
+
+def _check_mig_labels(ctx: LintContext, entries: dict[str, list[Any]]) -> Iterator[Finding]:
+    """``nvidia.com/mig.config`` values on input Nodes / NodePool templates (and cluster nodes)."""
+    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.mig import layout_fits
+
+    if not entries:
+        return
+    cat = catalog()
+    targets: list[tuple[Manifest | None, FieldPath, dict[str, Any], str]] = []
+    for node in ctx.by_kind("Node", ""):
+        targets.append((node, ("metadata", "labels", MIG_CONFIG_LABEL), node.labels, f"Node {node.name}"))
+    for pool in ctx.by_kind("NodePool", "karpenter.sh"):
+        labels = pool.get("spec", "template", "metadata", "labels", default={})
+        if isinstance(labels, dict):
+            targets.append(
+                (
+                    pool,
+                    ("spec", "template", "metadata", "labels", MIG_CONFIG_LABEL),
+                    labels,
+                    f"NodePool {pool.name}",
+                )
+            )
+    if ctx.cluster is not None:
+        for n in ctx.cluster.nodes:
+            targets.append((None, (), n.metadata.labels, f"node {n.metadata.name}"))
+    cm_anchor = _mig_parted_configs(ctx)
+    for obj, path, labels, what in targets:
+        value = labels.get(MIG_CONFIG_LABEL)
+        if not value or value == "all-disabled":
+            continue
+        value = str(value)
+        problem = None
+        if value not in entries:
+            problem = f'{what} asks for MIG config "{value}", which the mig-parted config does not define'
+            fix = f'Use one of {", ".join(sorted(entries)[:6])} or add a "{value}" entry to the mig-parted config.'
+        else:
+            model = cat.model_for_node_labels({k: str(v) for k, v in labels.items()})
+            if model is None:
+                continue
+            for entry in entries[value]:
+                if entry.device_filter and not any(
+                    cat.model_for_pci_id(p) is model for p in entry.device_filter
+                ):
+                    continue
+                if entry.mig_enabled and entry.mig_devices:
+                    ok, reason = layout_fits(model, entry.mig_devices)
+                    if not ok:
+                        problem = (
+                            f'{what} ({model.name}) asks for MIG config "{value}" that does not fit: {reason}'
+                        )
+                        fix = f"Pick a MIG config whose profiles fit {model.name}."
+                        break
+        if problem is None:
+            continue
+        if obj is not None:
+            yield ctx.report(obj, path, problem + "; the MIG manager fails (mig.config.state=failed).", fix)
+        elif cm_anchor:
+            cm, _label, anchor, _content = cm_anchor[0]
+            yield ctx.report(
+                cm,
+                anchor or ("data", "mig-configs"),
+                problem + "; the MIG manager fails (mig.config.state=failed).",
+                fix,
+            )
+
+
+@rule(
+    id="mig-multiple-devices-per-container",
+    severity="warning",
+    category="sharing",
+    summary="One container asks for >1 MIG device: a CUDA process uses only one MIG instance.",
+)
+def mig_multiple_devices_per_container(ctx: LintContext) -> Iterator[Finding]:
+    for ps in ctx.gpu_podsets():
+        for c in ctx.containers(ps):
+            mig = [
+                (name, count, path)
+                for name, count, path in _container_requests(c)
+                if (res := _classify(name)) is not None and res.mig_profile
+            ]
+            total = sum(count for _n, count, _p in mig)
+            if total < 2:
+                continue
+            _name, _count, path = mig[0]
+            shown = ", ".join(f"{n}: {k}" for n, k, _p in mig)
+            yield ctx.report(
+                ps.source,
+                path,
+                f"{where(ps, c)} asks for {total} MIG devices ({shown}): a CUDA process uses only "
+                "one MIG instance, so the others stay reserved and idle.",
+                "Request one larger MIG profile (e.g. nvidia.com/mig-3g.40gb: 1), or split the work into one slice "
+                "per container.",
+            )

@@ -1,0 +1,1 @@
+"""Rules of category ``storage``: volumes and model caches of GPU workloads."""

@@ -1,0 +1,1 @@
+"""Rules of category ``tenancy``: GPU quotas and priorities."""

@@ -1,0 +1,83 @@
+"""The whole rule catalog: lint's rule packages and diagnose's cluster rules, in one registry.
+
+This module sits above both engines and names their rule packages for the neutral registry
+(:mod:`gpuplane.ruleset`), so neither engine loads the other. ``gpuplane rules``, ``explain``,
+``lint`` (rule-id validation, SARIF), MCP and ``ask`` read the catalog from here.
+
+``python -m gpuplane.rule_catalog [OUT_DIR]`` writes ``<id>.md`` per rule and an ``index.md``
+(the Ruff model: the docs site is generated from the code, never written twice). Every page
+gets a ``## Background`` section linking the rule's knowledge-base section
+(:func:`gpuplane.knowledge.section_for_rule`), added here so the link cannot go stale.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gpuplane.ruleset import RuleMeta, find, load, pages
+
+RULE_PACKAGES = ("gpuplane.lint.rules", "gpuplane.diagnose.rules")
+GENERATOR = "python -m gpuplane.rule_catalog"
+# Relative to docs/rules/<id>.md, where the generated pages live.
+SECTIONS_LINK = "../../src/gpuplane/knowledge/sections/{}.md"
+
+
+def all_rules() -> list[RuleMeta]:
+    """Every rule of the catalog, sorted by category (catalog order) then id."""
+    return load(RULE_PACKAGES)
+
+
+def get_rule(rule_id: str) -> RuleMeta | None:
+    return find(rule_id, RULE_PACKAGES)
+
+
+def background(rule_id: str) -> str:
+    """The ``## Background`` section of a rule's page: a link to its knowledge-base section
+    and the ``gpuplane ask`` hint; empty when no section claims the rule (the knowledge-base
+    tests make sure every registered rule has one)."""
+    from gpuplane.knowledge import section_for_rule  # for start-up time: the knowledge base is big
+
+    sec = section_for_rule(rule_id)
+    if sec is None:
+        return ""
+    link = SECTIONS_LINK.format(sec.id)
+    return f"## Background\n\nKnowledge base: [{sec.title}]({link}) (`gpuplane ask` searches it).\n"
+
+
+def render_page(meta: RuleMeta) -> str:
+    """The full Markdown page of one rule, with its knowledge-base Background."""
+    return pages.render_page(meta, background(meta.id))
+
+
+def render_index(rules: list[RuleMeta]) -> str:
+    return pages.render_index(rules, GENERATOR)
+
+
+def write_docs(out_dir: str) -> list[str]:
+    """Write every page; return the paths written."""
+    os.makedirs(out_dir, exist_ok=True)
+    rules = all_rules()
+    written = []
+    for meta in rules:
+        path = os.path.join(out_dir, f"{meta.id}.md")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(render_page(meta))
+        written.append(path)
+    index = os.path.join(out_dir, "index.md")
+    with open(index, "w", encoding="utf-8") as handle:
+        handle.write(render_index(rules))
+    written.append(index)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    out_dir = args[0] if args else os.path.join("docs", "rules")
+    written = write_docs(out_dir)
+    print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

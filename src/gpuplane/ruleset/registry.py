@@ -1,0 +1,160 @@
+"""Rule metadata, the ``@rule`` decorator and loading rule packages.
+
+Every rule is one function registered with its metadata (the kube-linter/Ruff model: docs are
+generated from the registry). Its docs are the Markdown file ``<rule-id>.md`` beside its module,
+read only when a page is rendered, so loading the rules to lint stays cheap. The registry never
+imports a rule package on its own: :func:`load` is given the packages by the layer above
+(``lint.engine`` its own rules, ``diagnose.engine`` the cluster rules, ``rule_catalog`` both), so
+a lower layer never loads a higher one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuplane.lint.context import LintContext
+    from gpuplane.lint.finding import Finding
+
+# Severities of spec/rules.md, most severe first (gpuplane.lint.finding.SEVERITIES).
+SEVERITIES = ("error", "warning", "info")
+# Category order of spec/rules.md; used for listing and docs.
+CATEGORIES = (
+    "gpu",
+    "placement",
+    "sharing",
+    "distributed",
+    "tenancy",
+    "storage",
+    "serving",
+    "autoscaling",
+    "operator",
+    "cluster",
+)
+CONTEXTS = ("none", "optional", "required")
+
+CheckFn = Callable[["LintContext"], Iterable["Finding"]]
+
+
+@cache
+def _read_docs(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8").strip() + "\n"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleMeta:
+    """A registered rule.
+
+    ``context``: ``none`` (manifests only), ``optional`` (exact with --cluster),
+    ``required`` (silent without --cluster). ``docs_path`` is the rule's Markdown page body,
+    read on first use of :attr:`docs`.
+    """
+
+    id: str
+    severity: str
+    category: str
+    summary: str
+    docs_path: str
+    context: str = "none"
+    fixable: bool = False
+    check: CheckFn = field(compare=False)
+
+    @property
+    def docs(self) -> str:
+        """The Markdown body of the rule's page (without the header the catalog adds)."""
+        return _read_docs(self.docs_path)
+
+
+_RULES: dict[str, RuleMeta] = {}
+
+
+def _docs_beside(func: Callable[..., Any], rule_id: str) -> str:
+    """``<rule-id>.md`` in the folder of the module defining ``func`` (being imported now)."""
+    module = sys.modules.get(func.__module__)
+    module_file = getattr(module, "__file__", None)
+    if not module_file:
+        raise ValueError(f"rule {rule_id}: cannot locate the module {func.__module__!r}")
+    path = Path(module_file).with_name(f"{rule_id}.md")
+    if not path.is_file():
+        raise ValueError(f"rule {rule_id}: its docs file {path} is missing")
+    return str(path)
+
+
+def rule(
+    *,
+    id: str,
+    severity: str,
+    category: str,
+    summary: str,
+    context: str = "none",
+    fixable: bool = False,
+) -> Callable[[CheckFn], CheckFn]:
+    """Register the decorated check function as rule ``id`` (docs: ``<id>.md`` beside it)."""
+    if severity not in SEVERITIES:
+        raise ValueError(f"rule {id}: unknown severity {severity!r}")
+    if context not in CONTEXTS:
+        raise ValueError(f"rule {id}: unknown context {context!r}")
+    if category not in CATEGORIES:
+        raise ValueError(f"rule {id}: unknown category {category!r}")
+
+    def decorate(func: CheckFn) -> CheckFn:
+        existing = _RULES.get(id)
+        if existing is not None and existing.check.__qualname__ != func.__qualname__:
+            raise ValueError(f"rule id {id!r} registered twice")
+        _RULES[id] = RuleMeta(
+            id=id,
+            severity=severity,
+            category=category,
+            summary=summary,
+            docs_path=_docs_beside(func, id),
+            context=context,
+            fixable=fixable,
+            check=func,
+        )
+        return func
+
+    return decorate
+
+
+def _import_tree(package_name: str) -> None:
+    """Import a rule package and every module below it (private ``_`` modules are imported by
+    the rule modules that need them)."""
+    package = importlib.import_module(package_name)
+    paths = getattr(package, "__path__", None)
+    if paths is None:
+        return
+    for info in sorted(pkgutil.iter_modules(paths), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            _import_tree(f"{package_name}.{info.name}")
+
+
+def _order(meta: RuleMeta) -> tuple[int, str]:
+    return (CATEGORIES.index(meta.category), meta.id)
+
+
+def _in(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+@cache
+def _load(packages: tuple[str, ...]) -> tuple[RuleMeta, ...]:
+    for name in packages:
+        _import_tree(name)
+    return tuple(sorted((m for m in _RULES.values() if _in(m.check.__module__, packages)), key=_order))
+
+
+def load(packages: Iterable[str]) -> list[RuleMeta]:
+    """The rules of these packages (imported on first call), by category (catalog order), then id."""
+    return list(_load(tuple(packages)))
+
+
+def find(rule_id: str, packages: Iterable[str]) -> RuleMeta | None:
+    """One rule of these packages by id, or None."""
+    return next((m for m in _load(tuple(packages)) if m.id == rule_id), None)
