@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuplane.k8s.objects import Pod
+from gpuplane.scheduler.framework import CycleState
 from gpuplane.scheduler.versions import Wording
 
 if TYPE_CHECKING:
     from gpuplane.scheduler.index import ClusterIndex
+    from gpuplane.scheduler.plugins.base import FilterPlugin
 
 
 @dataclass(slots=True)
@@ -21,7 +23,11 @@ class PodContext:
     priority: int
     wording: Wording
     index: ClusterIndex
-    state: dict[str, Any] = field(default_factory=dict)
+    state: CycleState = field(default_factory=CycleState)
+    # What the framework's PreFilter pass found: the plugins not skipped for this pod, and the
+    # plugins whose PreFilterResult cut the node set (their names, in profile order).
+    active_plugins: list[FilterPlugin] = field(default_factory=list)
+    prefilter_cut_by: list[str] = field(default_factory=list)
     # Pods removed from / added to nodes for this cycle only (preemption dry runs,
     # nominated pods): node index -> pods.
     removed: dict[int, list[Pod]] = field(default_factory=dict)

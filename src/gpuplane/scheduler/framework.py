@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import TypeVar
 
 from gpuplane.k8s.objects import Node, Pod
 
@@ -70,8 +70,36 @@ def unresolvable(plugin: str, *reasons: str) -> Status:
     return Status(UU, reasons, plugin)
 
 
-class CycleState(dict[str, Any]):
-    """Per-pod scratch space shared by a plugin's PreFilter and Filter (upstream CycleState)."""
+StateT = TypeVar("StateT")
+
+
+class CycleState:
+    """Per-pod state a plugin's PreFilter computes and its Filter / PostFilter read.
+
+    Upstream ``CycleState`` (pkg/scheduler/framework/cycle_state.go) maps a plugin's state key
+    to a ``StateData`` value; here the key is the value's own class (each plugin defines one),
+    so a read is typed: ``state.read(SpreadState)`` is a ``SpreadState`` or None. ``None`` is
+    upstream's ``ErrNotFound`` (DynamicResources' PostFilter reports it as ``not found``).
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data: dict[type, object] = {}
+
+    def write(self, data: object) -> None:
+        self._data[type(data)] = data
+
+    def read(self, kind: type[StateT]) -> StateT | None:
+        found = self._data.get(kind)
+        return found if isinstance(found, kind) else None
+
+    def require(self, kind: type[StateT]) -> StateT:
+        """The state a Filter needs from its own PreFilter (a missing one is a bug: KeyError)."""
+        found = self.read(kind)
+        if found is None:
+            raise KeyError(kind.__name__)
+        return found
 
 
 @dataclass(slots=True)

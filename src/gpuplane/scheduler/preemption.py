@@ -40,9 +40,9 @@ from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.selectors import label_selector_matches
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, U, build_fit_message
-from gpuplane.scheduler.plugins.base import FilterPlugin
+from gpuplane.scheduler.plugins.base import FilterPlugin, VectorFilter
 from gpuplane.scheduler.plugins.dynamic_resources import postfilter_text
-from gpuplane.scheduler.plugins.node_resources_fit import PODS, NodeResourcesFit
+from gpuplane.scheduler.plugins.node_resources_fit import PODS
 from gpuplane.scheduler.runtime import Diagnosis, Framework
 from gpuplane.scheduler.versions import ABSENT_UNRECORDED
 
@@ -198,7 +198,7 @@ def _filter_node(
     ctx.removed = {j: removed}
     try:
         for plugin in plugins:
-            if held and isinstance(plugin, NodeResourcesFit):
+            if held and isinstance(plugin, VectorFilter):
                 status = _fit_with_nominated(ctx, plugin, j, removed, extra)
             else:
                 status = plugin.filter(ctx, info)
@@ -210,7 +210,7 @@ def _filter_node(
 
 
 def _fit_with_nominated(
-    ctx: PodContext, fit: NodeResourcesFit, j: int, removed: list[Pod], extra: np.ndarray | None
+    ctx: PodContext, fit: VectorFilter, j: int, removed: list[Pod], extra: np.ndarray | None
 ) -> Status | None:
     """NodeResourcesFit on node ``j`` through its vector path: the node's requests plus the
     nominated pods' minus the removed pods' (a scratch matrix, one column touched)."""
@@ -261,14 +261,14 @@ def dry_run(
     victims_count = counts[k]
     out: dict[int, Status | None] = {}
     dynamic = [p for p in active if not p.static]
-    only_fit = all(isinstance(p, NodeResourcesFit) for p in dynamic)
+    only_fit = all(isinstance(p, VectorFilter) for p in dynamic)
     has_victims = nodes[victims_count[nodes] > 0]
     for j in nodes[victims_count[nodes] == 0].tolist():
         out[j] = _NO_VICTIMS_STATUS
     if len(has_victims) == 0:
         return out
     if only_fit:
-        fit = next(p for p in dynamic if isinstance(p, NodeResourcesFit))
+        fit = next(p for p in dynamic if isinstance(p, VectorFilter))
         freed = cum[k]
         failed = fit.filter_vector(ctx, has_victims, -freed if extra is None else extra - freed)
         bad: set[int] = set()
@@ -379,7 +379,7 @@ def _pick(
     """
     index = fw.index
     dynamic = [p for p in active if not p.static]
-    only_fit = all(isinstance(p, NodeResourcesFit) for p in dynamic)
+    only_fit = all(isinstance(p, VectorFilter) for p in dynamic)
     levels, _, _ = index.priority_levels()
     level = int(np.searchsorted(levels, ctx.priority, side="left"))
     victims_cache: dict[tuple, tuple[list[Pod], int]] = index.cache.setdefault("preemption/victims", {})

@@ -18,7 +18,7 @@ import numpy as np
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, join_plugins
 from gpuplane.scheduler.index import ClusterIndex
-from gpuplane.scheduler.plugins.base import FilterPlugin
+from gpuplane.scheduler.plugins.base import FilterPlugin, VectorFilter
 from gpuplane.scheduler.plugins.dynamic_resources import DynamicResources
 from gpuplane.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from gpuplane.scheduler.plugins.node_affinity import NodeAffinity
@@ -89,12 +89,12 @@ class Framework:
     def run_prefilter(self, ctx: PodContext) -> tuple[list[FilterPlugin], Diagnosis | None, set[int] | None]:
         """Relevant plugins, a terminal Diagnosis when PreFilter rejects, and the node subset."""
         active = [p for p in self.plugins if p.relevant(ctx)]
-        ctx.state["_active_plugins"] = active
+        ctx.active_plugins = active
         names: set[str] | None = None
         cutting: list[str] = []
         last_unschedulable: Status | None = None
         for plugin in self.plugins:
-            if plugin not in active and plugin.name not in ("NodeResourcesFit", "DynamicResources"):
+            if plugin not in active and not plugin.prefilter_on_skip:
                 continue
             result, status = plugin.pre_filter(ctx)
             if status is not None and not status.is_success:
@@ -125,7 +125,7 @@ class Framework:
         if names is None:
             return active, None, None
         subset = {self.index.by_name[name] for name in names if name in self.index.by_name}
-        ctx.state["_prefilter_plugins"] = cutting
+        ctx.prefilter_cut_by = cutting
         return active, None, subset
 
     def _rejected_all(self, status: Status, *, completed: bool) -> Diagnosis:
@@ -151,7 +151,7 @@ class Framework:
             # versions.py prefilter_absent: how upstream records the nodes the result cut.
             absent_mode = self.wording.prefilter_absent
             if absent_mode == ABSENT_PLUGINS:
-                text = f"node(s) didn't satisfy plugin(s) {join_plugins(ctx.state['_prefilter_plugins'])}"
+                text = f"node(s) didn't satisfy plugin(s) {join_plugins(ctx.prefilter_cut_by)}"
                 diag.absent_status = Status(UU, (text,), "")
             elif absent_mode == ABSENT_FILTERED:
                 diag.absent_status = Status(UU, (FILTERED_BY_PREFILTER_RESULT,), "")
@@ -162,7 +162,7 @@ class Framework:
         for plugin in self.dynamic_plugins:
             if id(plugin) not in active_set or len(alive) == 0:
                 continue
-            if isinstance(plugin, NodeResourcesFit):
+            if isinstance(plugin, VectorFilter):
                 failed = plugin.filter_vector(ctx, alive, extra)
                 if failed:
                     drop = np.zeros(index.num_nodes, dtype=bool)

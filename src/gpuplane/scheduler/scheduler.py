@@ -188,7 +188,7 @@ class Scheduler:
                 scores={infos[j].name: s for j, s in scores.items()},
             ), None
         fit = self.fit_error(ctx, diag)
-        outcome = run_postfilter(self.framework, ctx, diag, ctx.state.get("_active_plugins", []))
+        outcome = run_postfilter(self.framework, ctx, diag, ctx.active_plugins)
         fit.postfilter_msg = outcome.message
         return fit, outcome
 
@@ -239,7 +239,7 @@ class Scheduler:
             status = rejected.prefilter_status
             return False, status.message if status is not None else "rejected at PreFilter"
         if subset is not None:
-            plugins = ", ".join(ctx.state.get("_prefilter_plugins", []))
+            plugins = ", ".join(ctx.prefilter_cut_by)
             return False, f"PreFilter ({plugins}) allows only existing nodes"
         info = NodeInfo(
             index=-1,
@@ -316,7 +316,7 @@ class Scheduler:
             return Explanation(
                 pod, message, groups=groups, fit_error=fit, stage="scheduler", plugin_order=plugin_order
             )
-        outcome = run_postfilter(fw, ctx, diag, ctx.state.get("_active_plugins", []))
+        outcome = run_postfilter(fw, ctx, diag, ctx.active_plugins)
         fit.postfilter_msg = outcome.message
         return Explanation(
             pod,

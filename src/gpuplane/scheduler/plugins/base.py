@@ -4,11 +4,16 @@ A plugin answers three questions: does this pod concern me at all (PreFilter ``S
 what do I compute once per pod (PreFilter, may reject the pod outright or cut the node
 set), and does this node pass (Filter). ``static`` plugins read only the node's own
 spec/labels, so the framework evaluates them once per group of identical nodes.
+
+The runtime and preemption never test a plugin's name or class: they ask for capabilities,
+``static``, ``prefilter_on_skip`` and the :class:`VectorFilter` protocol.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Protocol, runtime_checkable
+
+import numpy as np
 
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status
@@ -29,6 +34,10 @@ class FilterPlugin:
     name: ClassVar[str] = ""
     # True when Filter depends only on the node object (labels, taints, spec), not on pods.
     static: ClassVar[bool] = False
+    # True when PreFilter runs (and writes its cycle state) even for a pod the plugin skips,
+    # because another extension point reads that state (upstream DynamicResources writes its
+    # state before returning Skip, and its PostFilter reads it).
+    prefilter_on_skip: ClassVar[bool] = False
 
     def relevant(self, ctx: PodContext) -> bool:
         """False = upstream's PreFilter ``Skip``: Filter is not run for this pod."""
@@ -46,3 +55,19 @@ class FilterPlugin:
         """For static plugins: True when node labels beyond the shared class key matter
         (the pod names a node by hostname or metadata.name), forcing per-node evaluation."""
         return False
+
+
+@runtime_checkable
+class VectorFilter(Protocol):
+    """A Filter whose verdict depends only on the pod's requests and the nodes' requested /
+    allocatable matrices, so it can judge many nodes at once.
+
+    ``extra`` (resources x nodes, or None) is added to what the nodes already hold: nominated
+    pods' requests (positive) or a preemption dry run's victims (negative). Returns each
+    distinct failing Status with its node indexes. Preemption uses it to re-filter every
+    candidate node in one pass when no other plugin's verdict can change.
+    """
+
+    def filter_vector(
+        self, ctx: PodContext, nodes: np.ndarray, extra: np.ndarray | None = None
+    ) -> list[tuple[np.ndarray, Status]]: ...

@@ -16,6 +16,7 @@ PostFilter (v1.34-v1.36) adds its no-op text before the preemption clause: see p
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -97,8 +98,17 @@ def _allocated_devices(ctx: PodContext) -> set[tuple[str, str, str]]:
     return cached
 
 
+@dataclass(slots=True)
+class ClaimsState:
+    """PreFilter's state: the pod's claims and the cluster's DeviceClasses by name."""
+
+    claims: list[Manifest] = field(default_factory=list)
+    classes: dict[str, Manifest] = field(default_factory=dict)
+
+
 class DynamicResources(FilterPlugin):
     name = NAME
+    prefilter_on_skip = True
 
     def relevant(self, ctx: PodContext) -> bool:
         return bool(ctx.pod.spec.resource_claims)
@@ -126,7 +136,7 @@ class DynamicResources(FilterPlugin):
         return None, ERR_CLAIM_NOT_CREATED.format(ctx.namespace, ctx.pod.metadata.name)
 
     def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
-        ctx.state[NAME] = []  # upstream writes its state first: PostFilter can read it
+        ctx.state.write(ClaimsState())  # upstream writes its state first: PostFilter can read it
         if not ctx.pod.spec.resource_claims:
             return None, None
         classes = {c.name: c for c in ctx.index.cluster.by_kind("DeviceClass", GROUP)}
@@ -150,15 +160,14 @@ class DynamicResources(FilterPlugin):
                     if class_name not in classes:
                         return None, unresolvable(NAME, ERR_NO_DEVICE_CLASS.format(req_name, class_name))
             found.append(claim)
-        ctx.state[NAME] = found
-        ctx.state[NAME + "/classes"] = classes
+        ctx.state.write(ClaimsState(found, classes))
         return None, None
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
-        claims: list[Manifest] = ctx.state.get(NAME) or []
-        if not claims:
+        state = ctx.state.read(ClaimsState)
+        if state is None or not state.claims:
             return None
-        classes: dict[str, Manifest] = ctx.state[NAME + "/classes"]
+        claims, classes = state.claims, state.classes
         devices = _slices_by_node(ctx).get(node.name, [])
         allocated = _allocated_devices(ctx)
         free: dict[str, int] = {}
@@ -198,9 +207,10 @@ def postfilter_text(ctx: PodContext, prefilter_reached: bool) -> tuple[str, bool
     unreserved claim is released for another try).
     """
     del prefilter_reached  # the state itself says whether this plugin's PreFilter ran
-    if NAME not in ctx.state:
+    state = ctx.state.read(ClaimsState)
+    if state is None:
         return "not found", True
-    claims: list[Manifest] = ctx.state[NAME]
+    claims = state.claims
     if not claims:
         return "no new claims to deallocate", False
     for claim in claims:

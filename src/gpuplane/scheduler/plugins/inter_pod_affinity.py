@@ -15,6 +15,7 @@ empty means the incoming pod's namespace (``GetNamespacesFromPodAffinityTerm``).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from gpuplane.k8s.objects import Pod, PodAffinityTerm
 from gpuplane.k8s.selectors import label_selector_matches
@@ -76,6 +77,19 @@ def _required(pod: Pod, anti: bool) -> list[PodAffinityTerm]:
     return list(block.required_during_scheduling_ignored_during_execution) if block is not None else []
 
 
+@dataclass(slots=True)
+class AffinityState:
+    """PreFilter's ``preFilterState``: the pod's terms, the existing pods whose anti-affinity
+    matches it (topology key, node index, owner), and the counts per (key, value)."""
+
+    affinity: list[Term]
+    anti: list[Term]
+    existing: list[tuple[str, int, Pod]]
+    affinity_counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    anti_counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    existing_counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+
 class InterPodAffinity(FilterPlugin):
     name = NAME
 
@@ -94,13 +108,14 @@ class InterPodAffinity(FilterPlugin):
                     existing.append((term.key, node_idx, other))
         if not affinity and not anti and not existing:
             return False
-        ctx.state[NAME] = (affinity, anti, existing)
+        ctx.state.write(AffinityState(affinity, anti, existing))
         return True
 
     def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
-        if NAME not in ctx.state:
+        state = ctx.state.read(AffinityState)
+        if state is None:
             return None, None
-        affinity, anti, _ = ctx.state[NAME]
+        affinity, anti = state.affinity, state.anti
         affinity_counts: Counter[tuple[str, str]] = Counter()
         anti_counts: Counter[tuple[str, str]] = Counter()
         if affinity or anti:
@@ -113,11 +128,15 @@ class InterPodAffinity(FilterPlugin):
             affinity_counts, anti_counts = cached
         existing_counts: Counter[tuple[str, str]] = Counter()
         node_infos = ctx.index.node_infos
-        for key, owner_idx, _ in ctx.state[NAME][2]:
+        for key, owner_idx, _ in state.existing:
             value = node_infos[owner_idx].labels.get(key)
             if value is not None:
                 existing_counts[(key, value)] += 1
-        ctx.state[NAME + "/counts"] = (affinity_counts, anti_counts, existing_counts)
+        state.affinity_counts, state.anti_counts, state.existing_counts = (
+            affinity_counts,
+            anti_counts,
+            existing_counts,
+        )
         return None, None
 
     @staticmethod
@@ -148,8 +167,13 @@ class InterPodAffinity(FilterPlugin):
         return affinity_counts, anti_counts
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
-        affinity, anti, existing = ctx.state[NAME]
-        affinity_counts, anti_counts, existing_counts = ctx.state[NAME + "/counts"]
+        state = ctx.state.require(AffinityState)
+        affinity, anti, existing = state.affinity, state.anti, state.existing
+        affinity_counts, anti_counts, existing_counts = (
+            state.affinity_counts,
+            state.anti_counts,
+            state.existing_counts,
+        )
         labels = node.labels
         removed = ctx.removed.get(node.index, ())
         if affinity:

@@ -9,6 +9,7 @@ IPs are equal or either is the wildcard 0.0.0.0 (an empty hostIP means 0.0.0.0).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.context import PodContext
@@ -46,12 +47,19 @@ def conflicts(wanted: Iterable[Port], used: set[Port]) -> bool:
     return False
 
 
+@dataclass(slots=True)
+class PortsState:
+    """PreFilter's ``preFilterState``: the host ports the pod's containers ask for."""
+
+    ports: list[Port]
+
+
 class NodePorts(FilterPlugin):
     name = NAME
 
     def relevant(self, ctx: PodContext) -> bool:
         ports = pod_host_ports(ctx.pod)
-        ctx.state[NAME] = ports
+        ctx.state.write(PortsState(ports))
         return bool(ports)
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
@@ -60,6 +68,6 @@ class NodePorts(FilterPlugin):
         if removed:
             freed = {p for pod in removed for p in pod_host_ports(pod)}
             used = used - freed
-        if used and conflicts(ctx.state[NAME], used):
+        if used and conflicts(ctx.state.require(PortsState).ports, used):
             return unschedulable(NAME, ERR_REASON)
         return None

@@ -17,6 +17,8 @@ index's resources x nodes matrices.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from gpuplane.scheduler.context import PodContext
@@ -40,6 +42,13 @@ def ordered_resources(requests: dict[str, int]) -> list[str]:
     return first + rest
 
 
+@dataclass(slots=True)
+class FitState:
+    """PreFilter's ``preFilterState``: the resources the pod requests, in fitsRequest order."""
+
+    resources: list[str]
+
+
 class NodeResourcesFit(FilterPlugin):
     name = NAME
 
@@ -48,7 +57,7 @@ class NodeResourcesFit(FilterPlugin):
             c.restart_policy == "Always" for c in ctx.pod.spec.init_containers
         ):
             return None, Status(UU, (ERR_REASON_SIDECARS,), NAME)
-        ctx.state[NAME] = ordered_resources(ctx.requests)
+        ctx.state.write(FitState(ordered_resources(ctx.requests)))
         return None, None
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
@@ -64,7 +73,7 @@ class NodeResourcesFit(FilterPlugin):
         requested = node.requested
         if requested.get(PODS, 0) - len(removed) + 1 > alloc.get(PODS, 0):
             reasons.append(REASON_TOO_MANY_PODS)
-        for name in ctx.state[NAME]:
+        for name in ctx.state.require(FitState).resources:
             want = ctx.requests[name]
             have = alloc.get(name, 0)
             if want > have - (requested.get(name, 0) - freed.get(name, 0)):
@@ -86,7 +95,7 @@ class NodeResourcesFit(FilterPlugin):
         req = index.req[:, nodes]
         if extra is not None:
             req = req + extra[:, nodes]
-        names = ctx.state[NAME]
+        names = ctx.state.require(FitState).resources
         pods_row = index.resource_index[PODS]
         failing = [req[pods_row] + 1 > alloc[pods_row]]
         over: list[np.ndarray] = [np.zeros(len(nodes), dtype=bool)]

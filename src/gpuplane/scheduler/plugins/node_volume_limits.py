@@ -8,6 +8,8 @@ the unique PVs of the pods on the node plus the new pod's; over the limit gives
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unschedulable
 from gpuplane.scheduler.plugins.base import FilterPlugin
@@ -53,6 +55,13 @@ def _pod_csi_volumes(ctx: PodContext, namespace: str, pod) -> set[tuple[str, str
     return found
 
 
+@dataclass(slots=True)
+class NewVolumesState:
+    """The (CSI driver, volume) pairs the pod would attach."""
+
+    volumes: set[tuple[str, str]]
+
+
 class NodeVolumeLimits(FilterPlugin):
     name = NAME
 
@@ -60,14 +69,14 @@ class NodeVolumeLimits(FilterPlugin):
         if not pod_claim_names(ctx.pod):
             return False
         new = _pod_csi_volumes(ctx, ctx.namespace, ctx.pod)
-        ctx.state[NAME] = new
+        ctx.state.write(NewVolumesState(new))
         return bool(new) and bool(_csi_limits(ctx))
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         limits = _csi_limits(ctx).get(node.name)
         if not limits:
             return None
-        new: set[tuple[str, str]] = ctx.state[NAME]
+        new = ctx.state.require(NewVolumesState).volumes
         removed = ctx.removed.get(node.index, ())
         attached: set[tuple[str, str]] = set()
         for pod in node.pods:

@@ -15,6 +15,7 @@ key is UnschedulableAndUnresolvable. The cluster default constraints are ``Sched
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from gpuplane.k8s.objects import LabelSelector, Pod, TopologySpreadConstraint
 from gpuplane.k8s.selectors import (
@@ -56,6 +57,15 @@ def _counts_pod(pod: Pod, namespace: str) -> bool:
     return (pod.metadata.namespace or "default") == namespace and pod.metadata.deletion_timestamp is None
 
 
+@dataclass(slots=True)
+class SpreadState:
+    """PreFilter's ``preFilterState``: the hard constraints and, per constraint, the matching
+    pods counted per topology domain of the eligible nodes."""
+
+    constraints: list[_Constraint]
+    counts: list[Counter[str]] = field(default_factory=list)
+
+
 class PodTopologySpread(FilterPlugin):
     name = NAME
 
@@ -65,19 +75,17 @@ class PodTopologySpread(FilterPlugin):
         ]
         if not hard:
             return False
-        ctx.state[NAME] = [_Constraint(c, ctx.pod) for c in hard]
+        ctx.state.write(SpreadState([_Constraint(c, ctx.pod) for c in hard]))
         return True
 
     def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
-        if NAME not in ctx.state:
+        state = ctx.state.read(SpreadState)
+        if state is None:
             return None, None
-        constraints: list[_Constraint] = ctx.state[NAME]
+        constraints = state.constraints
         pod = ctx.pod
         namespace = ctx.namespace
         counts: list[Counter[str]] = [Counter() for _ in constraints]
-        # Per node: its domain per constraint and its matching-pod count per constraint,
-        # kept so preemption dry runs can subtract victims (upstream RemovePod).
-        eligible: dict[int, list[int]] = {}
         keys = [c.key for c in constraints]
         for info in ctx.index.node_infos:
             labels = info.labels
@@ -86,7 +94,6 @@ class PodTopologySpread(FilterPlugin):
             node = info.node
             affinity_ok: bool | None = None
             taints_ok: bool | None = None
-            per: list[int] = []
             for i, c in enumerate(constraints):
                 if c.affinity_honor:
                     if affinity_ok is None:
@@ -94,7 +101,6 @@ class PodTopologySpread(FilterPlugin):
                             pod, node
                         ) and pod_matches_required_node_affinity(pod, node)
                     if not affinity_ok:
-                        per.append(-1)
                         continue
                 if c.taints_honor:
                     if taints_ok is None:
@@ -105,23 +111,20 @@ class PodTopologySpread(FilterPlugin):
                             is None
                         )
                     if not taints_ok:
-                        per.append(-1)
                         continue
                 n = sum(1 for p in info.pods if _counts_pod(p, namespace) and c.matches(p))
                 counts[i][labels[c.key]] += n
-                per.append(n)
-            eligible[info.index] = per
-        ctx.state[NAME + "/counts"] = counts
-        ctx.state[NAME + "/eligible"] = eligible
+        state.counts = counts
         return None, None
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
-        constraints: list[_Constraint] = ctx.state[NAME]
+        state = ctx.state.require(SpreadState)
+        constraints = state.constraints
         labels = node.labels
         for c in constraints:
             if c.key not in labels:
                 return unresolvable(NAME, ERR_REASON_NODE_LABEL_NOT_MATCH)
-        counts: list[Counter[str]] = ctx.state[NAME + "/counts"]
+        counts = state.counts
         removed = ctx.removed.get(node.index, ())
         for i, c in enumerate(constraints):
             domain_counts = counts[i]

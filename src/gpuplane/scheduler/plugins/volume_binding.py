@@ -10,6 +10,8 @@ order ``FindPodVolumes`` appends them). The lister's NotFound error reads
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import msgspec
 
 from gpuplane.k8s.objects import NodeSelector
@@ -49,6 +51,15 @@ def _storage(pvc_or_pv: Manifest, *path: str) -> int:
         return quantity_value(pvc_or_pv.get(*path) or 0)
     except (ValueError, TypeError):
         return 0
+
+
+@dataclass(slots=True)
+class BindingState:
+    """PreFilter's ``stateData``: bound claims with their PV (None: missing) and the
+    WaitForFirstConsumer claims with their StorageClass."""
+
+    bound: list[tuple[Manifest, Manifest | None]]
+    delayed: list[tuple[Manifest, Manifest]]
 
 
 class VolumeBinding(FilterPlugin):
@@ -100,11 +111,12 @@ class VolumeBinding(FilterPlugin):
                 immediate = True
         if immediate:
             return None, unresolvable(NAME, ERR_UNBOUND_IMMEDIATE)
-        ctx.state[NAME] = (bound, delayed)
+        ctx.state.write(BindingState(bound, delayed))
         return None, None
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
-        bound, delayed = ctx.state[NAME]
+        state = ctx.state.require(BindingState)
+        bound, delayed = state.bound, state.delayed
         if not bound and not delayed:
             return None
         bound_ok = True

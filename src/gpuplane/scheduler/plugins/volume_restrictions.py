@@ -10,6 +10,8 @@ typed Pod model does not carry.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unschedulable
 from gpuplane.scheduler.plugins.base import FilterPlugin
@@ -19,6 +21,13 @@ NAME = "VolumeRestrictions"
 # volume_restrictions.go
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+
+
+@dataclass(slots=True)
+class ReadWriteOncePodState:
+    """The pods (with their node index) already using one of the pod's ReadWriteOncePod claims."""
+
+    users: list[tuple[int, object]]
 
 
 class VolumeRestrictions(FilterPlugin):
@@ -39,11 +48,11 @@ class VolumeRestrictions(FilterPlugin):
                     continue
                 if any(c in rwop for c, _ in pod_claim_names(other)):
                     users.append((info.index, other))
-        ctx.state[NAME] = users
+        ctx.state.write(ReadWriteOncePodState(users))
         return bool(users)
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
-        users = ctx.state[NAME]
+        users = ctx.state.require(ReadWriteOncePodState).users
         remaining = [u for u in users if not any(u[1] is removed for removed in ctx.removed.get(u[0], ()))]
         if remaining:
             return unschedulable(NAME, ERR_REASON_RWOP_CONFLICT)

@@ -7,6 +7,8 @@ joined with ``__`` (``volumehelpers.LabelZonesToSet``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
 from gpuplane.scheduler.plugins.base import FilterPlugin
@@ -29,6 +31,13 @@ _GA = {
 }
 
 
+@dataclass(slots=True)
+class ZoneState:
+    """The (topology label, allowed values) pairs of the pod's bound PVs."""
+
+    wanted: list[tuple[str, set[str]]]
+
+
 class VolumeZone(FilterPlugin):
     name = NAME
 
@@ -45,14 +54,14 @@ class VolumeZone(FilterPlugin):
                 value = pv.labels.get(key)
                 if value:
                     wanted.append((key, set(str(value).split("__"))))
-        ctx.state[NAME] = wanted
+        ctx.state.write(ZoneState(wanted))
         return bool(wanted)
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         labels = node.labels
         if not any(key in labels for key in TOPOLOGY_LABELS):
             return None  # a node without zone/region labels has no constraint
-        for key, values in ctx.state[NAME]:
+        for key, values in ctx.state.require(ZoneState).wanted:
             node_value = labels.get(key)
             if node_value is None:
                 node_value = labels.get(_GA.get(key, key))

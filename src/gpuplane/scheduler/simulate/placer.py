@@ -33,7 +33,8 @@ from gpuplane.k8s.requests import pod_nonzero_requests
 from gpuplane.k8s.selectors import preferred_node_affinity_score
 from gpuplane.k8s.tolerations import count_intolerable_prefer_no_schedule
 from gpuplane.scheduler.framework import FitError, ScheduleResult
-from gpuplane.scheduler.plugins.node_resources_fit import NodeResourcesFit
+from gpuplane.scheduler.plugins.base import VectorFilter
+from gpuplane.scheduler.plugins.node_resources_fit import FitState
 from gpuplane.scheduler.preemption import PreemptionOutcome
 from gpuplane.scheduler.runtime import first_failure
 from gpuplane.scheduler.scoring import MAX_NODE_SCORE, WEIGHTS, resource_score, resource_scores
@@ -221,7 +222,7 @@ class FastPlacer:
             return None
         active_ids = {id(p) for p in active}
         for plugin in fw.dynamic_plugins:
-            if id(plugin) in active_ids and not isinstance(plugin, NodeResourcesFit):
+            if id(plugin) in active_ids and not isinstance(plugin, VectorFilter):
                 return None
         static = [p for p in fw.static_plugins if id(p) in active_ids]
         if any(p.static_key(ctx) for p in static):
@@ -229,7 +230,8 @@ class FastPlacer:
         infos = index.node_infos
         reps = index.class_reps
         ok = np.array([first_failure(ctx, static, infos[r]) is None for r in reps], dtype=bool)
-        names = ctx.state.get(NodeResourcesFit.name, [])
+        fit_state = ctx.state.read(FitState)
+        names = fit_state.resources if fit_state is not None else []
         rows: list[int] = []
         want: list[int] = []
         impossible = False
