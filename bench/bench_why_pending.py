@@ -42,10 +42,11 @@ import resource, sys, time
 t = time.perf_counter()
 from gpuplane.k8s.cluster import load_cluster_state
 from gpuplane.scheduler.scheduler import Scheduler
+from gpuplane.why_pending.explain import pending
 state, errors = load_cluster_state(sys.argv[1])
 loaded = time.perf_counter()
 sched = Scheduler(state)
-out = sched.pending()
+out = pending(sched)
 done = time.perf_counter()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(done - t, loaded - t, done - loaded, len(out), peak)

@@ -7,6 +7,7 @@ from typing import Any
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.sources.manifest import Manifest
+from gpuplane.why_pending.explain import explain
 
 
 def node(
@@ -98,4 +99,4 @@ def scheduler(docs: list[dict], version: str | None = None) -> Scheduler:
 def message(docs: list[dict], pod_name: str = "p", version: str | None = None) -> str:
     s = scheduler(docs, version)
     target = next(p for p in s.cluster.pending_pods if p.metadata.name == pod_name)
-    return s.explain(target).message
+    return explain(s, target).message

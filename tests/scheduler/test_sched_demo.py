@@ -13,6 +13,7 @@ import pytest
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.sources import load_paths
+from gpuplane.why_pending.explain import explain, pending
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "clusters" / "demo.yaml"
 pytestmark = pytest.mark.skipif(not DEMO.exists(), reason="demo cluster not built yet")
@@ -29,14 +30,14 @@ def test_demo_messages_match_recorded_conditions() -> None:
         recorded = [c.message for c in pod.status.conditions if c.type == "PodScheduled" and c.message]
         if not recorded:
             continue
-        assert s.explain(pod).message == recorded[0], pod.key
+        assert explain(s, pod).message == recorded[0], pod.key
         checked += 1
     assert checked >= 3
 
 
 def test_demo_gpu_causes() -> None:
     s = _demo()
-    causes = {p.key: s.explain(p).causes for p in s.cluster.pending_pods}
+    causes = {p.key: explain(s, p).cause_texts() for p in s.cluster.pending_pods}
     text = "\n".join(c for cs in causes.values() for c in cs)
     assert "fragmentation" in text
     assert "add this toleration" in text
@@ -47,15 +48,15 @@ def test_demo_mig_cause_only_when_a_slice_can_serve() -> None:
     """8 whole GPUs cannot run on MIG slices (2 free 3g.20gb; one MIG device per CUDA process):
     one short cause, no bogus `nvidia.com/mig-3g.20gb: 8` fix. A 1-GPU pod can use a slice."""
     s = _demo()
-    expls = {e.pod.key: e for e in s.pending()}
+    expls = {e.pod.key: e for e in pending(s)}
     vit = expls["team-vision/vit-h-pretrain-86f9g"]
-    assert vit.causes[0] == (
+    assert vit.cause_texts()[0] == (
         "node node-a100-mig-1 has its GPUs MIG-partitioned (nvidia.com/mig-1g.5gb, nvidia.com/mig-3g.20gb) "
         "and advertises no nvidia.com/gpu"
     )
     assert not any("mig-" in f for f in vit.fixes)
     whisper = expls["team-speech/whisper-finetune-2d4v4"]
-    assert whisper.causes[:2] == [
+    assert whisper.cause_texts()[:2] == [
         "12 node(s) do not match the pod's nodeSelector/affinity (karpenter.sh/nodepool=a100-40gb-mig)",
         "the pod asks nvidia.com/gpu but node node-a100-mig-1 is MIG mixed-strategy and exposes only "
         "nvidia.com/mig-1g.5gb, nvidia.com/mig-3g.20gb; 1 free nvidia.com/mig-3g.20gb would serve it",
@@ -63,25 +64,28 @@ def test_demo_mig_cause_only_when_a_slice_can_serve() -> None:
     assert whisper.fixes[0].startswith("resources:\n  limits:\n    nvidia.com/mig-3g.20gb: 1   #")
     # Most decisive first: the untolerated GPU-pool taint before fragmentation.
     qwen = expls["team-nlp/qwen-sft-gb55k"]
-    assert qwen.causes[0].startswith("2 GPU node(s) carry the taint nvidia.com/gpu=present:NoSchedule")
-    assert "fragmentation" in qwen.causes[2]
+    assert qwen.cause_texts()[0].startswith("2 GPU node(s) carry the taint nvidia.com/gpu=present:NoSchedule")
+    assert "fragmentation" in qwen.cause_texts()[2]
 
 
 def test_demo_gang_explained_once() -> None:
     s = _demo()
-    expls = {e.pod.key: e for e in s.pending()}
+    expls = {e.pod.key: e for e in pending(s)}
     gang = (
         "Volcano gang team-nlp/llm-finetune-f71dc84e-649b-47e3-afed-7ffe5b1314d2: 2 of 4 placed; "
         "the other 2 need 8 nvidia.com/gpu each on one node; max free on any node is 4"
     )
     lead = expls["team-nlp/llm-finetune-worker-2"]
-    assert lead.causes[0] == gang
+    assert lead.cause_texts()[0] == gang
     assert lead.fixes[0] == (
         "to unblock the gang, 2 node(s) with 8 free nvidia.com/gpu are needed at once (0 now): free "
         "nvidia.com/gpu on 2 more node(s) (drain or wait for jobs there), or let the autoscaler add them"
     )
     other = expls["team-nlp/llm-finetune-worker-3"]
-    assert other.causes == [gang, "same filter verdicts as team-nlp/llm-finetune-worker-2 (explained there)"]
+    assert other.cause_texts() == [
+        gang,
+        "same filter verdicts as team-nlp/llm-finetune-worker-2 (explained there)",
+    ]
     assert other.fixes == []
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from sched_helpers import node, obj, pod, scheduler
 
+from gpuplane.why_pending.explain import explain
+
 
 def _explain(docs: list[dict], name: str):
     s = scheduler(docs)
     target = next(p for p in s.cluster.pending_pods if p.metadata.name == name)
-    return s.explain(target)
+    return explain(s, target)
 
 
 def _nominated(name: str, gpus: int, priority: int, on: str) -> dict:
@@ -31,7 +33,7 @@ def test_nominated_higher_priority_pod_holds_the_free_gpus() -> None:
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: "
         "1 No preemption victims found for incoming pod."
     )
-    assert expl.causes[0] == (
+    assert expl.cause_texts()[0] == (
         "the 8 free nvidia.com/gpu on node n1 are reserved for the nominated pod default/nom (priority 1000, "
         "8 nvidia.com/gpu), of priority >= the pod's (0): kube-scheduler counts pods nominated to a node "
         "(status.nominatedNodeName, set by preemption) as already running there when filtering "
@@ -41,7 +43,7 @@ def test_nominated_higher_priority_pod_holds_the_free_gpus() -> None:
         "wait for default/nom to bind to n1 (its next scheduling attempt), then for 4 nvidia.com/gpu to free up; "
         "or add GPU nodes (or let the autoscaler) so the pod has room of its own"
     )
-    assert not any("fragmentation" in c for c in expl.causes)
+    assert not any("fragmentation" in c for c in expl.cause_texts())
 
 
 def test_nominated_lower_priority_pod_holds_nothing() -> None:
@@ -64,12 +66,12 @@ def test_partial_hold_is_counted_in_the_shortage() -> None:
         pod("full", node_name="n2", gpus=7, priority=10),
     ]
     expl = _explain(docs, "want")
-    assert expl.causes[0].startswith(
+    assert expl.cause_texts()[0].startswith(
         "the 6 free nvidia.com/gpu on node n1 are reserved for the nominated pod "
         "default/nom (priority 10, 4 nvidia.com/gpu)"
     )
-    assert expl.causes[0].endswith("that leaves at most 2 for this pod, which asks for 4")
-    assert expl.causes[1] == (
+    assert expl.cause_texts()[0].endswith("that leaves at most 2 for this pod, which asks for 4")
+    assert expl.cause_texts()[1] == (
         "only 1 of 8 nvidia.com/gpu is free on the 1 node(s) that pass the other checks "
         "(1 node(s) with 1 free); the pod asks for 4 on one node"
     )
@@ -84,7 +86,7 @@ def test_fragmentation_only_when_no_node_has_enough() -> None:
         pod("want", gpus=4),
     ]
     expl = _explain(docs, "want")
-    assert expl.causes[0] == (
+    assert expl.cause_texts()[0] == (
         "the 2 node(s) with nvidia.com/gpu that pass the other checks have 2 node(s) with 2 free; the pod asks for "
         "4 on one node: fragmentation (4 free in total, at most 2 on any node)"
     )
@@ -96,14 +98,14 @@ def test_non_gpu_taint_is_named_without_a_made_up_origin() -> None:
         pod("p", gpus=1),
     ]
     expl = _explain(docs, "p")
-    assert expl.causes == [
+    assert expl.cause_texts() == [
         "1 node(s) carry the taint dedicated=infer:NoSchedule and the pod does not tolerate it: add this toleration "
         "if the pod belongs there"
     ]
     assert expl.fixes == [
         'tolerations:\n- key: dedicated\n  operator: Equal\n  value: "infer"\n  effect: NoSchedule'
     ]
-    assert "GPU Operator" not in expl.causes[0]
+    assert "GPU Operator" not in expl.cause_texts()[0]
 
 
 def test_gpu_taint_origins() -> None:
@@ -123,7 +125,7 @@ def test_gpu_taint_origins() -> None:
         pod("p", gpus=1),
     ]
     expl = _explain(docs, "p")
-    assert expl.causes == [
+    assert expl.cause_texts() == [
         "1 GPU node(s) carry the taint nvidia.com/gpu:NoSchedule (set by Karpenter NodePool gpu, "
         "spec.template.spec.taints) and the pod does not tolerate it: add this toleration",
         "1 GPU node(s) carry the taint nvidia.com/gpu=present:NoSchedule (GKE taints GPU node pools with "
@@ -143,7 +145,7 @@ def test_gpu_taint_keeps_cpu_pods_off_without_a_toleration_fix() -> None:
         pod("p", gpus=None),
     ]
     expl = _explain(docs, "p")
-    assert expl.causes == [
+    assert expl.cause_texts() == [
         "1 GPU node(s) carry the taint nvidia.com/gpu:NoSchedule (the usual taint on dedicated GPU nodes: key = the "
         "GPU resource name): it keeps pods that ask for no GPU off GPU nodes, as intended"
     ]

@@ -13,9 +13,10 @@ import pytest
 from sched_helpers import node, pod, scheduler
 
 from gpuplane.k8s.cluster import ClusterState
-from gpuplane.scheduler.explain import only_short_of
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.sources import load_paths
+from gpuplane.why_pending.explain import explain
+from gpuplane.why_pending.gpu_causes import only_short_of
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "clusters" / "demo.yaml"
 demo_only = pytest.mark.skipif(not DEMO.exists(), reason="demo cluster not built yet")
@@ -47,26 +48,26 @@ def _pod(s: Scheduler, name: str):
 @pytest.mark.parametrize("version", [None, "1.36"])
 def test_demo_causes_do_not_depend_on_the_wording_version(version: str | None) -> None:
     s = _demo(version)
-    worker = s.explain(_pod(s, "llm-finetune-worker-2"))
-    assert WORKER_FRAGMENTATION in worker.causes
-    assert "1 node(s) lack memory: the pod requests 48Gi memory" in worker.causes
-    assert not any("in use" in c for c in worker.causes), worker.causes
+    worker = explain(s, _pod(s, "llm-finetune-worker-2"))
+    assert WORKER_FRAGMENTATION in worker.cause_texts()
+    assert "1 node(s) lack memory: the pod requests 48Gi memory" in worker.cause_texts()
+    assert not any("in use" in c for c in worker.cause_texts()), worker.cause_texts()
     assert "node-l4-3" not in only_short_of(worker, "nvidia.com/gpu")
     assert len(only_short_of(worker, "nvidia.com/gpu")) == 13
     # the gang line counts the same nodes
-    assert worker.causes[0].endswith(
+    assert worker.cause_texts()[0].endswith(
         "the other 2 need 8 nvidia.com/gpu each on one node; max free on any node is 4"
     )
-    vit = s.explain(_pod(s, "vit-h-pretrain-86f9g"))
-    assert VIT_FRAGMENTATION in vit.causes
-    assert not any("in use" in c for c in vit.causes), vit.causes
+    vit = explain(s, _pod(s, "vit-h-pretrain-86f9g"))
+    assert VIT_FRAGMENTATION in vit.cause_texts()
+    assert not any("in use" in c for c in vit.cause_texts()), vit.cause_texts()
 
 
 @demo_only
 @pytest.mark.parametrize("version", [None, "1.36"])
 def test_demo_table_has_one_row_per_plugin_and_reasons(version: str | None) -> None:
     s = _demo(version)
-    rows = s.explain(_pod(s, "llm-finetune-worker-2")).table()
+    rows = explain(s, _pod(s, "llm-finetune-worker-2")).table()
     assert [(r["nodes"], r["plugin"], r["reasons"]) for r in rows] == [
         (13, "NodeResourcesFit", ["Insufficient nvidia.com/gpu"]),
         (1, "NodeResourcesFit", ["Insufficient memory", "Insufficient nvidia.com/gpu"]),
@@ -84,8 +85,8 @@ def test_node_short_of_memory_too_is_no_gpu_room() -> None:
         pod("want", gpus=2, resources={"memory": "16Gi"}),
     ]
     s = scheduler(docs)
-    expl = s.explain(_pod(s, "want"))
-    assert expl.causes == [
+    expl = explain(s, _pod(s, "want"))
+    assert expl.cause_texts() == [
         "1 node(s) lack memory: the pod requests 16Gi memory",
         "only 1 of 4 nvidia.com/gpu is free on the 1 node(s) that pass the other checks (1 node(s) with 1 free); "
         "the pod asks for 2 on one node",
@@ -96,8 +97,8 @@ def test_node_short_of_memory_too_is_no_gpu_room() -> None:
 def test_all_in_use_only_when_none_is_free() -> None:
     docs = [node("n1", gpus=4), pod("a", node_name="n1", gpus=4), pod("want", gpus=1)]
     s = scheduler(docs)
-    expl = s.explain(_pod(s, "want"))
-    assert expl.causes[0] == (
+    expl = explain(s, _pod(s, "want"))
+    assert expl.cause_texts()[0] == (
         "all nvidia.com/gpu are in use on the 1 node(s) that pass the other checks: 0 free of 4 "
         "(1 node(s) with 0 free); the pod asks for 1"
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from sched_helpers import message, node, obj, pod, scheduler
 
+from gpuplane.why_pending.explain import explain
+
 NOT_HELPFUL_1 = "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 
 
@@ -20,7 +22,7 @@ def test_node_unschedulable_tolerated() -> None:
         ]
     }
     s = scheduler([node("a", unschedulable=True), pod("p", spec=tol)])
-    assert s.explain(s.cluster.pending_pods[0]).stage == "schedulable"
+    assert explain(s, s.cluster.pending_pods[0]).stage == "schedulable"
 
 
 def test_node_affinity_selector() -> None:
@@ -231,7 +233,7 @@ def test_volume_restrictions_rwop() -> None:
     # A lower-priority holder can be preempted: PostFilter succeeds, so no clause is appended.
     docs[4] = pod("holder", node_name="a", spec=vol, priority=0)
     s = scheduler(docs)
-    expl = s.explain(s.cluster.pending_pods[0])
+    expl = explain(s, s.cluster.pending_pods[0])
     assert expl.message == (
         "0/2 nodes are available: 2 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
         "already in-use by another pod."
@@ -300,8 +302,8 @@ def test_inter_pod_affinity_and_anti_affinity() -> None:
     ]
     s = scheduler(docs)
     by_name = {p.metadata.name: p for p in s.cluster.pending_pods}
-    assert s.explain(by_name["p"]).nodes() == {"a": ["node(s) didn't match pod anti-affinity rules"]}
-    assert s.explain(by_name["q"]).message == (
+    assert explain(s, by_name["p"]).nodes() == {"a": ["node(s) didn't match pod anti-affinity rules"]}
+    assert explain(s, by_name["q"]).message == (
         "0/2 nodes are available: 2 node(s) didn't match pod affinity rules. "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
@@ -360,4 +362,4 @@ def test_dynamic_resources_missing_claim_and_class() -> None:
         },
     )
     s = scheduler([*docs, claim, dc, slice_], version="1.34")
-    assert s.explain(s.cluster.pending_pods[0]).stage == "schedulable"
+    assert explain(s, s.cluster.pending_pods[0]).stage == "schedulable"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from sched_helpers import message, node, obj, pod, scheduler
 
+from gpuplane.why_pending.explain import explain
+
 
 def pc(name: str, value: int, never: bool = False) -> dict:
     extra = {"preemptionPolicy": "Never"} if never else {}
@@ -35,7 +37,7 @@ def test_priority_class_resolution_and_success() -> None:
         pod("p", gpus=4, spec={"priorityClassName": "high"}),
     ]
     s = scheduler(docs)
-    expl = s.explain(next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
+    expl = explain(s, next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
     # Filter fails on both; preemption finds node a (one low victim suffices): no clause.
     assert expl.message == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
     assert expl.preemption is not None and expl.preemption.nominated_node == "a"
@@ -59,7 +61,7 @@ def test_pdb_protected_victim_is_reprieved_first() -> None:
         pod("p", gpus=4, priority=100),
     ]
     s = scheduler(docs)
-    expl = s.explain(next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
+    expl = explain(s, next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
     assert expl.preemption is not None
     assert [v.metadata.name for v in expl.preemption.victims] == ["plain"]
     assert expl.preemption.pdb_violations == 0
@@ -76,7 +78,7 @@ def test_multi_node_mixed_statuses() -> None:
         pod("p", gpus=4, priority=500),
     ]
     s = scheduler(docs, version="1.33")
-    expl = s.explain(next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
+    expl = explain(s, next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
     assert expl.message == (
         "0/5 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
         "4 Insufficient nvidia.com/gpu."

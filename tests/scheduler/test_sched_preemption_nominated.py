@@ -16,6 +16,7 @@ from sched_helpers import node, pod, scheduler
 from gpuplane.scheduler.framework import Code, Status, U
 from gpuplane.scheduler.preemption import run_postfilter
 from gpuplane.scheduler.runtime import Diagnosis
+from gpuplane.why_pending.explain import explain
 
 HELD = (
     "the 8 free nvidia.com/gpu on node n1 are reserved for the nominated pod default/nom (priority 1000, "
@@ -44,7 +45,7 @@ def _docs(want_priority: int, want_spec: dict | None = None) -> list[dict]:
 def _explain(docs: list[dict], name: str = "want"):
     s = scheduler(docs)
     target = next(p for p in s.cluster.pending_pods if p.metadata.name == name)
-    return s.explain(target)
+    return explain(s, target)
 
 
 def test_nominated_higher_priority_pod_counts_in_the_dry_run() -> None:
@@ -54,7 +55,7 @@ def test_nominated_higher_priority_pod_counts_in_the_dry_run() -> None:
         "preemption: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     )
     assert expl.preemption is not None and expl.preemption.nominated_node is None
-    assert expl.causes == [HELD]
+    assert expl.cause_texts() == [HELD]
 
 
 def test_dry_run_counts_nominated_pods_on_the_per_node_path() -> None:
@@ -74,7 +75,7 @@ def test_dry_run_counts_nominated_pods_on_the_per_node_path() -> None:
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
         "preemption: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     )
-    assert expl.causes == [HELD]
+    assert expl.cause_texts() == [HELD]
 
 
 def test_higher_priority_pod_ignores_lower_priority_nominations() -> None:
@@ -84,7 +85,9 @@ def test_higher_priority_pod_ignores_lower_priority_nominations() -> None:
     assert expl.stage == "schedulable"
     assert expl.message == ""
     assert expl.preemption is None
-    assert expl.causes == ["the pod fits now on 1 node(s) (n1): the next scheduling attempt should place it"]
+    assert expl.cause_texts() == [
+        "the pod fits now on 1 node(s) (n1): the next scheduling attempt should place it"
+    ]
 
 
 def _postfilter_on_fitting_nodes(names: list[str]):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from sched_helpers import node, obj, pod, scheduler
 
+from gpuplane.why_pending.explain import explain, pending
+
 
 def _one(docs: list[dict]):
     s = scheduler(docs)
-    return s, s.explain(s.cluster.pending_pods[0])
+    return s, explain(s, s.cluster.pending_pods[0])
 
 
 def test_scheduling_gates_and_kueue() -> None:
@@ -19,13 +21,13 @@ def test_scheduling_gates_and_kueue() -> None:
     _, expl = _one([node("a"), gated])
     assert expl.stage == "gated"
     assert expl.message == "Scheduling is blocked due to non-empty scheduling gates"
-    assert any("Kueue holds it" in c for c in expl.causes)
+    assert any("Kueue holds it" in c for c in expl.cause_texts())
 
 
 def test_scheduler_not_running() -> None:
     _, expl = _one([node("a"), pod("p", spec={"schedulerName": "volcano"})])
     assert expl.stage == "other-scheduler"
-    assert "no scheduler of that name runs" in expl.causes[0]
+    assert "no scheduler of that name runs" in expl.cause_texts()[0]
 
 
 def test_coscheduling_gang_short_of_members() -> None:
@@ -54,7 +56,7 @@ def test_kueue_suspended_job_without_local_queue() -> None:
         spec={"suspend": True, "template": {"spec": {"containers": [{"name": "c"}]}}},
     )
     s = scheduler([node("a"), job])
-    (expl,) = s.pending()
+    (expl,) = pending(s)
     assert expl.stage == "queue"
     assert expl.message == "LocalQueue gpu doesn't exist"
     assert expl.subject is not None and expl.subject["kind"] == "Job"
@@ -77,7 +79,7 @@ def test_quota_refused_controller() -> None:
         },
     )
     s = scheduler([node("a"), rs])
-    (expl,) = s.pending()
+    (expl,) = pending(s)
     assert expl.stage == "quota" and expl.message == text
 
 

@@ -16,6 +16,7 @@ from gpuplane.scheduler.versions import (
     resolve_wording,
     wording_for,
 )
+from gpuplane.why_pending.explain import explain
 
 TAINTED = [
     node("a", gpus=8),
@@ -124,11 +125,11 @@ def test_assume_invalidates_preemption_memo() -> None:
     ]
     s = scheduler(docs)
     target = next(p for p in s.cluster.pending_pods if p.metadata.name == "p")
-    first = s.explain(target).preemption
+    first = explain(s, target).preemption
     assert first is not None and first.nominated_node == "a"
     extra = next(p for p in s.cluster.pods if p.metadata.name == "l2")
     s.assume(extra, "a")
-    again = s.explain(target).preemption
+    again = explain(s, target).preemption
     assert (
         again is not None
         and [v.metadata.name for v in again.victims] == ["l2"]

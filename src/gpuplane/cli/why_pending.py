@@ -44,6 +44,7 @@ def why_pending(
     """
     from gpuplane.scheduler.scheduler import Scheduler
     from gpuplane.scheduler.versions import parse_minor
+    from gpuplane.why_pending.explain import pending
 
     if kubernetes_version is not None and parse_minor(kubernetes_version) is None:
         fail(f"--kubernetes-version {kubernetes_version!r} is not a Kubernetes version like 1.31")
@@ -58,7 +59,7 @@ def why_pending(
     if pod is not None and not any(p.key == pod for p in state.pending_pods):
         known = any(p.key == pod for p in state.pods)
         fail(f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}")
-    explanations = scheduler.pending(pod)
+    explanations = pending(scheduler, pod)
     if fmt == "json":
         from gpuplane.report.why_pending_text import to_json
 

@@ -189,8 +189,10 @@ def _explain_pending(facts: ClusterFacts, pod: Pod) -> dict[str, Any]:
     observed = pod_scheduled_message(pod)
     scheduler = facts.scheduler()
     if scheduler is not None:
+        from gpuplane.why_pending.explain import explain  # start-up time: the model loads on demand
+
         try:
-            expl = scheduler.explain(pod)
+            expl = explain(scheduler, pod)
         except Exception as exc:  # one pod the model cannot handle keeps the snapshot's own words
             return _observed_only(
                 observed, f"scheduler model failed on this pod ({type(exc).__name__}: {exc})"
@@ -198,7 +200,7 @@ def _explain_pending(facts: ClusterFacts, pod: Pod) -> dict[str, Any]:
         return {
             "message": expl.message or observed,
             "observed": observed,
-            "causes": list(expl.causes),
+            "causes": expl.cause_texts(),
             "fixes": list(expl.fixes),
             "stage": expl.stage,
             "table": expl.table(),

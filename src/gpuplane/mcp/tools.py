@@ -374,6 +374,7 @@ def why_pending(
     from gpuplane.report.why_pending_text import to_json
     from gpuplane.scheduler.scheduler import Scheduler
     from gpuplane.scheduler.versions import parse_minor
+    from gpuplane.why_pending.explain import pending
 
     if kubernetes_version is not None and parse_minor(kubernetes_version) is None:
         raise ToolInputError(
@@ -390,7 +391,7 @@ def why_pending(
             f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}"
         )
     scheduler = Scheduler(state, version=kubernetes_version)
-    document = to_json(scheduler.pending(pod), scheduler)
+    document = to_json(pending(scheduler, pod), scheduler)
     pods = document["pods"]
     if not pods:
         summary = "No Pending pods."

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpuplane.scheduler.scheduler import Explanation, Scheduler
+    from gpuplane.scheduler.scheduler import Scheduler
+    from gpuplane.why_pending.model import Explanation
 
 
 def to_json(explanations: list[Explanation], scheduler: Scheduler) -> dict[str, Any]:
@@ -20,7 +21,7 @@ def to_json(explanations: list[Explanation], scheduler: Scheduler) -> dict[str, 
             "pod": expl.pod.key,
             "message": expl.message,
             "nodes": expl.nodes(),
-            "causes": expl.causes,
+            "causes": expl.cause_texts(),
             "fixes": expl.fixes,
             "stage": expl.stage,
             "table": expl.table(),
@@ -76,7 +77,7 @@ def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
                 sample = ", ".join(row["sample"][:3]) + (", ..." if row["nodes"] > 3 else "")
                 table.add_row(str(row["nodes"]), row["plugin"], _escape("; ".join(row["reasons"])), sample)
             console.print(table)
-        for cause in expl.causes:
+        for cause in expl.cause_texts():
             console.print(f"  [bold]cause:[/bold] {_escape(cause)}", soft_wrap=True)
         for fix in expl.fixes:
             lines = fix.splitlines()

@@ -1,6 +1,7 @@
 """``Scheduler``: the public face of the kube-scheduler model.
 
-``explain(pod)`` answers "why is it Pending" (message, per-node reasons, causes, fixes);
+``evaluate(pod)`` runs one cycle and returns what kube-scheduler found (message, per-node
+verdicts, preemption outcome; ``gpuplane.why_pending`` turns it into causes and fixes);
 ``schedule(pod)`` runs a full cycle (filter, score, pick; ``schedule_or_preempt`` also returns
 the PostFilter outcome), ``assume(pod, node)`` places a pod, ``forget(pod, node)`` removes it
 and ``add_node(node)`` adds a node, so simulate can change the cluster one event at a time. The cluster is indexed once
@@ -10,7 +11,6 @@ and ``add_node(node)`` adds a node, so simulate can change the cluster one event
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -34,69 +34,22 @@ DEFAULT_SCHEDULER = "default-scheduler"
 
 
 @dataclass(slots=True)
-class Explanation:
-    """Everything why-pending reports for one pod."""
+class Evaluation:
+    """What one scheduling cycle found for a pod, in kube-scheduler's own terms.
 
-    pod: Pod
+    ``stage``: ``scheduler`` (no node fits: ``message`` is the FailedScheduling text, with the
+    PostFilter clause), ``scheduler-error`` (a PreFilter error aborted the cycle),
+    ``schedulable`` (``feasible_nodes`` pass every filter). ``groups`` holds each distinct
+    failing Status with the names of its nodes. The why-pending layer builds its explanation
+    (causes, fixes) on top of this; the core knows nothing of it.
+    """
+
     message: str
-    # distinct failing Status -> node names (grouped: 5,000 nodes stay readable)
+    stage: str = "scheduler"
     groups: list[tuple[Status, list[str]]] = field(default_factory=list)
-    causes: list[str] = field(default_factory=list)
-    fixes: list[str] = field(default_factory=list)
-    stage: str = "scheduler"  # scheduler | gated | gang | queue | quota | other-scheduler | schedulable
     fit_error: FitError | None = None
     preemption: PreemptionOutcome | None = None
     feasible_nodes: list[str] = field(default_factory=list)
-    plugin_order: list[str] = field(default_factory=list)
-    # the controller object explained, when no pod exists yet (Kueue, quota)
-    subject: dict[str, Any] | None = None
-
-    def nodes(self) -> dict[str, list[str]]:
-        """``{node: [reasons]}`` for every node that failed."""
-        out: dict[str, list[str]] = {}
-        for status, names in self.groups:
-            reasons = list(status.reasons)
-            for name in names:
-                out[name] = reasons
-        return out
-
-    def table(self) -> list[dict[str, Any]]:
-        """kube-scheduler-simulator style rows, grouped: plugins passed, the failing plugin.
-
-        One row per (plugin, reasons): statuses that differ only by code (a newer minor
-        returns UnschedulableAndUnresolvable when a request exceeds allocatable) are merged;
-        ``code`` then lists the distinct codes, joined with ``/``."""
-        rows: list[dict[str, Any]] = []
-        by_key: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
-        for status, names in self.groups:
-            failed = status.plugin
-            key = (failed or "PreFilter", tuple(status.reasons))
-            row = by_key.get(key)
-            if row is not None:
-                row["nodes"] += len(names)
-                row["_names"].extend(names)
-                if status.code.name not in row["code"].split("/"):
-                    row["code"] += "/" + status.code.name
-                continue
-            passed = []
-            for plugin in self.plugin_order:
-                if plugin == failed:
-                    break
-                passed.append(plugin)
-            row = by_key[key] = {
-                "nodes": len(names),
-                "sample": [],
-                "plugin": failed or "PreFilter",
-                "code": status.code.name,
-                "reasons": list(status.reasons),
-                "passed": passed if failed in self.plugin_order else [],
-                "_names": list(names),
-            }
-            rows.append(row)
-        for row in rows:
-            row["sample"] = row.pop("_names")[:5]
-        rows.sort(key=lambda r: -r["nodes"])
-        return rows
 
 
 class Scheduler:
@@ -252,80 +205,38 @@ class Scheduler:
         status = self.framework.filter_node(ctx, active, info)
         return (True, "") if status is None else (False, status.message)
 
-    def explain(self, pod: Pod) -> Explanation:
-        """Why ``pod`` is Pending, in kube-scheduler's words, with causes and fixes."""
-        from gpuplane.scheduler.explain import add_causes
-        from gpuplane.scheduler.prequeue import prequeue_explanation
+    @property
+    def plugin_order(self) -> list[str]:
+        """The profile's filter plugins, in the order they run."""
+        return [p.name for p in self.framework.plugins]
 
-        early = prequeue_explanation(self, pod)
-        if early is not None and early.stage != "scheduler":
-            add_causes(self, early)
-            return early
-        expl = self._explain_scheduler(pod)
-        if early is not None:
-            expl.causes[:0] = early.causes
-            expl.fixes[:0] = early.fixes
-        add_causes(self, expl)
-        return expl
-
-    def pending(self, only: str | None = None) -> list[Explanation]:
-        """Explanations for every Pending pod (or the one ``ns/name``), then for workloads whose
-        pods do not exist yet (Kueue-suspended, quota-refused)."""
-        from gpuplane.scheduler.prequeue import workload_explanations
-
-        pods = self.cluster.pending_pods
-        if only is not None:
-            pods = [p for p in pods if p.key == only]
-        out = [self.explain(p) for p in pods]
-        if only is None:
-            from gpuplane.scheduler.explain import group_gangs
-
-            group_gangs(out)
-            out.extend(workload_explanations(self))
-        return out
-
-    def _explain_scheduler(self, pod: Pod) -> Explanation:
+    def evaluate(self, pod: Pod) -> Evaluation:
+        """One scheduling cycle for ``pod`` as kube-scheduler would run it now: the filter
+        verdicts per node group, and when no node fits the FitError and PostFilter outcome."""
         fw = self.framework
-        plugin_order = [p.name for p in fw.plugins]
         if self.index.num_nodes == 0:
-            return Explanation(pod, ERR_NO_NODES_AVAILABLE, plugin_order=plugin_order)
+            return Evaluation(ERR_NO_NODES_AVAILABLE)
         ctx = self.context(pod)
         diag = fw.run(ctx, self._nominated_extra(ctx))
         if diag.error:
-            return Explanation(pod, diag.error, stage="scheduler-error", plugin_order=plugin_order)
+            return Evaluation(diag.error, stage="scheduler-error")
         infos = self.index.node_infos
         groups = [(status, [infos[j].name for j in nodes]) for status, nodes in diag.groups.items()]
         if diag.absent_status is not None and diag.absent:
             groups.append((diag.absent_status, [infos[j].name for j in diag.absent]))
         if len(diag.feasible):
             feasible = [infos[j].name for j in diag.feasible.tolist()]
-            return Explanation(
-                pod,
-                "",
-                groups=groups,
-                stage="schedulable",
-                feasible_nodes=feasible,
-                plugin_order=plugin_order,
-            )
+            return Evaluation("", stage="schedulable", groups=groups, feasible_nodes=feasible)
         fit = self.fit_error(ctx, diag)
         scheduler_name = pod.spec.scheduler_name or DEFAULT_SCHEDULER
         if scheduler_name != DEFAULT_SCHEDULER:
             # Another scheduler answers this pod: no kube-scheduler PostFilter; Volcano words
             # the same filter verdicts its own way.
             message = volcano_message(fit) if scheduler_name == "volcano" else ""
-            return Explanation(
-                pod, message, groups=groups, fit_error=fit, stage="scheduler", plugin_order=plugin_order
-            )
+            return Evaluation(message, groups=groups, fit_error=fit)
         outcome = run_postfilter(fw, ctx, diag, ctx.active_plugins)
         fit.postfilter_msg = outcome.message
-        return Explanation(
-            pod,
-            fit.message(),
-            groups=groups,
-            fit_error=fit,
-            preemption=outcome,
-            plugin_order=plugin_order,
-        )
+        return Evaluation(fit.message(), groups=groups, fit_error=fit, preemption=outcome)
 
 
 def volcano_message(fit: FitError) -> str:

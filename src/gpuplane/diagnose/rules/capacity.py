@@ -88,7 +88,8 @@ def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, in
 def _only_short_nodes(facts: ClusterFacts, pod: Pod, resource: str) -> list[str] | None:
     """Nodes the scheduler model rejects for ``pod`` only for lack of ``resource``; None when
     the model is unavailable or did not filter nodes for this pod (gated, queued, ...)."""
-    from gpuplane.scheduler.explain import only_short_of
+    from gpuplane.why_pending.explain import explain
+    from gpuplane.why_pending.gpu_causes import only_short_of
 
     cache: dict[int, Any] = facts.__dict__.setdefault("_explained_pods", {})
     key = id(pod)
@@ -97,7 +98,7 @@ def _only_short_nodes(facts: ClusterFacts, pod: Pod, resource: str) -> list[str]
         expl = None
         if scheduler is not None:
             try:
-                expl = scheduler.explain(pod)
+                expl = explain(scheduler, pod)
             except Exception:  # the model failing on one pod keeps the fallback node set
                 expl = None
         cache[key] = expl if expl is not None and expl.groups else None

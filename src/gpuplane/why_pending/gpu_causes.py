@@ -11,16 +11,23 @@ time-slicing with ``renameByDefault`` exposes ``nvidia.com/gpu.shared``).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from gpuplane.gpu.resources import classify, is_gpu_resource, parse_mig_profile
 from gpuplane.k8s.tolerations import find_untolerated_taint
+from gpuplane.scheduler.framework import NodeInfo
 from gpuplane.scheduler.plugins.node_resources_fit import INSUFFICIENT
-
-if TYPE_CHECKING:
-    from gpuplane.scheduler.scheduler import Explanation, Scheduler
+from gpuplane.scheduler.scheduler import Scheduler
+from gpuplane.why_pending.model import (
+    RANK_CAPACITY,
+    RANK_DECISIVE,
+    RANK_FRAGMENTATION,
+    RANK_OTHER,
+    RANK_PREEMPTION,
+    Cause,
+    Explanation,
+)
+from gpuplane.why_pending.prequeue import GANG, VOLCANO_GANG, gang_members, pod_group_of
 
 
 def _model(sched: Scheduler, node_name: str) -> str:
@@ -45,13 +52,18 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
     if expl.stage == "schedulable":
         node_list = ", ".join(expl.feasible_nodes[:5])
         expl.causes.append(
-            f"the pod fits now on {len(expl.feasible_nodes)} node(s) ({node_list}"
-            f"{', ...' if len(expl.feasible_nodes) > 5 else ''}): the next scheduling attempt should place it"
+            Cause(
+                "schedulable",
+                RANK_DECISIVE,
+                len(expl.feasible_nodes),
+                f"the pod fits now on {len(expl.feasible_nodes)} node(s) ({node_list}"
+                f"{', ...' if len(expl.feasible_nodes) > 5 else ''}): the next scheduling attempt should place it",
+            )
         )
         return
     if expl.fit_error is None:
         return
-    ranked: list[tuple[int, str, str | None]] = []  # (RANK_*, cause, fix)
+    ranked: list[Cause] = []
     requests = sched.context(expl.pod).requests
     # NodeResourcesFit verdicts are merged per reason across groups: the same reasons can come
     # with different codes (newer minors return UnschedulableAndUnresolvable when a request
@@ -67,10 +79,11 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
             ranked.extend(_resource_causes(sched, expl, resource, requests.get(resource, 0), names))
         else:
             ranked.append(
-                (
+                Cause(
+                    "pods",
                     RANK_CAPACITY,
+                    len(names),
                     f"{len(names)} node(s) already run as many pods as allocatable 'pods' allows",
-                    None,
                 )
             )
     for status, names in expl.groups:
@@ -81,11 +94,13 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
         if plugin == "TaintToleration":
             ranked.extend(_taint_causes(sched, expl, names))
         elif plugin == "NodeAffinity":
-            ranked.append((RANK_DECISIVE, _affinity_cause(expl, count), None))
+            ranked.append(Cause("node-affinity", RANK_DECISIVE, count, _affinity_cause(expl, count)))
         elif plugin == "NodeUnschedulable":
             ranked.append(
-                (
+                Cause(
+                    "cordoned",
                     RANK_DECISIVE,
+                    count,
                     f"{count} node(s) are cordoned (spec.unschedulable: true)",
                     f"kubectl uncordon {names[0]}"
                     if count == 1
@@ -93,12 +108,21 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
                 )
             )
         elif status.reasons:
-            ranked.append((RANK_OTHER, f"{count} node(s): {status.message} ({plugin or 'PreFilter'})", None))
+            ranked.append(
+                Cause(
+                    "filter",
+                    RANK_OTHER,
+                    count,
+                    f"{count} node(s): {status.message} ({plugin or 'PreFilter'})",
+                )
+            )
     prefilter = expl.fit_error.prefilter_msg
     if prefilter:
         ranked.append(
-            (
+            Cause(
+                "prefilter",
                 RANK_DECISIVE,
+                expl.fit_error.num_all_nodes,
                 f"the pod is rejected before any node is checked: {prefilter}",
                 _prefilter_fix(prefilter),
             )
@@ -107,68 +131,55 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
     if outcome is not None and outcome.nominated_node:
         victims = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in outcome.victims[:5])
         ranked.append(
-            (
+            Cause(
+                "preemption",
                 RANK_PREEMPTION,
+                1,
                 f"preemption can make room: evicting {len(outcome.victims)} lower-priority pod(s) on "
                 f"{outcome.nominated_node} ({victims}); the pod would be nominated there",
-                None,
             )
         )
     elif outcome is not None and outcome.error and "expected at least one victim pod" in outcome.message:
         # preemption.go DryRunPreemption: the dry run fit without evicting anyone.
         ranked.append(
-            (
+            Cause(
+                "preemption-no-victim",
                 RANK_OTHER,
+                1,
                 "preemption found a node that fits without evicting any pod, which kube-scheduler "
                 "reports as an error (the Filter and the preemption dry run disagreed); the pod is retried "
                 "in a later scheduling cycle",
-                None,
             )
         )
     elif outcome is not None and "preemptionPolicy=Never" in outcome.message:
         ranked.append(
-            (
+            Cause(
+                "preemption-never",
                 RANK_OTHER,
+                1,
                 "the pod's PriorityClass has preemptionPolicy: Never, so it waits for capacity instead of evicting",
-                None,
             )
         )
     elif expl.fit_error.postfilter_msg and "No preemption victims" in expl.fit_error.postfilter_msg:
         ranked.append(
-            (
+            Cause(
+                "preemption-no-victims",
                 RANK_OTHER,
+                1,
                 "preemption cannot help: no pod of lower priority runs on the nodes that lack resources",
                 "give the job a higher PriorityClass only if it may evict other work",
             )
         )
     _gang_cause(sched, expl, requests)
-    # Most decisive first (rank), and within a rank the cause that explains the most nodes.
-    order = sorted(range(len(ranked)), key=lambda i: (ranked[i][0], -_count_of(ranked[i][1]), i))
+    # Most decisive first (rank), and within a rank the cause that explains the most nodes
+    # (sorted is stable: ties keep the order they were found in).
     seen: set[str] = set()
-    for i in order:
-        _, cause, fix = ranked[i]
-        if cause not in seen:
-            seen.add(cause)
+    for cause in sorted(ranked, key=lambda c: (c.rank, -c.nodes)):
+        if cause.text not in seen:
+            seen.add(cause.text)
             expl.causes.append(cause)
-            if fix and fix not in expl.fixes:
-                expl.fixes.append(fix)
-
-
-# Cause ranks: what explains nodes outright (a taint, an affinity, a renamed or MIG-partitioned
-# resource, a PreFilter rejection) comes first, then fragmentation, then plain capacity.
-RANK_DECISIVE = 0
-RANK_PREEMPTION = 1
-RANK_FRAGMENTATION = 2
-RANK_CAPACITY = 3
-RANK_OTHER = 4
-
-_COUNT_RE = re.compile(r"(\d+) (?:GPU )?node")
-
-
-def _count_of(cause: str) -> int:
-    """How many nodes a cause speaks for (its first ``<n> node`` figure), for ordering."""
-    match = _COUNT_RE.search(cause)
-    return int(match.group(1)) if match else 1
+            if cause.fix and cause.fix not in expl.fixes:
+                expl.fixes.append(cause.fix)
 
 
 def _prefilter_fix(message: str) -> str | None:
@@ -181,16 +192,17 @@ def _prefilter_fix(message: str) -> str | None:
 
 def _resource_causes(
     sched: Scheduler, expl: Explanation, resource: str, want: int, names: list[str]
-) -> list[tuple[int, str, str | None]]:
-    out: list[tuple[int, str, str | None]] = []
+) -> list[Cause]:
+    out: list[Cause] = []
     index = sched.index
     infos = [index.node_infos[index.by_name[n]] for n in names if n in index.by_name]
     if not is_gpu_resource(resource):
         out.append(
-            (
+            Cause(
+                "resource",
                 RANK_CAPACITY,
+                len(names),
                 f"{len(names)} node(s) lack {resource}: the pod requests {_fmt(resource, want)}",
-                None,
             )
         )
         return out
@@ -279,7 +291,7 @@ def _reservation_cause(
     reserved: dict[int, list[tuple[str, int, int]]],
     keys: tuple[str, ...],
     nodes: list[tuple[str, int]],
-) -> tuple[int, str, str | None]:
+) -> Cause:
     """Nodes whose free GPUs would fit the pod but are held for nominated pods."""
     index = sched.index
     holders = reserved[index.by_name[nodes[0][0]]]
@@ -301,12 +313,12 @@ def _reservation_cause(
         f"{' and the other nodes' if not one else ''} (its next scheduling attempt), then for {want} {resource} "
         f"to free up; or add GPU nodes (or let the autoscaler) so the pod has room of its own"
     )
-    return (RANK_DECISIVE, cause, fix)
+    return Cause("reserved", RANK_DECISIVE, len(names), cause, fix)
 
 
 def _shortage_cause(
     sched: Scheduler, resource: str, want: int, infos: list, reserved: dict[int, list[tuple[str, int, int]]]
-) -> tuple[int, str, str | None]:
+) -> Cause:
     """Fragmentation (enough free in total, never enough on one node) or plain shortage.
 
     Free counts subtract what nominated pods of >= priority hold, as the Filter did."""
@@ -326,8 +338,10 @@ def _shortage_cause(
     held = sum(amount for i in infos for _, _, amount in reserved.get(i.index, ()))
     held_note = f", after {held} held for nominated pods of >= priority" if held else ""
     if total_free >= want and biggest < want:
-        return (
+        return Cause(
+            "fragmentation",
             RANK_FRAGMENTATION,
+            len(infos),
             f"the {len(infos)} node(s) with {resource} that pass the other checks have {parts}; "
             f"the pod asks for {want} on one node: fragmentation ({total_free} free in total, "
             f"at most {biggest} on any node{held_note})",
@@ -340,21 +354,25 @@ def _shortage_cause(
     total = sum(i.allocatable.get(resource, 0) for i in infos)
     fix = "wait for running jobs to finish, add GPU nodes (or let the autoscaler), or lower the request"
     if total_free <= 0:
-        return (
+        return Cause(
+            "shortage",
             RANK_CAPACITY,
+            len(infos),
             f"all {resource} are in use on the {len(infos)} node(s) that pass the other checks: "
             f"0 free of {total} ({parts}{held_note}); the pod asks for {want}",
             fix,
         )
-    return (
+    return Cause(
+        "shortage",
         RANK_CAPACITY,
+        len(infos),
         f"only {total_free} of {total} {resource} {'is' if total_free == 1 else 'are'} free on the "
         f"{len(infos)} node(s) that pass the other checks ({parts}{held_note}); the pod asks for {want} on one node",
         fix,
     )
 
 
-def _exposed_gpu_names(sched: Scheduler, info, resource: str) -> tuple[str, ...]:
+def _exposed_gpu_names(sched: Scheduler, info: NodeInfo, resource: str) -> tuple[str, ...]:
     """GPU resource names a node advertises besides ``resource`` (memoized per node)."""
     cache: dict[tuple[int, str], tuple[str, ...]] = sched.index.cache.setdefault("explain/exposed", {})
     key = (info.index, resource)
@@ -387,7 +405,7 @@ def _max_gpus_per_container(expl: Explanation, resource: str) -> int:
 
 def _renamed_resource(
     sched: Scheduler, expl: Explanation, resource: str, want: int, infos: list
-) -> list[tuple[int, str, str | None]]:
+) -> list[Cause]:
     """Nodes that do not advertise the GPU name the pod asks: MIG mixed strategy, time-slicing
     rename, or no GPU at all.
 
@@ -425,13 +443,15 @@ def _renamed_resource(
             (shared_fit if fitting else shared_no).setdefault(", ".join(shared), []).append(info.name)
         else:
             plain.append(info.name)
-    out: list[tuple[int, str, str | None]] = []
+    out: list[Cause] = []
     for key, nodes in mig_fit.items():
         exposed, usable = key.split("|")
         one = len(nodes) == 1
         out.append(
-            (
+            Cause(
+                "mig",
                 RANK_DECISIVE,
+                len(nodes),
                 f"the pod asks {resource} but {_nodes(nodes)} {'is' if one else 'are'} MIG mixed-strategy and "
                 f"expose{'s' if one else ''} only {exposed}; {want} free {usable} would serve it",
                 f"resources:\n  limits:\n    {usable}: {want}   # or disable MIG on the node: "
@@ -442,17 +462,20 @@ def _renamed_resource(
         exposed = key.split("|")[0]
         one = len(nodes) == 1
         out.append(
-            (
+            Cause(
+                "mig",
                 RANK_DECISIVE,
+                len(nodes),
                 f"{_nodes(nodes)} {'has its' if one else 'have their'} GPUs MIG-partitioned ({exposed}) and "
                 f"advertise{'s' if one else ''} no {resource}",
-                None,
             )
         )
     for exposed, nodes in shared_fit.items():
         out.append(
-            (
+            Cause(
+                "time-slicing",
                 RANK_DECISIVE,
+                len(nodes),
                 f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)} (renameByDefault: true): "
                 f"{resource} is not advertised there",
                 f"resources:\n  limits:\n    {exposed.split(', ')[0]}: {want}",
@@ -460,16 +483,22 @@ def _renamed_resource(
         )
     for exposed, nodes in shared_no.items():
         out.append(
-            (
+            Cause(
+                "time-slicing",
                 RANK_DECISIVE,
+                len(nodes),
                 f"time-slicing renamed the resource to {exposed} on {_nodes(nodes)}: {resource} is not advertised "
                 f"there, and fewer than {want} replicas are free",
-                None,
             )
         )
     if plain:
         out.append(
-            (RANK_CAPACITY, f"{_nodes(plain)} advertise{'s' if len(plain) == 1 else ''} no {resource}", None)
+            Cause(
+                "no-resource",
+                RANK_CAPACITY,
+                len(plain),
+                f"{_nodes(plain)} advertise{'s' if len(plain) == 1 else ''} no {resource}",
+            )
         )
     return out
 
@@ -488,7 +517,7 @@ def _nodes(names: list[str]) -> str:
     return f"{len(names)} nodes ({shown}{', ...' if len(names) > 3 else ''})"
 
 
-def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list[tuple[int, str, str | None]]:
+def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list[Cause]:
     """One cause per untolerated taint, with the toleration as the fix.
 
     Where a taint usually comes from is said only when it is known: the key is a GPU
@@ -512,7 +541,7 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
         taints[key] += 1
         if key not in origin:
             origin[key] = _taint_origin(sched, node.metadata.labels, taint.key, taint.effect)
-    out: list[tuple[int, str, str | None]] = []
+    out: list[Cause] = []
     wants_gpu = any(is_gpu_resource(r) for r in sched.context(pod).requests)
     for (key, value, effect), count in taints.most_common():
         gpu_key = key in GPU_TAINT_KEYS
@@ -523,19 +552,22 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
         note = f" ({where})" if where else ""
         if gpu_key and not wants_gpu:
             out.append(
-                (
+                Cause(
+                    "taint",
                     RANK_DECISIVE,
+                    count,
                     f"{count} GPU node(s) carry the taint {shown}{note}: it keeps pods that ask for "
                     "no GPU off GPU nodes, as intended",
-                    None,
                 )
             )
         elif gpu_key:
             # ExtendedResourceToleration adds exactly this toleration (Exists) when enabled.
             fix += f"\n# or enable the ExtendedResourceToleration admission plugin: it adds it to pods requesting {key}"
             out.append(
-                (
+                Cause(
+                    "taint",
                     RANK_DECISIVE,
+                    count,
                     f"{count} GPU node(s) carry the taint {shown}{note} and the pod does not "
                     "tolerate it: add this toleration",
                     fix,
@@ -543,8 +575,10 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
             )
         else:
             out.append(
-                (
+                Cause(
+                    "taint",
                     RANK_DECISIVE,
+                    count,
                     f"{count} node(s) carry the taint {shown}{note} and the pod does not "
                     "tolerate it: add this toleration if the pod belongs there",
                     fix,
@@ -593,20 +627,15 @@ def _fmt(resource: str, amount: int) -> str:
     return format_amount(resource, amount)
 
 
-GANG_PREFIX = "Volcano gang "
-
-
 def _gang_cause(sched: Scheduler, expl: Explanation, requests: dict[str, int]) -> None:
-    """Replace the generic gang line (prequeue) by a gang-level explanation: how many members
+    """Replace the generic gang cause (prequeue) by a gang-level explanation: how many members
     wait, what each needs on one node, the most any node has free, and what would unblock it
     (how many nodes with that much free). Nodes counted are those that pass every check but
     the GPU (their only failing reason is the shortage of that GPU), so a taint, a selector or
     missing memory that rules a node out is not counted as room."""
-    at = next((i for i, c in enumerate(expl.causes) if c.startswith(GANG_PREFIX)), None)
+    at = next((i for i, c in enumerate(expl.causes) if c.kind == GANG), None)
     if at is None:
         return
-    from gpuplane.scheduler.prequeue import gang_members, pod_group_of
-
     mechanism, _, group = pod_group_of(sched, expl.pod)
     if mechanism != "volcano":
         return
@@ -625,30 +654,41 @@ def _gang_cause(sched: Scheduler, expl: Explanation, requests: dict[str, int]) -
         free = index.alloc[row, nodes] - index.req[row, nodes]
         best = max(int(free.max()), 0)
         fitting = int((free >= want).sum())
-    expl.causes[at] = (
-        f"{GANG_PREFIX}{ns}/{group}: {bound} of {total} placed; the other {waiting} need {want} {gpu} each on one node; "
-        f"max free on any node is {best}"
-    )
-    expl.fixes.insert(
-        0,
+    fix = (
         f"to unblock the gang, {waiting} node(s) with {want} free {gpu} are needed at once ({fitting} now): "
         f"free {gpu} on {waiting - fitting if waiting > fitting else 0} more node(s) (drain or wait for jobs there), "
-        "or let the autoscaler add them",
+        "or let the autoscaler add them"
     )
+    old = expl.causes[at]
+    expl.causes[at] = Cause(
+        GANG,
+        old.rank,
+        len(nodes),
+        f"{VOLCANO_GANG}{ns}/{group}: {bound} of {total} placed; the other {waiting} need {want} {gpu} each on one "
+        f"node; max free on any node is {best}",
+        fix,
+        subject=old.subject,
+    )
+    expl.fixes.insert(0, fix)
 
 
 def group_gangs(explanations: list[Explanation]) -> None:
     """Say a gang's story once: the first member keeps the causes and fixes; every other
     member of the same gang with the same message points at it (5,000-node reports stay short)."""
-    first: dict[str, Explanation] = {}
+    first: dict[tuple[str, str], Explanation] = {}
     for expl in explanations:
-        gang = next((c for c in expl.causes if c.startswith(GANG_PREFIX)), None)
+        gang = expl.cause_of_kind(GANG)
         if gang is None:
             continue
-        key = gang.split(":", 1)[0] + "|" + expl.message
+        key = (gang.subject, expl.message)
         lead = first.get(key)
         if lead is None:
             first[key] = expl
             continue
-        expl.causes = [gang, f"same filter verdicts as {lead.pod.key} (explained there)"]
+        expl.causes = [
+            gang,
+            Cause(
+                "same-as", gang.rank, gang.nodes, f"same filter verdicts as {lead.pod.key} (explained there)"
+            ),
+        ]
         expl.fixes = []

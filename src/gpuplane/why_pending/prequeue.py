@@ -13,13 +13,10 @@ Texts of the other systems come from reference/scheduling.md §4 (Volcano
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gpuplane.k8s.objects import Pod
+from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.sources.manifest import Manifest
-
-if TYPE_CHECKING:
-    from gpuplane.scheduler.scheduler import Explanation, Scheduler
+from gpuplane.why_pending.model import RANK_DECISIVE, Cause, Explanation
 
 # pkg/registry/core/pod/strategy.go (PodScheduled condition of a gated pod)
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
@@ -43,9 +40,18 @@ TERMINAL = ("Succeeded", "Failed")
 
 
 def _explanation(pod: Pod, message: str, stage: str) -> Explanation:
-    from gpuplane.scheduler.scheduler import Explanation
-
     return Explanation(pod, message, stage=stage)
+
+
+def _add(expl: Explanation, kind: str, text: str, subject: str = "") -> None:
+    """A pre-queue cause: it stops the pod before any node is checked (no node count)."""
+    expl.causes.append(Cause(kind, RANK_DECISIVE, 0, text, subject=subject))
+
+
+# The cause kind of a Volcano gang with members already placed (gpu_causes refines its text),
+# and the words its text starts with.
+GANG = "gang"
+VOLCANO_GANG = "Volcano gang "
 
 
 def scheduler_running(sched: Scheduler, name: str) -> bool:
@@ -116,20 +122,26 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
     gates = [g.name for g in pod.spec.scheduling_gates]
     if gates:
         expl = _explanation(pod, GATED_MESSAGE, "gated")
-        expl.causes.append(
-            f"the pod has scheduling gates {gates}: it never enters the scheduling queue until they are removed"
+        _add(
+            expl,
+            "gated",
+            f"the pod has scheduling gates {gates}: it never enters the scheduling queue until they are removed",
         )
         if KUEUE_ADMISSION_GATE in gates:
             queue = pod.metadata.labels.get(KUEUE_QUEUE_LABEL, "")
-            expl.causes.append(
+            _add(
+                expl,
+                "kueue-gate",
                 f"Kueue holds it behind the gate {KUEUE_ADMISSION_GATE} until its Workload is admitted"
                 + (f" by LocalQueue {queue!r}" if queue else "")
                 + "; the reason is on the Workload (kubectl get workloads -n "
-                + f"{pod.metadata.namespace or 'default'} -o wide)"
+                + f"{pod.metadata.namespace or 'default'} -o wide)",
             )
         if KUEUE_TOPOLOGY_GATE in gates:
-            expl.causes.append(
-                "Kueue topology-aware scheduling has not assigned this pod's topology domain yet"
+            _add(
+                expl,
+                "kueue-topology",
+                "Kueue topology-aware scheduling has not assigned this pod's topology domain yet",
             )
         other = [g for g in gates if not g.startswith("kueue.x-k8s.io/")]
         if other:
@@ -141,9 +153,11 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
     scheduler_name = pod.spec.scheduler_name or "default-scheduler"
     if not scheduler_running(sched, scheduler_name):
         expl = _explanation(pod, "", "other-scheduler")
-        expl.causes.append(
+        _add(
+            expl,
+            "other-scheduler",
             f"schedulerName is {scheduler_name!r} but no scheduler of that name runs in the cluster: "
-            "no scheduler will ever pick this pod up, so there is no FailedScheduling event"
+            "no scheduler will ever pick this pod up, so there is no FailedScheduling event",
         )
         expl.fixes.append(
             f"install the {scheduler_name} scheduler, or set `spec.schedulerName: default-scheduler` in the pod template"
@@ -156,7 +170,11 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
         min_member = int(pg.get("spec", "minMember", default=1) or 1) if pg is not None else None
         if pg is None:
             expl = _explanation(pod, "", "gang")
-            expl.causes.append(f"the pod belongs to {mechanism} PodGroup {ns}/{group}, which does not exist")
+            _add(
+                expl,
+                "podgroup-missing",
+                f"the pod belongs to {mechanism} PodGroup {ns}/{group}, which does not exist",
+            )
             expl.fixes.append(f"create the PodGroup {ns}/{group} (or fix the pod's group annotation/label)")
             return expl
         if min_member is not None and total < min_member:
@@ -165,9 +183,11 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
                 expl = _explanation(pod, f"0/{sched.index.num_nodes} nodes are available: {text}.", "gang")
             else:
                 expl = _explanation(pod, _volcano_condition(pg), "gang")
-            expl.causes.append(
+            _add(
+                expl,
+                "gang-incomplete",
                 f"{mechanism} PodGroup {ns}/{group} needs minMember={min_member} pods but only {total} exist "
-                f"({bound} placed): the gang waits all-or-nothing for the rest"
+                f"({bound} placed): the gang waits all-or-nothing for the rest",
             )
             expl.fixes.append(
                 "check why the controller did not create the missing pods (quota, queue, a failed pod), "
@@ -178,22 +198,29 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
         if mechanism == "volcano" and phase == "Pending":
             expl = _explanation(pod, _volcano_condition(pg), "queue")
             queue = pg.get("spec", "queue") or "default"
-            expl.causes.append(
-                f"Volcano PodGroup {ns}/{group} is still Pending: queue {queue!r} has not admitted it (Inqueue)"
+            _add(
+                expl,
+                "gang-queue",
+                f"Volcano PodGroup {ns}/{group} is still Pending: queue {queue!r} has not admitted it (Inqueue)",
             )
             return expl
         if mechanism == "volcano" and bound:
             expl = _explanation(pod, "", "scheduler")
-            expl.causes.append(
-                f"Volcano gang {ns}/{group}: {bound} of {total} pods are placed, minMember={min_member}; "
-                "the rest must fit at the same time"
+            _add(
+                expl,
+                GANG,
+                f"{VOLCANO_GANG}{ns}/{group}: {bound} of {total} pods are placed, minMember={min_member}; "
+                "the rest must fit at the same time",
+                subject=f"{ns}/{group}",
             )
             return expl
     if pod.status.nominated_node_name:
         expl = _explanation(pod, "", "scheduler")
-        expl.causes.append(
+        _add(
+            expl,
+            "nominated",
             f"preemption already nominated node {pod.status.nominated_node_name}: the pod waits there for its "
-            "victims to terminate (graceful termination)"
+            "victims to terminate (graceful termination)",
         )
         return expl
     return None
@@ -236,8 +263,10 @@ def workload_explanations(sched: Scheduler) -> list[Explanation]:
             lq = local_queues.get((ns, queue))
             if lq is None:
                 expl.message = KUEUE_LOCALQUEUE_MISSING.format(queue)
-                expl.causes.append(
-                    f"{obj.kind} {ns}/{obj.name} waits in Kueue, but LocalQueue {ns}/{queue} does not exist"
+                _add(
+                    expl,
+                    "kueue-localqueue-missing",
+                    f"{obj.kind} {ns}/{obj.name} waits in Kueue, but LocalQueue {ns}/{queue} does not exist",
                 )
                 expl.fixes.append(
                     f"create LocalQueue {queue} in {ns} pointing at a ClusterQueue, or fix the label {KUEUE_QUEUE_LABEL}"
@@ -246,15 +275,19 @@ def workload_explanations(sched: Scheduler) -> list[Explanation]:
                 cq = lq.get("spec", "clusterQueue") or ""
                 if cq and cq not in cluster_queues:
                     expl.message = KUEUE_CLUSTERQUEUE_MISSING.format(cq)
-                    expl.causes.append(
-                        f"LocalQueue {ns}/{queue} points at ClusterQueue {cq}, which does not exist"
+                    _add(
+                        expl,
+                        "kueue-clusterqueue-missing",
+                        f"LocalQueue {ns}/{queue} points at ClusterQueue {cq}, which does not exist",
                     )
                 else:
                     text = _workload_condition(workloads, obj)
                     expl.message = text
-                    expl.causes.append(
+                    _add(
+                        expl,
+                        "kueue-suspended",
                         f"{obj.kind} {ns}/{obj.name} is suspended by Kueue until ClusterQueue {cq or '?'} admits it"
-                        + (f": {text}" if text else "")
+                        + (f": {text}" if text else ""),
                     )
                     if "insufficient" in text:
                         expl.fixes.append(
@@ -267,8 +300,10 @@ def workload_explanations(sched: Scheduler) -> list[Explanation]:
             if isinstance(message, str) and "exceeded quota" in message:
                 expl = _explanation(subject, message, "quota")
                 expl.subject = obj.ref()
-                expl.causes.append(
-                    f"ResourceQuota admission refuses the pods of {obj.kind} {ns}/{obj.name}: they are never created"
+                _add(
+                    expl,
+                    "quota",
+                    f"ResourceQuota admission refuses the pods of {obj.kind} {ns}/{obj.name}: they are never created",
                 )
                 expl.fixes.append(
                     f"kubectl describe resourcequota -n {ns}  # raise the hard limit or free quota"
