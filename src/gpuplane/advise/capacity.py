@@ -153,7 +153,7 @@ def cold_start(image_gib: float) -> ColdStart:
         typical += ty or 0.0
         worst += hi or 0.0
         part: dict[str, Any] = {"phase": name, "typical_s": ty, "worst_s": hi, "source": c.source}
-        if estimated:
+        if estimated and hi is not None:
             part["typical_estimated"] = True
             part["estimate"] = f"midpoint of the sourced {(c.low or 0) / 60:g}-{hi / 60:g} min range"
         parts.append(part)

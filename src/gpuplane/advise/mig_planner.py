@@ -261,8 +261,9 @@ def _greedy_partial(
         x[best] += 1
         pat = patterns[best]
         left = [max(0, r - c) for r, c in zip(left, pat.counts, strict=True)]
-        if room[pat.group] is not None:
-            room[pat.group] -= 1
+        spare = room[pat.group]
+        if spare is not None:
+            room[pat.group] = spare - 1
     return x
 
 
@@ -308,7 +309,7 @@ def _layout(
 
 def plan_mig(fleet: list[FleetEntry], demand: dict[str, int], *, dp_limit: int | None = None) -> MigPlan:
     """The exact fewest-GPU plan for ``demand`` on ``fleet`` (see module docstring)."""
-    kwargs = {} if dp_limit is None else {"dp_limit": dp_limit}
+    kwargs: dict[str, Any] = {} if dp_limit is None else {"dp_limit": dp_limit}
     unknown = [p for p in demand if not any(e.model.profile(p) is not None for e in fleet)]
     profiles = tuple(p for p in demand if p not in unknown)
     vector = tuple(demand[p] for p in profiles)
@@ -419,12 +420,12 @@ def per_node_mig_parted(
         for index, profiles in enumerate(cfg.gpus):
             groups.setdefault(tuple(profiles.items()), []).append(index)
         entries: list[dict[str, Any]] = []
-        for profiles, devices in groups.items():
+        for layout, devices in groups.items():
             entries.append(
                 {
                     "devices": "all" if len(groups) == 1 else devices,
                     "mig-enabled": True,
-                    "mig-devices": dict(profiles),
+                    "mig-devices": dict(layout),
                 }
             )
         configs[cfg.name] = entries

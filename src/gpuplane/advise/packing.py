@@ -175,8 +175,9 @@ class _Solver:
         room = list(caps)
         for p, n in enumerate(x):
             g = self.patterns[p].group
-            if room[g] is not None:
-                room[g] -= n
+            spare = room[g]
+            if spare is not None:
+                room[g] = spare - n
         if any(r is not None and r < 0 for r in room):
             return None
         while any(left):
@@ -193,8 +194,9 @@ class _Solver:
             counts = self.patterns[best_p].counts
             left = [max(0, r - c) for r, c in zip(left, counts, strict=True)]
             g = self.patterns[best_p].group
-            if room[g] is not None:
-                room[g] -= 1
+            spare = room[g]
+            if spare is not None:
+                room[g] = spare - 1
         return x
 
     def _offer(self, node: _Node, x: Sequence[int] | None) -> None:

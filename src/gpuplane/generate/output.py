@@ -26,7 +26,7 @@ class _Dumper(yaml.CSafeDumper):
         return True
 
 
-def _str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+def _str(dumper: _Dumper, data: str) -> yaml.ScalarNode:
     """Multi-line strings (embedded configs, patches) as literal blocks, readable in review."""
     # The emitter falls back to a quoted style when a literal block cannot hold the text.
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)

@@ -87,7 +87,7 @@ def gpus_per_node(pool: GpuPool) -> int | None:
     if pool.gpus_per_node is not None:
         return pool.gpus_per_node
     cat = catalog()
-    counts = {cat.instance(t).gpu_count for t in pool.instance_types if cat.instance(t) is not None}
+    counts = {inst.gpu_count for t in pool.instance_types if (inst := cat.instance(t)) is not None}
     return counts.pop() if len(counts) == 1 else None
 
 

@@ -164,7 +164,8 @@ def validate_objects(
         if kind in CLIENT_SIDE_KINDS:
             continue
         md = obj.get("metadata") or {}
-        ref = f"{kind} {md.get('namespace') + '/' if md.get('namespace') else ''}{md.get('name')}"
+        namespace = md.get("namespace")
+        ref = f"{kind} {namespace + '/' if namespace else ''}{md.get('name')}"
         v = _core_validator(version, kind, api)
         if v is None and crds is not None:
             v = crds.validator(api, kind)

@@ -92,7 +92,7 @@ def _fill(view: ClusterPolicyView, spec: dict[str, Any], default_strategy: str) 
         view.mig_strategy = default_strategy
     mig_manager = _section(spec, "migManager")
     view.mig_manager_enabled = _enabled(mig_manager, True)
-    mm_config = mig_manager.get("config") if isinstance(mig_manager.get("config"), dict) else {}
+    mm_config = _section(mig_manager, "config")
     mm_default = mm_config.get("default", "all-disabled")
     if mm_default not in MIG_MANAGER_DEFAULT_CONFIGS:
         problems.append(
@@ -104,7 +104,7 @@ def _fill(view: ClusterPolicyView, spec: dict[str, Any], default_strategy: str) 
     view.mig_manager_config = (mm_config.get("name") or "default-mig-parted-config", mm_default or "")
     device_plugin = _section(spec, "devicePlugin")
     view.device_plugin_enabled = _enabled(device_plugin, True)
-    dp_config = device_plugin.get("config") if isinstance(device_plugin.get("config"), dict) else {}
+    dp_config = _section(device_plugin, "config")
     if dp_config.get("name"):
         view.device_plugin_config = (str(dp_config["name"]), str(dp_config.get("default") or ""))
     elif dp_config.get("default"):
@@ -135,7 +135,9 @@ def _fill(view: ClusterPolicyView, spec: dict[str, Any], default_strategy: str) 
 
 def parse_clusterpolicy(spec: dict) -> tuple[ClusterPolicyView, list[ConfigProblem]]:
     """Read a ClusterPolicy ``spec`` (or the whole object) into a view plus schema problems."""
-    obj_spec = spec.get("spec") if isinstance(spec.get("spec"), dict) and "kind" in spec else spec
+    obj_spec: dict[str, Any] = (
+        _section(spec, "spec") if isinstance(spec.get("spec"), dict) and "kind" in spec else spec
+    )
     view = ClusterPolicyView()
     problems: list[ConfigProblem] = []
     for key in REQUIRED_SPEC_FIELDS:

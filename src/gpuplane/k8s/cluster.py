@@ -25,8 +25,8 @@ count that the NodeResourcesFit "Too many pods" check compares with
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from gpuplane.k8s.objects import Node, Pod
 from gpuplane.sources.loader import LoadError
@@ -72,7 +72,7 @@ def _minor_version(version: str) -> tuple[int, int] | None:
     return (1, int(match.group(1))) if match else None
 
 
-def parse_resource_list(resources: dict[str, object]) -> dict[str, int]:
+def parse_resource_list(resources: Mapping[str, Any]) -> dict[str, int]:
     """A ResourceList as integers: ``cpu`` in millicores, everything else in units.
 
     Same units as :func:`gpuplane.k8s.requests.pod_requests` (``Quantity.MilliValue``

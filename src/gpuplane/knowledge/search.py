@@ -18,7 +18,7 @@ import hashlib
 import math
 import os
 import re
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -300,7 +300,7 @@ class Index:
     def _build(self, fields: list[tuple[str, str, str]]) -> None:
         lengths = []
         for idx, (title, keywords, body) in enumerate(fields):
-            weights: Counter[str] = Counter()
+            weights: dict[str, float] = defaultdict(float)
             body_terms = tokenize(body)
             for term in body_terms:
                 weights[term] += 1.0

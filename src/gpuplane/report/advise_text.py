@@ -238,11 +238,11 @@ def render_capacity(plan: CapacityPlan, console: Console) -> None:
         f"Cold start of a GPU node: ~{cs.typical_s / 60:.0f} min typical, up to {cs.worst_s / 60:.0f} min "
         f"(autoscaler + VM + GPU driver/device plugin + image pull); spare GPUs cover --growth over the worst case."
     )
-    for c in cs.components:
-        if c.get("typical_estimated"):
+    for part in cs.components:
+        if part.get("typical_estimated"):
             console.print(
-                f"  typical {escape(c['phase'].replace('_', ' '))}: ~{c['typical_s'] / 60:.1f} min is an estimate, the "
-                f"{escape(c['estimate'])} (no typical figure is published)"
+                f"  typical {escape(part['phase'].replace('_', ' '))}: ~{part['typical_s'] / 60:.1f} min is an estimate, the "
+                f"{escape(part['estimate'])} (no typical figure is published)"
             )
     if any(
         m.choice and m.choice.price and m.choice.price.source == "unverified estimate" for m in plan.models

@@ -341,7 +341,9 @@ def _allocation_chart(chart_id: str, title: str, rows: list[tuple[str, list[int]
 
 
 def _namespace_chart(data: ReportData) -> str:
-    rows = [(name, [running, pending], {}) for name, running, pending in data.namespaces]
+    rows: list[tuple[str, list[int], dict[str, str]]] = [
+        (name, [running, pending], {}) for name, running, pending in data.namespaces
+    ]
     return _stacked_bars(
         "chart-by-namespace",
         "GPU allocation by namespace",

@@ -101,9 +101,9 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
     for column in ("pool", "model", "nodes", "GPUs", "allocatable", "allocated", "free", "problem nodes"):
         pools.add_column(column, justify="right" if column not in ("pool", "model") else "left")
     for group in inventory.pools:
-        problems = str(group.problem_nodes) if group.problem_nodes else "-"
+        problem_cell = str(group.problem_nodes) if group.problem_nodes else "-"
         if styled and group.problem_nodes:
-            problems = f"[red]{problems}[/red]"
+            problem_cell = f"[red]{problem_cell}[/red]"
         pools.add_row(
             escape(group.key),
             escape(", ".join(sorted(group.models))),
@@ -112,7 +112,7 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
             str(group.units.allocatable),
             str(group.units.allocated),
             str(group.units.free),
-            problems,
+            problem_cell,
         )
     console.print(pools)
 

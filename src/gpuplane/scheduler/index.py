@@ -36,7 +36,7 @@ class ClusterIndex:
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         # Per-cluster results a plugin computes once on first use (e.g. CSINode limits).
-        self.cache: dict[str, Any] = {}
+        self.cache: dict[Any, Any] = {}
         self.node_infos: list[NodeInfo] = []
         self.by_name: dict[str, int] = {}
         for i, node in enumerate(cluster.nodes):

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.objects import LabelSelector, Pod
 from gpuplane.k8s.selectors import label_selector_matches
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, U, build_fit_message
@@ -253,9 +253,9 @@ def dry_run(
     if unrecorded:
         out_unrecorded = _dry_run_full(fw, ctx, [j for j in unrecorded], active, extra)
         rest = np.setdiff1d(nodes, np.array(unrecorded, dtype=np.int64))
-        out = dry_run(fw, ctx, rest, active, None, extra) if len(rest) else {}
-        out.update(out_unrecorded)
-        return out
+        combined = dry_run(fw, ctx, rest, active, None, extra) if len(rest) else {}
+        combined.update(out_unrecorded)
+        return combined
     levels, cum, counts = index.priority_levels()
     k = int(np.searchsorted(levels, ctx.priority, side="left"))
     victims_count = counts[k]
@@ -312,12 +312,10 @@ def num_candidates(potential: int) -> int:
     return min(max(n, MIN_CANDIDATE_NODES_ABSOLUTE), potential)
 
 
-def _pdbs_for(fw: Framework) -> list[tuple[str, object, int]]:
+def _pdbs_for(fw: Framework) -> list[tuple[str, LabelSelector | None, int]]:
     cached = fw.index.cache.get("pdbs")
     if cached is None:
         import msgspec
-
-        from gpuplane.k8s.objects import LabelSelector
 
         cached = []
         for obj in fw.index.cluster.pdbs:

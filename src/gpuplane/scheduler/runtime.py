@@ -166,8 +166,8 @@ class Framework:
                 failed = plugin.filter_vector(ctx, alive, extra)
                 if failed:
                     drop = np.zeros(index.num_nodes, dtype=bool)
-                    for nodes, status in failed:
-                        groups.setdefault(status, []).extend(nodes.tolist())
+                    for nodes, fit_status in failed:
+                        groups.setdefault(fit_status, []).extend(nodes.tolist())
                         drop[nodes] = True
                     alive = alive[~drop[alive]]
                 continue
@@ -211,8 +211,9 @@ class Framework:
         mask = bad[cls]
         for c in failing_classes:
             nodes = alive[cls == c]
-            if len(nodes):
-                groups.setdefault(verdict[c], []).extend(nodes.tolist())
+            failure = verdict[c]
+            if len(nodes) and failure is not None:
+                groups.setdefault(failure, []).extend(nodes.tolist())
         return alive[~mask]
 
     def filter_node(self, ctx: PodContext, active: list[FilterPlugin], node: NodeInfo) -> Status | None:

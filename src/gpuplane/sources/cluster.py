@@ -280,12 +280,12 @@ def decode_items(
             continue
         except (msgspec.DecodeError, RecursionError) as exc:
             line = lines.line_of(raw) if lines else 0
-            problem = (
+            reason = (
                 f"nesting deeper than {limits.MAX_DEPTH} levels"
                 if isinstance(exc, RecursionError)
                 else str(exc)
             )
-            errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {problem}"))
+            errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {reason}"))
             continue
         line = lines.line_of(raw) if lines else 0
         if not isinstance(data, dict):

@@ -38,7 +38,7 @@ LineIndex = dict[Any, Any]
 _ROOT = "root"  # index key of the root entry (never an int id)
 
 
-class MarksLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+class MarksLoader(_BaseLoader):
     """A composer that only needs node kinds and marks, never tags.
 
     Composing is what a line lookup pays for; most of PyYAML's compose time is the

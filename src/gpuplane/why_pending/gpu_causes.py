@@ -537,10 +537,10 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
         taint = find_untolerated_taint(node.spec.taints, pod.spec.tolerations)
         if taint is None:
             continue
-        key = (taint.key, taint.value, taint.effect)
-        taints[key] += 1
-        if key not in origin:
-            origin[key] = _taint_origin(sched, node.metadata.labels, taint.key, taint.effect)
+        taint_id = (taint.key, taint.value, taint.effect)
+        taints[taint_id] += 1
+        if taint_id not in origin:
+            origin[taint_id] = _taint_origin(sched, node.metadata.labels, taint.key, taint.effect)
     out: list[Cause] = []
     wants_gpu = any(is_gpu_resource(r) for r in sched.context(pod).requests)
     for (key, value, effect), count in taints.most_common():

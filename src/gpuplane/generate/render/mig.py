@@ -47,7 +47,7 @@ def render(bundle: Bundle) -> None:
             ok, reason = layout_fits(plan.model, layout)
             if not ok:
                 raise RenderError(f"MIG layout for {plan.name} GPU {gpu} does not fit: {reason}")
-        configs[plan.mig_config] = _entries(plan.mig_layouts, plan.model.pci_device_ids)
+        configs[plan.mig_config or ""] = _entries(plan.mig_layouts, plan.model.pci_device_ids)
         uniform = all(layout == plan.mig_layouts[0] for layout in plan.mig_layouts)
         desc = ", ".join(f"{n} x {p}" for p, n in sorted(plan.mig_layouts[0].items()))
         bundle.decide(

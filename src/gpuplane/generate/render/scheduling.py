@@ -331,7 +331,7 @@ def _kueue(bundle: Bundle) -> None:
             names = [r for r in offered if r in gpus]
             if not names:
                 continue
-            resources = []
+            resources: list[dict[str, Any]] = []
             for r in sorted(names):
                 take = min(gpus[r], offered[r])
                 gpus[r] -= take
@@ -347,7 +347,7 @@ def _kueue(bundle: Bundle) -> None:
             ]
             key = tuple(x["name"] for x in resources)
             groups.setdefault(key, []).append({"name": plan.name, "resources": resources})
-        spec: dict[str, Any] = {
+        spec = {
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": t.name}},
             "queueingStrategy": "BestEffortFIFO",
             "preemption": {

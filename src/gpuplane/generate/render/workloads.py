@@ -555,8 +555,8 @@ def render(bundle: Bundle) -> None:
     for w in bp.workloads.training:
         for obj in _training(bundle, w):
             bundle.add("70-workloads", obj)
-    for w in bp.workloads.inference:
-        for obj in _inference(bundle, w):
+    for served in bp.workloads.inference:
+        for obj in _inference(bundle, served):
             bundle.add("70-workloads", obj)
     if bp.workloads.training:
         bundle.decide(
@@ -579,13 +579,13 @@ def render(bundle: Bundle) -> None:
             f"the {w.kind} controller",
             "generate/sizing.py; platform.md §4.6",
         )
-    for w in bp.workloads.inference:
-        plan = bundle.plan(w.pool)
-        cpu, mem = pod_resources(plan, w.gpus, w.cpu, w.memory)
+    for served in bp.workloads.inference:
+        plan = bundle.plan(served.pool)
+        cpu, mem = pod_resources(plan, served.gpus, served.cpu, served.memory)
         util = sizing.gpu_memory_utilization(plan.replicas)
         bundle.decide(
             "workloads",
-            f"workloads.inference.{w.name}",
+            f"workloads.inference.{served.name}",
             f"{cpu} CPU / {mem}, --gpu-memory-utilization {float(util):g}",
             "vLLM pre-allocates this fraction of the GPU; shared GPUs (no memory isolation) split 0.9 "
             "between their replicas"

@@ -158,13 +158,13 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     for index, rjob in enumerate(as_list(dig(rspec, "template", "spec", "replicatedJobs"))):
         name = as_str(dig(rjob, "name")) or f"job-{index}"
         job_spec = as_dict(dig(rjob, "template", "spec"))
-        template = ctx.template(
+        job_template = ctx.template(
             runtime,
             job_spec,
             "template",
             ("spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template"),
         )
-        if template is None:
+        if job_template is None:
             continue
         ancestor = dig(rjob, "template", "metadata", "labels", ANCESTOR_LABEL)
         if ancestor == "trainer" or name == "node":
@@ -178,13 +178,13 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
             replicas = nonneg(as_int(as_dict(rjob).get("replicas"), 1))
             count, role = replicas * job_pod_count(job_spec), role_from_name(name, "worker")
         targets = ("node", "launcher") if launcher_as_node else ("node",)
-        patched = _patch_template(template, trainer, targets)
+        patched = _patch_template(job_template, trainer, targets)
         path = ("spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template")
         overrides: tuple[tuple[FieldPath, Manifest, FieldPath], ...] = ()
-        if patched is not template:
+        if patched is not job_template:
             hit = [
                 i
-                for i, c in enumerate(as_list(dig(template, "spec", "containers")))
+                for i, c in enumerate(as_list(dig(job_template, "spec", "containers")))
                 if isinstance(c, dict) and c.get("name") in targets
             ]
             overrides = _overrides(obj, trainer, hit)
@@ -197,7 +197,7 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
                 patched,
                 path,
                 template_source=runtime,
-                synthetic=patched is not template,
+                synthetic=patched is not job_template,
                 overrides=overrides,
             )
         )

@@ -335,18 +335,17 @@ def _convert_template(
     if injected:
         _inject(data, injected)
     errors: list[str] = []
-    pod = None
+    repaired: Pod | None = None
     for _ in range(_MAX_REPAIRS):
         try:
-            pod = msgspec.convert(data, Pod, strict=False)
+            repaired = msgspec.convert(data, Pod, strict=False)
             break
         except msgspec.ValidationError as exc:
             message = str(exc)
             errors.append(message)
             if not _repair(data, message):
                 break
-    if pod is None:
-        pod = Pod()
+    pod = repaired if repaired is not None else Pod()
     if not pod.metadata.namespace and namespace:
         pod.metadata.namespace = namespace
     return pod, ("; ".join(errors) or None)

@@ -48,7 +48,8 @@ def _requests(claim: Manifest) -> list[tuple[str, str, int, bool]]:
     for req in claim.get("spec", "devices", "requests", default=[]) or []:
         if not isinstance(req, dict):
             continue
-        body = req.get("exactly") if isinstance(req.get("exactly"), dict) else req
+        exactly = req.get("exactly")
+        body = exactly if isinstance(exactly, dict) else req
         mode = body.get("allocationMode") or "ExactCount"
         count = body.get("count") or 1
         out.append(
@@ -187,13 +188,13 @@ class DynamicResources(FilterPlugin):
                         return unresolvable(NAME, ERR_NOT_ON_NODE)
                 continue
             for _, class_name, count, all_mode in _requests(claim):
-                driver = _class_driver(classes[class_name]) if class_name in classes else None
-                available = free.get(driver, 0) if driver else sum(free.values())
+                class_driver = _class_driver(classes[class_name]) if class_name in classes else None
+                available = free.get(class_driver, 0) if class_driver else sum(free.values())
                 need = max(available, 1) if all_mode else count
                 if available < need:
                     return unresolvable(NAME, ERR_CANNOT_ALLOCATE)
-                if driver:
-                    free[driver] = available - need
+                if class_driver:
+                    free[class_driver] = available - need
         return None
 
 

@@ -46,7 +46,7 @@ def _pod_csi_volumes(ctx: PodContext, namespace: str, pod) -> set[tuple[str, str
             continue
         pv = cluster.pvs.get(pvc.get("spec", "volumeName") or "")
         driver = pv.get("spec", "csi", "driver") if pv is not None else None
-        if driver:
+        if driver and pv is not None:
             found.add((str(driver), pv.name))
         elif pv is None:
             sc = cluster.storage_classes.get(pvc.get("spec", "storageClassName") or "")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpuplane.k8s.objects import LabelSelector, LabelSelectorRequirement, Pod
 
 
 def with_label_keys(
-    selector: LabelSelector | None, pod: Pod, match_keys: list[str], mismatch_keys: list[str] = ()
+    selector: LabelSelector | None, pod: Pod, match_keys: list[str], mismatch_keys: Sequence[str] = ()
 ) -> LabelSelector | None:
     """``matchLabelKeys`` / ``mismatchLabelKeys``: the incoming pod's values of those labels are
     ANDed into the selector as ``In`` / ``NotIn`` (keys the pod lacks are ignored)."""

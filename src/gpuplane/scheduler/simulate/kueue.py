@@ -79,7 +79,7 @@ class KueueLayer(DefaultLayer):
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine)
         objs = [o for o in engine.all_objects if o.group == GROUP]
-        self.local_queues = {
+        self.local_queues: dict[tuple[str, str | None], Any] = {
             (o.namespace or "default", o.name): o.get("spec", "clusterQueue")
             for o in objs
             if o.kind == "LocalQueue"

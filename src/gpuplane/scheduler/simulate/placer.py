@@ -281,11 +281,13 @@ class FastPlacer:
             return self._failure(pod)
         if shape.synced != len(self.log) or shape.fit is None or len(shape.fit) != len(self.c_gen):
             self._sync(shape)
+        fit, base = shape.fit, shape.base
+        assert fit is not None and base is not None  # _sync fills both
         k = self.k
-        idx = np.flatnonzero(shape.fit[:k] & (self.c_count[:k] > 0))
+        idx = np.flatnonzero(fit[:k] & (self.c_count[:k] > 0))
         if len(idx) == 0:
             return self._failure(pod)
-        total = shape.base[idx] if shape.uniform else self._scores(shape, idx)
+        total = base[idx] if shape.uniform else self._scores(shape, idx)
         # highest score, then the lowest node index (``schedule_one``'s tie-break), in one pass
         pos = int(np.argmax(total * _KEY_SHIFT - self.c_min[idx]))
         j = int(self.c_min[idx[pos]])
@@ -329,6 +331,7 @@ class FastPlacer:
         if len(shape.rows):
             free = c_alloc[np.ix_(shape.rows, slots)] - c_req[np.ix_(shape.rows, slots)]
             ok &= (free >= shape.want[:, None]).all(axis=0)
+        assert shape.fit is not None and shape.base is not None  # both allocated above
         shape.fit[slots] = ok
         shape.base[slots] = self._base_scores(shape, slots)
 

@@ -162,7 +162,8 @@ def _go_type(tp: Any) -> str | None:
 
 def _go_field(root: str, steps: tuple[str | int, ...]) -> tuple[str, str] | None:
     """``(Go struct, Go type)`` of the field at ``steps`` of a template, when both are certain."""
-    struct_name, current, field_type = root, Pod, None
+    struct_name, field_type = root, None
+    current: type[msgspec.Struct] | None = Pod
     for step in steps:
         if isinstance(step, int):
             tp = _unwrap(field_type)

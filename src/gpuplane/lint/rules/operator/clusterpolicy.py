@@ -49,8 +49,8 @@ def _mig_config_requests(ctx: LintContext) -> list[str]:
     for pool in ctx.by_kind("NodePool", "karpenter.sh"):
         check(pool.get("spec", "template", "metadata", "labels"), f"NodePool {pool.name}")
     if ctx.cluster is not None:
-        for node in ctx.cluster.nodes:
-            check(node.metadata.labels, f"node {node.metadata.name}")
+        for cluster_node in ctx.cluster.nodes:
+            check(cluster_node.metadata.labels, f"node {cluster_node.metadata.name}")
     return wanted
 
 
