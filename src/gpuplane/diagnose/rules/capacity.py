@@ -60,12 +60,12 @@ def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, in
     nodes = _only_short_nodes(facts, pod, resource)
     state = facts.state
     if nodes is not None:
-        frees = {}
+        short_frees: dict[str, int] = {}
         for name in nodes:
             free = state.free(name).get(resource, 0)
             if free > 0:
-                frees[name] = free
-        return frees
+                short_frees[name] = free
+        return short_frees
     from gpuplane.k8s.selectors import pod_matches_required_node_affinity
     from gpuplane.k8s.tolerations import find_untolerated_taint
 

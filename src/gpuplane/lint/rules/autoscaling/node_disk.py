@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
+from gpuplane.lint.rules._common import as_dict
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
 
@@ -79,7 +80,7 @@ def gpu_node_root_volume_small(ctx: LintContext) -> Iterator[Finding]:
         }
         if found is not None:
             i, m = found
-            ebs = m.get("ebs") if isinstance(m.get("ebs"), dict) else {}
+            ebs = as_dict(m.get("ebs"))
             size = _gib(ebs.get("volumeSize")) if "volumeSize" in ebs else float(DEFAULT_DISK_GIB)
             if size is None or size >= MIN_GPU_DISK_GIB:
                 continue

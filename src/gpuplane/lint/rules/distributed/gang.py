@@ -114,8 +114,8 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
             key = (_ns(ps.source), gang.name)
             members[key] = members.get(key, 0) + ps.count
             jobs[key] = jobs.get(key, False) or kinds.is_training(ps) or ps.distributed
-    for group in PODGROUP_GROUPS:
-        for pg in ctx.by_kind("PodGroup", group):
+    for api_group in PODGROUP_GROUPS:
+        for pg in ctx.by_kind("PodGroup", api_group):
             key = (_ns(pg), pg.name)
             min_member = as_int(pg.get("spec", "minMember"), None)
             if key in members and min_member is not None:

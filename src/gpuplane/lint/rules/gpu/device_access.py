@@ -15,7 +15,7 @@ from gpuplane.lint.rules._common import where
 from gpuplane.ruleset import rule
 
 if TYPE_CHECKING:
-    pass
+    from gpuplane.k8s.workloads import PodSet
 
 
 _INDEX_LIST = re.compile(r"^\s*[0-9A-Za-z-]+(\s*,\s*[0-9A-Za-z-]+)*\s*$")
@@ -63,7 +63,7 @@ def gpu_visible_devices_env(ctx: LintContext) -> Iterator[Finding]:
                     )
 
 
-def _targets_gpu_nodes(ps: object) -> bool:
+def _targets_gpu_nodes(ps: PodSet) -> bool:
     from gpuplane.lint.rules._common import GPU_LABELS, node_selector, required_terms, term_expressions
 
     if any(k in GPU_LABELS for k in node_selector(ps)):

@@ -74,9 +74,9 @@ def _template_has_gpu(obj: Manifest) -> bool:
     context="optional",
 )
 def hpa_cpu_for_gpu_serving(ctx: LintContext) -> Iterator[Finding]:
-    scalers = [(o, _hpa_cpu_only(o)) for o in ctx.by_kind("HorizontalPodAutoscaler", "autoscaling")]
-    scalers += [(o, _keda_cpu_only(o)) for o in ctx.by_kind("ScaledObject", "keda.sh")]
-    scalers = [(o, p) for o, p in scalers if p is not None]
+    candidates = [(o, _hpa_cpu_only(o)) for o in ctx.by_kind("HorizontalPodAutoscaler", "autoscaling")]
+    candidates += [(o, _keda_cpu_only(o)) for o in ctx.by_kind("ScaledObject", "keda.sh")]
+    scalers = [(o, p) for o, p in candidates if p is not None]
     if not scalers:
         return
     gpu_targets: dict[tuple[str, str, str], str] = {}

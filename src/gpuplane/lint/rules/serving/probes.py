@@ -83,7 +83,7 @@ def inference_no_startup_probe(ctx: LintContext) -> Iterator[Finding]:
             budget = _probe_budget(liveness)
             if budget >= STARTUP_BUDGET_S:
                 continue
-            patch = ()
+            patch: tuple[SetValue, ...] = ()
             if any(k in liveness for k in PROBE_HANDLERS):
                 patch = (SetValue((*c.path, "startupProbe"), _startup_from_liveness(liveness)),)
             yield ctx.report(

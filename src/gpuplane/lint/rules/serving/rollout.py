@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint.finding import Finding, SetValue
-from gpuplane.lint.rules._common import as_int, obj_label
+from gpuplane.lint.rules._common import as_dict, as_int, obj_label
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath
 
@@ -61,13 +61,13 @@ def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
         spec = src.data.get("spec")
         if not isinstance(spec, dict):
             continue
-        strategy = spec.get("strategy") if isinstance(spec.get("strategy"), dict) else {}
+        strategy = as_dict(spec.get("strategy"))
         if (strategy.get("type") or "RollingUpdate") != "RollingUpdate":
             continue
         replicas = as_int(spec.get("replicas"), 1)
         if replicas < 1:
             continue
-        rolling = strategy.get("rollingUpdate") if isinstance(strategy.get("rollingUpdate"), dict) else {}
+        rolling = as_dict(strategy.get("rollingUpdate"))
         surge = _scaled(rolling.get("maxSurge", "25%"), replicas, True)
         unavailable = _scaled(rolling.get("maxUnavailable", "25%"), replicas, False)
         if surge is None or unavailable is None or unavailable > 0 or surge <= 0:

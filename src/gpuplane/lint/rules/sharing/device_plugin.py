@@ -65,10 +65,10 @@ def _node_dp_labels(ctx: LintContext) -> dict[str, list[str]]:
         if value:
             out.setdefault(str(value), []).append(node.name)
     if ctx.cluster is not None:
-        for node in ctx.cluster.nodes:
-            value = node.metadata.labels.get(DP_CONFIG_LABEL)
+        for cluster_node in ctx.cluster.nodes:
+            value = cluster_node.metadata.labels.get(DP_CONFIG_LABEL)
             if value:
-                out.setdefault(str(value), []).append(node.metadata.name)
+                out.setdefault(str(value), []).append(cluster_node.metadata.name)
     return out
 
 

@@ -257,8 +257,7 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
             for i, entry in enumerate(entries):
                 if not entry.mig_enabled or not entry.mig_devices:
                     continue
-                models = [cat.model_for_pci_id(pci) for pci in entry.device_filter]
-                models = [m for m in models if m is not None]
+                models = [m for pci in entry.device_filter if (m := cat.model_for_pci_id(pci)) is not None]
                 if models:
                     for model in models:
                         ok, reason = layout_fits(model, entry.mig_devices)

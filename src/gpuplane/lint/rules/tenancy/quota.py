@@ -42,6 +42,7 @@ def quota_gpu_invalid_key(ctx: LintContext) -> Iterator[Finding]:
             prefix, name = parsed
             good = f"requests.{name}"
             path = ("spec", "hard", key)
+            patch: tuple[DeleteKey | RenameKey, ...]
             if good in hard:
                 fix, patch = f"remove {key} (requests.{name} already limits it)", (DeleteKey(path),)
             else:
