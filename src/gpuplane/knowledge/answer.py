@@ -53,6 +53,7 @@ class Answer:
     sources: list[dict[str, str]]
     hits: list[Hit] = field(default_factory=list)
     mode: str = "offline"
+    known: bool = True
 
     def to_json(self) -> dict[str, object]:
         """The JSON document of spec/cli.md: ``{"answer", "sources": [{"section", "title"}]}``."""
@@ -246,7 +247,7 @@ def answer(question: str, max_sections: int = MAX_SECTIONS, include_rules: bool 
     idx = index(include_rules)
     hits = select_hits(idx.search(question, limit=max(max_sections, 5)), max_sections)
     if not hits:
-        return Answer(question=question, answer=NO_ANSWER, sources=[], hits=[])
+        return Answer(question=question, answer=NO_ANSWER, sources=[], hits=[], known=False)
     return Answer(question=question, answer=compose(question, hits, idx), sources=sources_of(hits), hits=hits)
 
 
