@@ -36,6 +36,8 @@ MISSION_TOPICS = {
     "dev-shm": "/dev/shm",
     "inference-serving": "inference serving and autoscaling on GPU metrics",
     "observability": "observability with DCGM",
+    "fabric-networking": "fabric networking for distributed training (EFA, InfiniBand/RoCE, GPUDirect, NVLink)",
+    "cloud-providers": "cloud specifics (GKE, EKS, AKS)",
 }
 
 # Named sub-topics of the issue that must each have their own section.

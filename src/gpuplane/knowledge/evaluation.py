@@ -76,7 +76,9 @@ def load(path: Path = DEFAULT_SET) -> QuestionSet:
                 must=tuple(str(m) for m in must),
             )
         )
-    probes = [Probe(id=str(p["id"]), half=str(p["half"]), question=str(p["question"])) for p in data["out_of_scope"]]
+    probes = [
+        Probe(id=str(p["id"]), half=str(p["half"]), question=str(p["question"])) for p in data["out_of_scope"]
+    ]
     return QuestionSet(tuple(questions), tuple(probes))
 
 
@@ -147,10 +149,14 @@ def format_report(report: Report) -> str:
         )
         for (h, topic), tc in sorted(report.by_topic.items()):
             if h == half:
-                lines.append(f"  {topic:<14} {tc[COMPLETE]:>2} complete {tc[PARTIAL]:>2} partial {tc[NONE]:>2} none")
+                lines.append(
+                    f"  {topic:<14} {tc[COMPLETE]:>2} complete {tc[PARTIAL]:>2} partial {tc[NONE]:>2} none"
+                )
         p = report.probes.get(half)
         if p:
-            lines.append(f"  out-of-scope probes: {p['right']}/{p['right'] + p['wrong']} answered 'no knowledge'")
+            lines.append(
+                f"  out-of-scope probes: {p['right']}/{p['right'] + p['wrong']} answered 'no knowledge'"
+            )
     return "\n".join(lines)
 
 
