@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from gpuplane.diagnose.evidence import ClusterFinding, Evidence, node_ref
 from gpuplane.diagnose.facts import ClusterFacts
+from gpuplane.diagnose.rules._shared import _finding, _plural, _pod_ref, _requests_text, cluster_rule
 from gpuplane.k8s.objects import Pod
 
 if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
-from gpuplane.diagnose.rules._shared import _finding, _plural, _pod_ref, _requests_text, cluster_rule
 
 # -- gpu-fragmentation --------------------------------------------------------------------------
 

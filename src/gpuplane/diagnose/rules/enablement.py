@@ -9,11 +9,6 @@ from gpuplane.diagnose import inventory as inv
 from gpuplane.diagnose.components import CHAIN, Component, pod_problem
 from gpuplane.diagnose.evidence import ClusterFinding, Evidence, node_ref
 from gpuplane.diagnose.facts import ClusterFacts
-from gpuplane.k8s.cluster import GPU_NODE_LABELS, is_gpu_node
-from gpuplane.k8s.objects import Node, Pod
-
-if TYPE_CHECKING:
-    from gpuplane.lint.context import LintContext
 from gpuplane.diagnose.rules._shared import (
     MAX_LISTED,
     PAUSED,
@@ -25,6 +20,11 @@ from gpuplane.diagnose.rules._shared import (
     _problem_text,
     cluster_rule,
 )
+from gpuplane.k8s.cluster import GPU_NODE_LABELS, is_gpu_node
+from gpuplane.k8s.objects import Node, Pod
+
+if TYPE_CHECKING:
+    from gpuplane.lint.context import LintContext
 
 DEPLOY_OPERANDS = "nvidia.com/gpu.deploy.operands"
 GPU_PRESENT = "nvidia.com/gpu.present"

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from gpuplane.diagnose.evidence import ClusterFinding, Evidence
 from gpuplane.diagnose.facts import ClusterFacts, pod_scheduled_message
 from gpuplane.diagnose.gangs import LiveGang, live_gangs
+from gpuplane.diagnose.rules._shared import MAX_LISTED, _finding, _pod_ref, _requests_text, cluster_rule
 from gpuplane.k8s.objects import Pod
 
 if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
-from gpuplane.diagnose.rules._shared import MAX_LISTED, _finding, _pod_ref, _requests_text, cluster_rule
 
 # -- gang-partially-running ---------------------------------------------------------------------
 

@@ -9,10 +9,6 @@ from gpuplane.diagnose import inventory as inv
 from gpuplane.diagnose.components import pod_problem
 from gpuplane.diagnose.evidence import ClusterFinding, Evidence, ref
 from gpuplane.diagnose.facts import ClusterFacts
-from gpuplane.k8s.objects import Node
-
-if TYPE_CHECKING:
-    from gpuplane.lint.context import LintContext
 from gpuplane.diagnose.rules._shared import (
     PAUSED,
     _finding,
@@ -22,6 +18,10 @@ from gpuplane.diagnose.rules._shared import (
     _problem_text,
     cluster_rule,
 )
+from gpuplane.k8s.objects import Node
+
+if TYPE_CHECKING:
+    from gpuplane.lint.context import LintContext
 
 # -- mig-config-failed --------------------------------------------------------------------------
 

@@ -9,12 +9,12 @@ from gpuplane.lint import kinds
 from gpuplane.lint.context import join_labels
 from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.finding import AppendItem, Finding
+from gpuplane.lint.rules.autoscaling._shared import _gpu_pools, _requirements, _values
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.autoscaling._shared import _gpu_pools, _requirements, _values
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"

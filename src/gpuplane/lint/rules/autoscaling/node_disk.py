@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
 from gpuplane.lint.rules._common import as_dict
+from gpuplane.lint.rules.autoscaling._shared import _gpu_pools
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.autoscaling._shared import _gpu_pools
 
 AWS_NODECLASS_GROUP = "karpenter.k8s.aws"
 # Default data volume of the node classes (platform.md §3.2): AL2/AL2023 root /dev/xvda 20Gi,

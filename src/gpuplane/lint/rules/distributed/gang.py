@@ -9,13 +9,13 @@ from gpuplane.k8s.workloads.kubeflow import REPLICA_FIELDS
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.rules._common import as_int, obj_label
+from gpuplane.lint.rules.distributed._shared import _ns
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.distributed._shared import _ns
 
 PODGROUP_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io", "scheduling.volcano.sh")
 

@@ -10,13 +10,13 @@ from gpuplane.k8s.selectors import label_selector_matches
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.rules._common import as_int, as_str, obj_label
+from gpuplane.lint.rules.distributed._shared import _command_line, _ns
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.distributed._shared import _command_line, _ns
 
 # Signs that the pods of an Indexed Job form one distributed program (ranks talk to each other).
 _DIST_ENV = frozenset(

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import as_dict, as_str, dict_items, obj_label
+from gpuplane.lint.rules.distributed._shared import _command_line, _ns
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath
 
 if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.distributed._shared import _command_line, _ns
 
 DEFAULT_SCHEDULER = "default-scheduler"
 KUEUE_GROUP = "kueue.x-k8s.io"

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint.context import join_labels
 from gpuplane.lint.finding import Finding
+from gpuplane.lint.rules.operator._shared import _policies
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import Manifest
 
 if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.operator._shared import _policies
 
 MIG_STRATEGIES = ("none", "single", "mixed")
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from gpuplane.lint.finding import Finding, SetValue
+from gpuplane.lint.rules.operator._shared import _policies
 from gpuplane.ruleset import rule
 
 if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.operator._shared import _policies
 
 
 @rule(

@@ -5,17 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.k8s.selectors import pod_matches_required_node_affinity
 from gpuplane.lint.context import object_label as obj_label
-from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import where
-from gpuplane.ruleset import rule
-from gpuplane.sources.loader import MIG_PARTED_CONFIG_KIND
-from gpuplane.sources.manifest import FieldPath, Manifest
-
-if TYPE_CHECKING:
-    from gpuplane.k8s.workloads import PodSet
-    from gpuplane.lint.context import LintContext
 from gpuplane.lint.rules.sharing._shared import (
     _MIG_HINT,
     PSEUDO_GROUP,
@@ -23,6 +16,13 @@ from gpuplane.lint.rules.sharing._shared import (
     _configmap_data,
     _container_requests,
 )
+from gpuplane.ruleset import rule
+from gpuplane.sources.loader import MIG_PARTED_CONFIG_KIND
+from gpuplane.sources.manifest import FieldPath, Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.k8s.workloads import PodSet
+    from gpuplane.lint.context import LintContext
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
@@ -107,17 +107,17 @@ def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _candidate_nodes(ctx: LintContext, ps: PodSet) -> list[Any]:
-    selector = pod_spec(ps).get("nodeSelector")
+    """Nodes the pod may land on: its nodeSelector and required node affinity, matched as
+    kube-scheduler's NodeAffinity filter does (:func:`gpuplane.k8s.selectors`)."""
     nodes = ctx.cluster.nodes if ctx.cluster is not None else []
-    if not isinstance(selector, dict) or not selector:
-        return list(nodes)
-    return [n for n in nodes if all(n.metadata.labels.get(k) == str(v) for k, v in selector.items())]
+    pod = ps.pod()
+    return [n for n in nodes if pod_matches_required_node_affinity(pod, n)]
 
 
-def _allocatable_count(node: Any, name: str) -> int:
-    raw = node.status.allocatable.get(name)
-    text = str(raw).strip() if raw is not None else "0"
-    return int(text) if text.isdigit() else 0
+def _allocatable_count(ctx: LintContext, node: Any, name: str) -> int:
+    """The node's allocatable ``name`` as the cluster model parses it (``Quantity.Value()``)."""
+    cluster = ctx.cluster
+    return cluster.allocatable(node.metadata.name).get(name, 0) if cluster is not None else 0
 
 
 @rule(
@@ -143,7 +143,7 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
             if res is None or res.vendor != "nvidia":
                 continue
             if res.kind == "mig":
-                if any(_allocatable_count(n, name) for n in candidates):
+                if any(_allocatable_count(ctx, n, name) for n in candidates):
                     continue
                 single = [
                     n.metadata.name
@@ -168,7 +168,7 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
                     if n.metadata.labels.get(MIG_STRATEGY_LABEL)
                     or any(k.startswith("nvidia.com/") for k in n.status.allocatable)
                 ]
-                if not gpu_nodes or any(_allocatable_count(n, NVIDIA_GPU) for n in gpu_nodes):
+                if not gpu_nodes or any(_allocatable_count(ctx, n, NVIDIA_GPU) for n in gpu_nodes):
                     continue
                 if not all(n.metadata.labels.get(MIG_STRATEGY_LABEL) == "mixed" for n in gpu_nodes):
                     continue

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import where
+from gpuplane.lint.rules.sharing._shared import _classify, _container_requests, _dp_configs
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.sharing._shared import _classify, _container_requests, _dp_configs
 
 
 def _ns(obj: Manifest) -> str:
@@ -29,8 +29,9 @@ def _shared_by_nodes(ctx: LintContext) -> set[str]:
     verdict: dict[str, bool] = {}
     for node in cluster.nodes:
         labels = node.metadata.labels
-        for name, qty in node.status.allocatable.items():
-            if not name.startswith("nvidia.com/") or str(qty).strip() in ("0", ""):
+        allocatable = cluster.allocatable(node.metadata.name)
+        for name in node.status.allocatable:
+            if not name.startswith("nvidia.com/") or allocatable.get(name, 0) <= 0:
                 continue
             raw = str(labels.get(f"{name}.replicas", "1"))
             shared = raw.isdigit() and int(raw) > 1

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import as_str, where
+from gpuplane.lint.rules.storage._shared import _mounts, _spec_path, _tokens, _volumes
 from gpuplane.ruleset import rule
 
 if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.storage._shared import _mounts, _spec_path, _tokens, _volumes
 
 # Words in a mount path / volume / claim name that say "model or dataset download lands here".
 CACHE_WORDS = frozenset(

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.rules._common import where
+from gpuplane.lint.rules.storage._shared import _mounts, _spec_path, _tokens, _volumes
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
     from gpuplane.lint.context import LintContext
-from gpuplane.lint.rules.storage._shared import _mounts, _spec_path, _tokens, _volumes
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
