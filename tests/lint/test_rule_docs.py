@@ -59,3 +59,18 @@ def test_explain_prints_the_background() -> None:
         "Knowledge base: [Requesting GPUs in a pod - limits, requests and whole numbers]"
         "(../../src/gpuplane/knowledge/sections/requesting-gpus-in-pods.md)"
     ) in res.output
+
+
+_RELATIVE_LINK = re.compile(r"\]\((?!https?://|#)([^)\s]+)\)")
+_LOCAL_NOTES = re.compile(r"(?<![\w/`.-])reference/[\w.-]+\.md")
+
+
+@pytest.mark.parametrize("meta", _rules(), ids=lambda m: m.id)
+def test_page_cites_only_files_in_the_repository(meta) -> None:
+    """Relative links resolve inside the repository, and no page cites the session's private
+    notes (``reference/*.md``, not in the repository): upstream sources are cited by repository
+    path or URL."""
+    page = render_page(meta)
+    for target in _RELATIVE_LINK.findall(page):
+        assert (RULES_DIR / target).resolve().is_file(), (meta.id, target)
+    assert not _LOCAL_NOTES.findall(page), meta.id
