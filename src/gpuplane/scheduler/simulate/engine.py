@@ -1,8 +1,8 @@
 """The event loop of ``gpuplane simulate``: arrivals, scheduling passes, completions, nodes.
 
 Time model (the issue's): a workload arrives at ``arrival_s``; its pods are created
-(ResourceQuota admission, ``quota.py``), admitted by the chosen layer (Volcano / coscheduling
-gangs in ``gang.py``, Kueue in ``kueue.py``) and placed by the kube-scheduler model
+(ResourceQuota admission, ``quota.py``), admitted by the chosen layer (``layers/``: kube-scheduler
+alone, Volcano or coscheduling gangs, Kueue; each sees the engine through ``layers.base.EngineView``) and placed by the kube-scheduler model
 (:class:`SimCluster`, one cycle per pod in queue order: priority, then arrival — upstream
 ``PrioritySort``). A pod runs from its placement (plus an image pull on a node the autoscaler
 just created) for ``duration_s``. A distributed job makes progress only while its gang runs:
@@ -33,18 +33,26 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
+
+import numpy as np
 
 from gpuplane.gpu.resources import is_gpu_resource
 from gpuplane.k8s.cluster import ClusterState
+from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.framework import FitError, ScheduleResult
 from gpuplane.scheduler.simulate.coldstart import ColdStartModel, default_model
 from gpuplane.scheduler.simulate.inputs import Inputs, apply_inputs
+from gpuplane.scheduler.simulate.layers.base import AdmissionLayer, EventPayload
+from gpuplane.scheduler.simulate.layers.default import DefaultLayer
 from gpuplane.scheduler.simulate.model import SimJob, SimPod
 from gpuplane.scheduler.simulate.quota import QuotaBook
 from gpuplane.scheduler.simulate.scenario import Scenario, build_jobs
 from gpuplane.scheduler.simulate.state import SimCluster
 from gpuplane.sources.manifest import Manifest
+
+if TYPE_CHECKING:
+    from gpuplane.scheduler.simulate.autoscaler import Autoscaler
 
 MODES = ("default", "volcano", "coscheduling", "kueue")
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -57,7 +65,7 @@ DEFAULT_HORIZON_S = 30 * 86400.0
 @dataclass(slots=True)
 class Options:
     scheduler: str = "default"
-    autoscaler: Any = None  # autoscaler.Autoscaler or None
+    autoscaler: Autoscaler | None = None
     cold_start: ColdStartModel | None = None
     scenario: Scenario | None = None
     kubernetes_version: str | None = None
@@ -65,10 +73,16 @@ class Options:
     fast: bool = True
 
 
+class Placement(TypedDict):
+    pod: str
+    node: str
+    time_s: float
+
+
 @dataclass(slots=True)
 class Step:
     time_s: float
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, object]] = field(default_factory=list)
     gpus_allocated: int = 0
     gpus_total: int = 0
     gpus_idle_held: int = 0
@@ -112,15 +126,15 @@ class Engine:
         self.by_pod: dict[int, SimPod] = {id(p.pod): p for j in self.jobs for p in j.pods}
         self.quota = QuotaBook(self.sim.state)
         self.now = 0.0
-        self.events: list[tuple[float, int, str, Any]] = []
+        self.events: list[tuple[float, int, str, EventPayload]] = []
         self._seq = 0
         self.steps: list[Step] = []
         self.step: Step | None = None
-        self.placements: list[dict[str, Any]] = []
+        self.placements: list[Placement] = []
         self.fresh_nodes: set[str] = set()  # created by the autoscaler: images not cached
         self.epoch: dict[int, int] = {}  # id(job or pod) -> generation, invalidates stale finish events
         self.stopped_at_horizon = False
-        self.nodes_added: list[dict[str, Any]] = []
+        self.nodes_added: list[dict[str, object]] = []
         self.preempted_gpu_s = 0.0  # work thrown away by evictions
         if self.options.scheduler == "kueue":
             # Kueue manages only workloads labelled with a LocalQueue (kueue.x-k8s.io/queue-name,
@@ -138,29 +152,55 @@ class Engine:
         for job in self.jobs:
             self.push(job.arrival_s, "arrive", job)
 
-    def _make_layer(self) -> Any:
+    def _make_layer(self) -> AdmissionLayer:
+        # The gang and Kueue layers are imported only for the mode that needs them (start-up time).
         mode = self.options.scheduler
         if mode == "volcano":
-            from gpuplane.scheduler.simulate.gang import VolcanoLayer
+            from gpuplane.scheduler.simulate.layers.volcano import VolcanoLayer
 
             return VolcanoLayer(self)
         if mode == "coscheduling":
-            from gpuplane.scheduler.simulate.gang import CoschedulingLayer
+            from gpuplane.scheduler.simulate.layers.coscheduling import CoschedulingLayer
 
             return CoschedulingLayer(self)
         if mode == "kueue":
-            from gpuplane.scheduler.simulate.kueue import KueueLayer
+            from gpuplane.scheduler.simulate.layers.kueue import KueueLayer
 
             return KueueLayer(self)
         return DefaultLayer(self)
 
+    # -- what layers see (layers.base.EngineView) ------------------------------------------
+
+    @property
+    def scenario(self) -> Scenario | None:
+        return self.options.scenario
+
+    @property
+    def num_nodes(self) -> int:
+        return self.sim.num_nodes
+
+    def objects_of(self, kind: str, group: str) -> list[Manifest]:
+        return [o for o in self.all_objects if o.kind == kind and o.group == group]
+
+    def track_pods(self, pods: list[SimPod]) -> None:
+        self.by_pod.update({id(p.pod): p for p in pods})
+
+    def release_quota(self, pod: SimPod) -> None:
+        self.quota.release(pod.pod)
+
+    def schedule(self, pod: SimPod) -> ScheduleResult | FitError:
+        return self.sim.schedule(pod.pod)
+
     # -- events ----------------------------------------------------------------------------
 
-    def push(self, time_s: float, kind: str, payload: Any) -> None:
+    def push(self, time_s: float, kind: str, payload: EventPayload) -> None:
+        """Queue an event. The engine's own kinds and payloads: ``arrive`` (SimJob),
+        ``pod-finish`` / ``running`` ((SimPod, epoch)), ``job-finish`` ((SimJob, epoch)),
+        ``node-ready`` (the autoscaler's in-flight record); any other kind goes to the layer."""
         self._seq += 1
         heapq.heappush(self.events, (time_s, self._seq, kind, payload))
 
-    def log(self, kind: str, **fields: Any) -> None:
+    def log(self, kind: str, **fields: object) -> None:
         assert self.step is not None
         self.step.events.append({"type": kind, **fields})
 
@@ -196,17 +236,17 @@ class Engine:
                 if isinstance(result, FitError):
                     pod.message = result.message()
 
-    def _apply(self, kind: str, payload: Any) -> None:
+    def _apply(self, kind: str, payload: EventPayload) -> None:
         if kind == "arrive":
-            job: SimJob = payload
+            job = cast(SimJob, payload)
             self.log("arrived", job=job.key, pods=len(job.pods))
             self.layer.on_arrival(job)
         elif kind == "pod-finish":
-            pod, gen = payload
+            pod, gen = cast(tuple[SimPod, int], payload)
             if self.epoch.get(id(pod), 0) == gen and pod.node is not None:
                 self._finish_pod(pod)
         elif kind == "job-finish":
-            job, gen = payload
+            job, gen = cast(tuple[SimJob, int], payload)
             if self.epoch.get(id(job), 0) == gen and job.finished_s is None:
                 for pod in job.pods:
                     if pod.node is not None and pod.finished_s is None:
@@ -215,12 +255,13 @@ class Engine:
                 self.log("job-completed", job=job.key)
                 self.layer.on_job_finished(job)
         elif kind == "running":
-            pod, gen = payload
+            pod, gen = cast(tuple[SimPod, int], payload)
             if self.epoch.get(id(pod), 0) == gen and pod.node is not None:
                 self.log("running", pod=pod.key, node=pod.node)
                 self._pod_running(pod)
         elif kind == "node-ready":
-            self.options.autoscaler.node_ready(self, payload)
+            assert self.options.autoscaler is not None
+            self.options.autoscaler.node_ready(self, cast(dict[str, object], payload))
         else:
             self.layer.on_event(kind, payload)
 
@@ -415,7 +456,7 @@ class Engine:
             job.started_s = None
             self.epoch[id(job)] = self.epoch.get(id(job), 0) + 1
 
-    def evict(self, victim: Any, by: SimPod | None = None) -> None:
+    def evict(self, victim: Pod, by: SimPod | None = None) -> None:
         """A preemption victim: a simulated pod goes back to Pending; a pod of the snapshot is deleted."""
         sim_pod = self.by_pod.get(id(victim))
         who = by.key if by is not None else None
@@ -455,7 +496,7 @@ class Engine:
 
     # -- results ---------------------------------------------------------------------------
 
-    def deadlock(self) -> dict[str, Any] | None:
+    def deadlock(self) -> dict[str, object] | None:
         """Jobs partly placed that can never start (no event left to change anything)."""
         if self.events and not self.stopped_at_horizon:
             return None
@@ -495,41 +536,7 @@ class Engine:
         }
 
 
-class DefaultLayer:
-    """kube-scheduler alone: every created pod is scheduled on its own, with preemption."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def on_arrival(self, job: SimJob) -> None:
-        if self.may_create(job):
-            self.engine.create_pods(job)
-
-    def may_create(self, job: SimJob) -> bool:
-        """Whether the job's controller creates its pods now (Kueue holds them until admission)."""
-        return True
-
-    def on_job_finished(self, job: SimJob) -> None:
-        return None
-
-    def on_event(self, kind: str, payload: Any) -> None:
-        return None
-
-    def schedule_pass(self) -> bool:
-        engine = self.engine
-        progress = False
-        for job in engine.jobs:
-            if job.arrival_s <= engine.now and job.finished_s is None and self.may_create(job):
-                progress |= engine.create_pods(job)
-        for pod in engine.pending_pods():
-            if pod.node is not None:
-                continue
-            if isinstance(engine.try_schedule(pod), ScheduleResult):
-                progress = True
-        return progress
-
-
-def _exact_sum(values: Any) -> int:
+def _exact_sum(values: np.ndarray) -> int:
     """The sum of an int64 row without wrapping: numpy's sum when no overflow is possible,
     Python ints otherwise (a node advertising a saturated int64 quantity)."""
     if len(values) == 0:

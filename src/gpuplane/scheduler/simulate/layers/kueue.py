@@ -30,7 +30,8 @@ admission checks, partial admission.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -38,13 +39,11 @@ from gpuplane.k8s.cluster import parse_resource_list
 from gpuplane.k8s.objects import Pod, Taint, Toleration
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.k8s.tolerations import find_untolerated_taint
-from gpuplane.scheduler.simulate.engine import DefaultLayer
+from gpuplane.scheduler.simulate.layers.base import EngineView, EventPayload
+from gpuplane.scheduler.simulate.layers.default import DefaultLayer
 from gpuplane.scheduler.simulate.model import SimJob
 from gpuplane.scheduler.simulate.quota import format_amount
 from gpuplane.scheduler.simulate.scenario import make_pods
-
-if TYPE_CHECKING:
-    from gpuplane.scheduler.simulate.engine import Engine
 
 GROUP = "kueue.x-k8s.io"
 DEFAULT_PODS_READY_TIMEOUT_S = 1800.0
@@ -65,6 +64,14 @@ def podset_name(job: SimJob, ps_name: str) -> str:
     return ps_name
 
 
+@dataclass(frozen=True, slots=True)
+class PodsReadyCheck:
+    """The event when an admitted workload's waitForPodsReady timeout expires."""
+
+    job: SimJob
+    admitted_s: float
+
+
 def _taint_text(taint: dict[str, Any]) -> str:
     """``v1.Taint.ToString()``: ``key=value:Effect`` (``key:Effect`` without a value)."""
     key = taint.get("key", "")
@@ -76,9 +83,13 @@ def _taint_text(taint: dict[str, Any]) -> str:
 class KueueLayer(DefaultLayer):
     """Quota admission (module docstring), then kube-scheduler for admitted pods."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: EngineView) -> None:
         super().__init__(engine)
-        objs = [o for o in engine.all_objects if o.group == GROUP]
+        objs = [
+            o
+            for kind in ("LocalQueue", "ResourceFlavor", "ClusterQueue")
+            for o in engine.objects_of(kind, GROUP)
+        ]
         self.local_queues: dict[tuple[str, str | None], Any] = {
             (o.namespace or "default", o.name): o.get("spec", "clusterQueue")
             for o in objs
@@ -116,7 +127,7 @@ class KueueLayer(DefaultLayer):
                 "within": preemption.get("withinClusterQueue", "Never"),
             }
         self.usage: Usage = {name: Counter() for name in self.cqs}
-        settings = engine.options.scenario.kueue if engine.options.scenario else {}
+        settings = engine.scenario.kueue if engine.scenario else {}
         wfpr = settings.get("waitForPodsReady", {"timeoutSeconds": DEFAULT_PODS_READY_TIMEOUT_S})
         self.pods_ready_timeout = (
             float(wfpr.get("timeoutSeconds", DEFAULT_PODS_READY_TIMEOUT_S)) if wfpr else None
@@ -138,10 +149,10 @@ class KueueLayer(DefaultLayer):
         if admitted is not None:
             self.usage[admitted[0]] -= admitted[1]
 
-    def on_event(self, kind: str, payload: Any) -> None:
-        if kind == "pods-ready-timeout":
-            job, when = payload
-            if job.finished_s is not None or job.admitted_s != when:
+    def on_event(self, kind: str, payload: EventPayload) -> None:
+        if kind == "pods-ready-timeout" and isinstance(payload, PodsReadyCheck):
+            job = payload.job
+            if job.finished_s is not None or job.admitted_s != payload.admitted_s:
                 return
             if all(p.running_s is not None for p in job.pods):
                 return
@@ -151,7 +162,7 @@ class KueueLayer(DefaultLayer):
             backoff = min(BACKOFF_BASE_S * 2 ** (job.evictions - 1), BACKOFF_MAX_S)
             self.not_before[id(job)] = self.engine.now + backoff
             self.engine.push(self.engine.now + backoff, "requeue", job)
-        elif kind == "requeue":
+        elif kind == "requeue" and isinstance(payload, SimJob):
             self.engine.log("requeued", job=payload.key)
 
     def _evict(self, job: SimJob, message: str, event: str) -> None:
@@ -159,7 +170,7 @@ class KueueLayer(DefaultLayer):
         for pod in job.pods:
             engine.unplace(pod)
             if pod.created:
-                engine.quota.release(pod.pod)
+                engine.release_quota(pod)
         admitted = self.admitted.pop(id(job), None)
         if admitted is not None:
             self.usage[admitted[0]] -= admitted[1]
@@ -168,7 +179,7 @@ class KueueLayer(DefaultLayer):
         job.evictions += 1
         job.message = message
         make_pods(job)
-        engine.by_pod.update({id(p.pod): p for p in job.pods})
+        engine.track_pods(job.pods)
         engine.log(event, job=job.key, message=message)
 
     # -- admission -------------------------------------------------------------------------
@@ -234,7 +245,9 @@ class KueueLayer(DefaultLayer):
         engine.log("admitted", job=job.key, cluster_queue=cq_name, flavors=dict(assignment))
         engine.create_pods(job)
         if self.pods_ready_timeout is not None:
-            engine.push(engine.now + self.pods_ready_timeout, "pods-ready-timeout", (job, engine.now))
+            engine.push(
+                engine.now + self.pods_ready_timeout, "pods-ready-timeout", PodsReadyCheck(job, engine.now)
+            )
         return True
 
     def _preemption_set(self, job: SimJob, cq_name: str) -> list[SimJob]:
@@ -396,4 +409,4 @@ class KueueLayer(DefaultLayer):
             podsets.append((name, count, msgspec.structs.replace(template, spec=spec)))
         job.podsets = podsets
         make_pods(job)
-        self.engine.by_pod.update({id(p.pod): p for p in job.pods})
+        self.engine.track_pods(job.pods)
