@@ -33,3 +33,15 @@ def test_mypy_is_configured_and_its_stubs_are_test_extras() -> None:
 
 def test_package_is_typed() -> None:
     assert (ROOT / "src/gpuplane/py.typed").is_file()
+
+
+def test_pre_commit_runs_the_ci_checks() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = {hook["id"]: hook["entry"] for repo in config["repos"] for hook in repo["hooks"]}
+    assert hooks == {
+        "ruff": "ruff check --force-exclude",
+        "ruff-format": "ruff format --force-exclude",
+        "mypy": "mypy src",
+    }

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplane.generate.components import component
 from gpuplane.generate.plan import NVIDIA_GPU, PoolPlan
 from gpuplane.generate.render.base import Bundle, HelmRelease, meta
 
-KARPENTER_VERSION = "1.14.1"
-CA_CHART_VERSION = "9.38.0"
+KARPENTER = component("karpenter")
+CLUSTER_AUTOSCALER = component("cluster-autoscaler")
 NODECLASS = "gpu"
 
 
@@ -82,7 +83,7 @@ def _karpenter(bundle: Bundle) -> None:
             release="karpenter",
             chart="karpenter",
             repo="oci://public.ecr.aws/karpenter",
-            version=KARPENTER_VERSION,
+            version=KARPENTER.version,
             namespace="kube-system",
             order=5,
             # IRSA: the chart's service account carries the controller role (charts/karpenter values.yaml
@@ -91,7 +92,7 @@ def _karpenter(bundle: Bundle) -> None:
                 "settings": {"clusterName": bp.cluster_name, "interruptionQueue": bp.cluster_name},
                 "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": a.iam_role_arn}},
             },
-            source="aws/karpenter-provider-aws tag v1.14.1 (charts/karpenter)",
+            source=KARPENTER.source,
         )
     )
     bundle.note(
@@ -267,7 +268,7 @@ def _cluster_autoscaler(bundle: Bundle) -> None:
             release="cluster-autoscaler",
             chart="cluster-autoscaler",
             repo="https://kubernetes.github.io/autoscaler",
-            version=CA_CHART_VERSION,
+            version=CLUSTER_AUTOSCALER.version,
             namespace="kube-system",
             order=5,
             values={
@@ -276,8 +277,7 @@ def _cluster_autoscaler(bundle: Bundle) -> None:
                 "image": {"tag": f"v{minor}.0"},
                 "extraArgs": {f.split("=", 1)[0].lstrip("-"): f.split("=", 1)[1] for f in _ca_flags(bundle)},
             },
-            source="kubernetes/autoscaler charts/cluster-autoscaler/Chart.yaml version 9.38.0 (image tag matches the "
-            "Kubernetes minor, per the CA release table)",
+            source=CLUSTER_AUTOSCALER.source,
         )
     )
     bundle.add(

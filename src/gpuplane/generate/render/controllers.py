@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplane.generate.components import component
 from gpuplane.generate.render.base import Bundle
 
 
@@ -38,30 +39,16 @@ class RemoteManifest:
     kinds: tuple[str, ...]
 
 
-TRAINING_OPERATOR = RemoteManifest(
-    name="training-operator",
-    ref="github.com/kubeflow/trainer.git/manifests/overlays/standalone?ref=v1.9.4",
-    kustomize=True,
-    version="v1.9.4",
-    kinds=("pytorchjob",),
-    source="kubeflow/trainer tag v1.9.4 (training-operator v1), manifests/overlays/standalone",
-)
-JOBSET = RemoteManifest(
-    name="jobset",
-    ref="https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
-    kustomize=False,
-    version="v0.12.0",
-    kinds=("jobset",),
-    source="kubernetes-sigs/jobset release v0.12.0 (manifests.yaml)",
-)
-MPI_OPERATOR = RemoteManifest(
-    name="mpi-operator",
-    ref="https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml",
-    kustomize=False,
-    version="v0.8.0",
-    kinds=("mpijob",),
-    source="kubeflow/mpi-operator tag v0.8.0 (deploy/v2beta1/mpi-operator.yaml)",
-)
+def _remote(name: str, kustomize: bool, kinds: tuple[str, ...]) -> RemoteManifest:
+    """The pinned upstream install ``name`` (version, ref and citation from data/components.yaml)."""
+    pinned = component(name)
+    assert pinned.ref is not None, f"components.yaml: {name} has no ref"
+    return RemoteManifest(name, pinned.ref, kustomize, pinned.version, pinned.source, kinds)
+
+
+TRAINING_OPERATOR = _remote("training-operator", True, kinds=("pytorchjob",))
+JOBSET = _remote("jobset", False, kinds=("jobset",))
+MPI_OPERATOR = _remote("mpi-operator", False, kinds=("mpijob",))
 CONTROLLERS = (TRAINING_OPERATOR, JOBSET, MPI_OPERATOR)
 
 

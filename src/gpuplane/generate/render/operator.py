@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplane.generate.components import component
 from gpuplane.generate.render.base import Bundle, HelmRelease, meta
 
 OPERATOR_NS = "gpu-operator"
-OPERATOR_VERSION = "v26.7.0"
-OPERATOR_SOURCE = "NVIDIA/gpu-operator tag v26.7.0 (deployments/gpu-operator/values.yaml)"
+OPERATOR = component("gpu-operator")
 DEVICE_PLUGIN_CM = "gpuplane-device-plugin-config"
 MIG_PARTED_CM = "gpuplane-mig-parted-config"
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
@@ -128,10 +128,10 @@ def render(bundle: Bundle) -> None:
             release="gpu-operator",
             chart="gpu-operator",
             repo="https://helm.ngc.nvidia.com/nvidia",
-            version=OPERATOR_VERSION,
+            version=OPERATOR.version,
             namespace=OPERATOR_NS,
             values=values,
-            source=OPERATOR_SOURCE,
+            source=OPERATOR.source,
             order=10,
         )
     )

@@ -20,12 +20,13 @@ from typing import Any
 import yaml
 
 from gpuplane.generate import sizing
+from gpuplane.generate.components import component
 from gpuplane.generate.plan import NVIDIA_GPU, POOL_LABEL, PoolPlan
 from gpuplane.generate.render.base import Bundle, HelmRelease, meta
 
-VOLCANO_VERSION = "1.15.1"
-KUEUE_VERSION = "0.19.2"
-SCHED_PLUGINS_VERSION = "v0.34.7"
+VOLCANO = component("volcano")
+KUEUE = component("kueue")
+SCHED_PLUGINS_VERSION = component("scheduler-plugins").version
 SCHED_PLUGINS_NAME = "scheduler-plugins-scheduler"
 SCHED_PLUGINS_NS = "scheduler-plugins"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -81,11 +82,11 @@ def _volcano(bundle: Bundle) -> None:
             release="volcano",
             chart="volcano",
             repo="https://volcano-sh.github.io/helm-charts",
-            version=VOLCANO_VERSION,
+            version=VOLCANO.version,
             namespace="volcano-system",
             order=20,
             values={"custom": {"scheduler_config_override": text}},
-            source="volcano-sh/volcano tag v1.15.1 (installer/helm/chart/volcano, values.yaml custom.scheduler_config_override)",
+            source=VOLCANO.source,
         )
     )
     for i, t in enumerate(bundle.blueprint.tenants):
@@ -291,11 +292,11 @@ def _kueue(bundle: Bundle) -> None:
             release="kueue",
             chart="kueue",
             repo="oci://registry.k8s.io/kueue/charts",
-            version=KUEUE_VERSION,
+            version=KUEUE.version,
             namespace="kueue-system",
             values={},
             order=20,
-            source="kubernetes-sigs/kueue tag v0.19.2 (charts/kueue)",
+            source=KUEUE.source,
         )
     )
     for plan in bundle.plans:

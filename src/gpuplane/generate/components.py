@@ -1,0 +1,41 @@
+"""The component versions ``generate`` pins, read from ``data/components.yaml``.
+
+Versions change on their own schedule (a GPU Operator or Kueue release), so they live in one
+data file with the citation of where each was read, not as literals spread over the renderers.
+A renderer asks for a component by name; an unknown name is a programming error (KeyError).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import msgspec
+import yaml
+
+DATA_FILE = Path(__file__).resolve().parent / "data" / "components.yaml"
+
+
+class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One pinned upstream component (Helm chart, release manifest or image)."""
+
+    version: str
+    source: str
+    ref: str | None = None
+
+
+class _File(msgspec.Struct, forbid_unknown_fields=True):
+    components: dict[str, Component]
+
+
+@lru_cache(maxsize=1)
+def components() -> dict[str, Component]:
+    """Every pinned component by name, loaded once per process (the file ships with the package)."""
+    with DATA_FILE.open("rb") as fh:
+        raw = yaml.load(fh, Loader=yaml.CSafeLoader)
+    return msgspec.convert(raw, _File).components
+
+
+def component(name: str) -> Component:
+    """The pinned component ``name`` (a key of ``data/components.yaml``)."""
+    return components()[name]

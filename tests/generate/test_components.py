@@ -1,0 +1,41 @@
+"""The pinned component versions live in one data file, each with a citation naming it."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplane.generate.components import component, components
+from gpuplane.generate.render import controllers, operator, scheduling
+
+
+def test_every_component_cites_the_version_it_pins() -> None:
+    pinned = components()
+    assert set(pinned) == {
+        "gpu-operator",
+        "karpenter",
+        "cluster-autoscaler",
+        "volcano",
+        "kueue",
+        "scheduler-plugins",
+        "training-operator",
+        "jobset",
+        "mpi-operator",
+    }
+    for name, entry in pinned.items():
+        bare = entry.version.removeprefix("v")
+        assert bare in entry.source, f"{name}: source does not name {entry.version}"
+        if entry.ref is not None:
+            assert entry.version in entry.ref, f"{name}: ref does not name {entry.version}"
+
+
+def test_renderers_read_the_data_file() -> None:
+    assert operator.OPERATOR.version == component("gpu-operator").version == "v26.7.0"
+    assert scheduling.KUEUE.source == "kubernetes-sigs/kueue tag v0.19.2 (charts/kueue)"
+    assert controllers.JOBSET.ref == (
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"
+    )
+
+
+def test_unknown_component_is_a_key_error() -> None:
+    with pytest.raises(KeyError):
+        component("no-such-component")
