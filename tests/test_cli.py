@@ -22,6 +22,7 @@ SPEC_COMMANDS = {
     "ask",
     "snapshot",
     "mcp",
+    "policy",  # issue 17: in-cluster guardrails (docs/policy.md), beyond spec/cli.md
 }
 
 

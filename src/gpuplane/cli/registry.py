@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "generate": ("gpuplane.cli.generate", "generate", "Render a platform blueprint into manifests."),
     "advise": ("gpuplane.cli.advise", "advise", "Decision support: sharing mode, MIG layout, capacity."),
     "ask": ("gpuplane.cli.ask", "ask", "Answer a question from the built-in knowledge base."),
+    "policy": ("gpuplane.cli.policy", "policy", "Export lint rules as ValidatingAdmissionPolicies."),
     "snapshot": ("gpuplane.cli.snapshot", "snapshot", "Write a live cluster's state to a file."),
     "mcp": ("gpuplane.cli.mcp_cmd", "mcp", "Serve gpuplane's tools to LLM assistants over MCP (stdio)."),
 }
@@ -59,6 +60,7 @@ TOP_HELP = (
     "  generate     Render a platform blueprint into manifests.\n"
     "  advise       Decision support: sharing mode, MIG layout, capacity.\n"
     "  ask          Answer a question from the built-in knowledge base.\n"
+    "  policy       Export lint rules as ValidatingAdmissionPolicies.\n"
     "  snapshot     Write a live cluster's state to a file.\n"
     "  mcp          Serve gpuplane's tools to LLM assistants over MCP (stdio).\n"
 )
