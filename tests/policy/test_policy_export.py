@@ -15,10 +15,10 @@ import yaml
 
 from gpuplane.k8s.workloads import expand
 from gpuplane.lint.engine import run_lint
-from gpuplane.lint.registry import all_rules
 from gpuplane.policy import cel as policy_cel
 from gpuplane.policy.catalog import EXPORTED, NOT_EXPORTED, reason_not_exported
 from gpuplane.policy.export import action_of, export_objects, policies_for, to_yaml
+from gpuplane.rule_catalog import all_rules
 from gpuplane.sources import load_paths
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "lint"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -75,8 +76,8 @@ def export(rule_list: str | None, output: str | None) -> None:
 
 
 def _why_not(ids: list[str]) -> str:
-    from gpuplane.lint.registry import all_rules
     from gpuplane.policy.catalog import reason_not_exported
+    from gpuplane.rule_catalog import all_rules
 
     metas = {m.id: m for m in all_rules()}
     parts = []
@@ -104,11 +105,11 @@ def list_policies(fmt: str) -> None:
     \b
     Exit codes: 0 always.
     """
-    from gpuplane.lint.registry import all_rules
     from gpuplane.policy.catalog import EXPORTED, reason_not_exported
     from gpuplane.policy.export import action_of, policies_for
+    from gpuplane.rule_catalog import all_rules
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for meta in all_rules():
         rule = EXPORTED.get(meta.id)
         if rule is not None:

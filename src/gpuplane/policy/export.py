@@ -106,9 +106,10 @@ def policies_for(rule: ExportedRule) -> list[tuple[dict[str, Any], dict[str, Any
         conditions = [{"name": "spec-changed", "expression": SPEC_CHANGED}]
         if ("", "Pod") in rule.kinds:
             conditions.insert(0, {"name": "not-a-controller-pod", "expression": SKIP_CONTROLLED_PODS})
-        metadata = {
+        labels = {"app.kubernetes.io/managed-by": "gpuplane", RULE_LABEL: rule.id}
+        metadata: dict[str, Any] = {
             "name": name,
-            "labels": {"app.kubernetes.io/managed-by": "gpuplane", RULE_LABEL: rule.id},
+            "labels": labels,
             "annotations": {
                 "gpuplane.io/severity": severity,
                 "gpuplane.io/docs": f"gpuplane explain {rule.id}",
@@ -133,7 +134,7 @@ def policies_for(rule: ExportedRule) -> list[tuple[dict[str, Any], dict[str, Any
         binding = {
             "apiVersion": API_VERSION,
             "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": name, "labels": dict(metadata["labels"])},
+            "metadata": {"name": name, "labels": dict(labels)},
             "spec": {"policyName": name, "validationActions": [action]},
         }
         out.append((policy, binding))
