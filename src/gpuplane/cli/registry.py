@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "simulate": ("gpuplane.cli.simulate", "simulate", "Simulate placing workloads on a cluster over time."),
     "generate": ("gpuplane.cli.generate", "generate", "Render a platform blueprint into manifests."),
     "advise": ("gpuplane.cli.advise", "advise", "Decision support: sharing mode, MIG layout, capacity."),
+    "usage": ("gpuplane.cli.usage", "usage", "What the GPUs really do: idle and oversized allocations."),
     "ask": ("gpuplane.cli.ask", "ask", "Answer a question from the built-in knowledge base."),
     "policy": ("gpuplane.cli.policy", "policy", "Export lint rules as ValidatingAdmissionPolicies."),
     "snapshot": ("gpuplane.cli.snapshot", "snapshot", "Write a live cluster's state to a file."),
@@ -59,6 +60,7 @@ TOP_HELP = (
     "  simulate     Simulate placing workloads on a cluster over time.\n"
     "  generate     Render a platform blueprint into manifests.\n"
     "  advise       Decision support: sharing mode, MIG layout, capacity.\n"
+    "  usage        What the GPUs really do: idle and oversized allocations.\n"
     "  ask          Answer a question from the built-in knowledge base.\n"
     "  policy       Export lint rules as ValidatingAdmissionPolicies.\n"
     "  snapshot     Write a live cluster's state to a file.\n"

@@ -1,0 +1,277 @@
+"""``gpuplane usage``: what the GPUs really do, from DCGM metrics joined with the cluster."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gpuplane.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    cluster_options,
+    emit_json,
+    fail,
+    format_option,
+    load_cluster_or_fail,
+)
+
+
+def _end_time(text: str | None) -> float:
+    import time
+    from datetime import datetime
+
+    if not text:
+        return time.time()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        fail(f"--end {text!r}: expected RFC 3339 (2026-03-10T09:40:00Z) or Unix seconds")
+
+
+@click.command()
+@click.option(
+    "--prometheus", metavar="URL", default=None, help="Prometheus server (or Thanos/Mimir query API)."
+)
+@click.option(
+    "--metrics",
+    "metrics_files",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Offline metrics instead: a saved range-query answer (JSON) or OpenMetrics / text samples "
+    "with timestamps. Repeatable.",
+)
+@cluster_options(required=False)
+@click.option(
+    "--since", default="7d", show_default=True, metavar="DURATION", help="Window to read (7d, 24h, 90m)."
+)
+@click.option(
+    "--end", default=None, metavar="TIME", help="End of the window (RFC 3339 or Unix seconds; default now)."
+)
+@click.option(
+    "--step",
+    default=None,
+    metavar="DURATION",
+    help="Resolution (default: 1m, coarser only to keep under Prometheus's 11,000 points per series).",
+)
+@click.option(
+    "--selector",
+    default="",
+    metavar="MATCHERS",
+    help='Extra label matchers for every DCGM series, e.g. cluster="prod".',
+)
+@click.option(
+    "--prometheus-token-file", type=click.Path(dir_okay=False), default=None, help="Bearer token file."
+)
+@click.option("--prometheus-username", default=None, help="Basic-auth user (password from the file or env).")
+@click.option(
+    "--prometheus-password-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Basic-auth password file.",
+)
+@click.option("--prometheus-ca", type=click.Path(dir_okay=False), default=None, help="CA bundle for https.")
+@click.option(
+    "--prometheus-cert", type=click.Path(dir_okay=False), default=None, help="Client certificate (mTLS)."
+)
+@click.option("--prometheus-key", type=click.Path(dir_okay=False), default=None, help="Client key (mTLS).")
+@click.option("--prometheus-insecure-skip-verify", is_flag=True, help="Do not verify the server certificate.")
+@click.option("--prometheus-timeout", type=float, default=120.0, show_default=True, help="Seconds per query.")
+@click.option(
+    "--active-threshold",
+    type=click.FloatRange(0, 100),
+    default=5.0,
+    show_default=True,
+    metavar="PCT",
+    help="Engine activity (%) at or above which a GPU counts as working.",
+)
+@click.option(
+    "--idle-hours",
+    type=click.FloatRange(min=0, min_open=True),
+    default=4.0,
+    show_default=True,
+    help="gpu-allocated-idle: an idle stretch at least this long.",
+)
+@click.option(
+    "--notebook-idle-timeout",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    metavar="MIN",
+    help="Idle timeout proposed for notebooks (its saving is computed with it).",
+)
+@click.option(
+    "--prices",
+    "prices_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Price overrides (advise capacity's format).",
+)
+@format_option("text", "json", "html")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["warning", "info", "never"]),
+    default="never",
+    show_default=True,
+    help="Exit 1 when a finding reaches this severity.",
+)
+def usage(
+    prometheus: str | None,
+    metrics_files: tuple[str, ...],
+    cluster: str | None,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    since: str,
+    end: str | None,
+    step: str | None,
+    selector: str,
+    prometheus_token_file: str | None,
+    prometheus_username: str | None,
+    prometheus_password_file: str | None,
+    prometheus_ca: str | None,
+    prometheus_cert: str | None,
+    prometheus_key: str | None,
+    prometheus_insecure_skip_verify: bool,
+    prometheus_timeout: float,
+    active_threshold: float,
+    idle_hours: float,
+    notebook_idle_timeout: int,
+    prices_file: str | None,
+    fmt: str,
+    output: str | None,
+    fail_on: str,
+) -> None:
+    """Tune GPU clusters from what the GPUs really do: idle and oversized allocations, and the fix.
+
+    Reads the NVIDIA DCGM exporter's series (engine activity, SM activity, framebuffer used/free,
+    power, MIG instances) from Prometheus over a window, or from offline files, joins them with
+    the cluster's pods (owners, teams, node pools, prices), and reports per workload, namespace
+    and pool: GPU-hours allocated and active, mean/p95 activity, peak memory, idle stretches.
+    Findings come with the change that fixes them and its saving in GPU-hours and dollars
+    (estimates from on-demand list prices):
+
+    \b
+      gpu-allocated-idle    idle for --idle-hours at a stretch: notebook idle timeout,
+                            scale to zero, or release a hung job's GPUs
+      gpu-underused         p95 fits a MIG slice or a GPU share (advise sharing)
+      gpu-memory-oversized  a MIG slice whose memory fits a smaller profile (advise mig)
+      gpu-data-starved      training at low activity while its nodes wait on I/O
+
+    \b
+    Examples:
+      gpuplane usage --cluster examples/clusters/demo.yaml --metrics examples/usage/demo-metrics.json
+      gpuplane usage --prometheus http://prometheus.monitoring:9090 --cluster live --since 7d
+      gpuplane usage --prometheus https://prom.example.com --prometheus-token-file /var/run/token \\
+        --selector 'cluster="prod"' --cluster snapshot.yaml -f html -o usage.html
+
+    \b
+    Credentials: GPUPLANE_PROMETHEUS_TOKEN (bearer), or GPUPLANE_PROMETHEUS_USERNAME and
+    GPUPLANE_PROMETHEUS_PASSWORD (basic); the --prometheus-*-file options win. Read-only: only
+    GET /api/v1/query_range is sent. The queries are in docs/usage.md.
+
+    \b
+    Exit codes: 0 done (or no finding reaches --fail-on), 1 a finding reaches --fail-on,
+    2 unusable input (no source, unreadable file, a server error).
+    """
+    # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
+    from gpuplane.usage.engine import UsageOptions, run_usage
+    from gpuplane.usage.metrics import Grid, UsageInputError, choose_step, parse_duration
+
+    if bool(prometheus) == bool(metrics_files):
+        fail("give one metrics source: --prometheus URL or --metrics FILE")
+    try:
+        window = parse_duration(since)
+        step_s = parse_duration(step) if step else None
+        if prometheus:
+            from gpuplane.usage.prometheus import config_from, fetch_series
+
+            config = config_from(
+                prometheus,
+                token_file=prometheus_token_file,
+                username=prometheus_username,
+                password_file=prometheus_password_file,
+                ca_file=prometheus_ca,
+                cert_file=prometheus_cert,
+                key_file=prometheus_key,
+                insecure_skip_verify=prometheus_insecure_skip_verify,
+                timeout_s=prometheus_timeout,
+                selector=selector,
+            )
+            chosen = step_s or choose_step(window)
+            if window / chosen > 11_000:
+                fail(f"--step {step}: {window // chosen} points per series, more than Prometheus's 11,000")
+            series = fetch_series(config, Grid.for_window(_end_time(end), window, chosen))
+        else:
+            from gpuplane.usage.files import load_metrics_files
+
+            series = load_metrics_files(list(metrics_files), step=step_s)
+    except UsageInputError as exc:
+        fail(str(exc))
+
+    state = None
+    errors = False
+    if cluster:
+        state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
+    options = UsageOptions(
+        active_threshold=active_threshold / 100,
+        idle_hours=idle_hours,
+        notebook_timeout_min=notebook_idle_timeout,
+        prices_file=prices_file,
+        heatmap=fmt == "html",
+    )
+    try:
+        result = run_usage(series, state, options)
+    except UsageInputError as exc:
+        fail(str(exc))
+    except ValueError as exc:  # a bad --prices file (advise capacity's CapacityInputError)
+        fail(str(exc))
+
+    if fmt == "html":
+        from gpuplane.report.usage_html import render_usage_html
+
+        _write(render_usage_html(result), output)
+    elif fmt == "json":
+        if output:
+            import msgspec
+
+            _write(
+                msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output
+            )
+        else:
+            emit_json(result.to_json())
+    else:
+        from gpuplane.report.console import make_console
+        from gpuplane.report.usage_text import render_usage
+
+        if output:
+            import io
+
+            buffer = io.StringIO()
+            render_usage(result, make_console(buffer))
+            _write(buffer.getvalue(), output)
+        else:
+            render_usage(result, make_console())
+    if errors:
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)
+
+
+def _write(text: str, output: str | None) -> None:
+    """To ``output`` (one line on stderr says where) or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        fail(f"-o {output}: {exc.strerror or exc}")
+    click.echo(f"gpuplane: wrote {output}", err=True)

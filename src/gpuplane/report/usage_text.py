@@ -1,0 +1,146 @@
+"""Human rendering of ``gpuplane usage``: findings with their changes first, then the tables.
+
+Reads :class:`~gpuplane.usage.engine.UsageResult` and computes nothing: every figure is the
+engine's (the JSON document has the same numbers).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gpuplane.usage.engine import UsageResult
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.0f}"
+
+
+def render_usage(result: UsageResult, console: Console) -> None:
+    from rich.table import Table
+
+    doc = result.to_json()
+    window = doc["window"]
+    grid = result.series.grid
+    console.print(
+        f"[bold]GPU usage[/] {_when(grid.start - grid.step)} → {_when(grid.end)} UTC "
+        f"({window['hours']:g} h, step {grid.step} s) from {window['source']}"
+        + (f", cluster {window['cluster']}" if window["cluster"] else "")
+    )
+    console.print(f"activity signal: {doc['signals']['activity']}", style="dim")
+    summary = doc["summary"]
+    console.print(
+        f"{summary['workloads']} workloads, {summary['allocated_gpu_hours']:,.1f} GPU-hours allocated, "
+        f"{summary['active_gpu_hours']:,.1f} active ({_pct(summary['active_share'])}), "
+        f"{summary['idle_gpu_hours']:,.1f} idle"
+    )
+    console.print()
+    findings: list[dict[str, Any]] = doc["findings"]
+    if findings:
+        console.print(f"[bold]Findings[/] ({len(findings)})")
+        for f in findings:
+            saving = f["saving"]
+            money = (
+                f", ~{_usd(saving['usd'])} (~{_usd(saving['usd_per_month'])}/month)"
+                if saving["usd"] is not None
+                else ""
+            )
+            console.print(f"[yellow]{f['severity']}[/] [bold]{f['rule']}[/] {f['message']}", highlight=False)
+            console.print(f"  change: {f['fix']}", highlight=False)
+            console.print(
+                f"  saving: {saving['gpu_hours']:,.1f} GPU-hours over the window{money} (estimate: "
+                f"{saving['basis']})",
+                style="green",
+                highlight=False,
+            )
+        console.print()
+    else:
+        console.print("No findings: every allocation is used.\n")
+
+    table = Table(title="Workloads", title_justify="left", show_edge=False)
+    for col in (
+        "workload",
+        "kind",
+        "GPUs",
+        "alloc GPU-h",
+        "active GPU-h",
+        "idle max h",
+        "mean",
+        "p95",
+        "mem peak",
+    ):
+        table.add_column(col, justify="left" if col in ("workload", "kind") else "right")
+    for w in doc["workloads"]:
+        obj = w["object"]
+        profile = f" ({', '.join(w['mig_profiles'])})" if w["mig_profiles"] else ""
+        table.add_row(
+            f"{obj['kind']} {obj['namespace']}/{obj['name']}",
+            w["category"],
+            f"{w['gpus']:g}{profile}",
+            _num(w["allocated_gpu_hours"]),
+            _num(w["active_gpu_hours"]),
+            _num(w["longest_idle_hours"]),
+            _pct(w["activity_mean"]),
+            _pct(w["activity_p95"]),
+            "-" if w["fb_used_peak_mib"] is None else f"{w['fb_used_peak_mib'] / 1024:.1f} GiB",
+        )
+    console.print(table)
+    console.print()
+
+    teams = Table(title="By namespace", title_justify="left", show_edge=False)
+    for col in ("namespace", "workloads", "alloc GPU-h", "active", "saving GPU-h", "saving $"):
+        teams.add_column(col, justify="left" if col == "namespace" else "right")
+    for n in doc["namespaces"]:
+        teams.add_row(
+            n["namespace"],
+            str(n["workloads"]),
+            _num(n["allocated_gpu_hours"]),
+            _pct(n["active_share"]),
+            _num(n["saving_gpu_hours"]),
+            _usd(n["saving_usd"]),
+        )
+    console.print(teams)
+    console.print()
+
+    pools = Table(title="By node pool", title_justify="left", show_edge=False)
+    for col in ("pool", "GPUs", "alloc GPU-h", "active", "free GPU-h", "cost $", "saving GPU-h"):
+        pools.add_column(col, justify="left" if col == "pool" else "right")
+    for p in doc["pools"]:
+        pools.add_row(
+            p["pool"],
+            f"{p['gpus']:g}",
+            _num(p["allocated_gpu_hours"]),
+            _pct(p["active_share"]),
+            _num(p["free_gpu_hours"]),
+            _usd(p["cost_usd"]),
+            _num(p["saving_gpu_hours"]),
+        )
+    console.print(pools)
+    if summary["saving_gpu_hours"]:
+        money = (
+            f", ~{_usd(summary['saving_usd'])} (~{_usd(summary['saving_usd_per_month'])}/month at this rate)"
+            if summary["saving_usd"] is not None
+            else ""
+        )
+        console.print(
+            f"\n[bold green]Total saving[/]: {summary['saving_gpu_hours']:,.1f} GPU-hours{money}. "
+            "Estimates: on-demand list prices per GPU-hour (advise/data/prices.yaml), no discounts.",
+            highlight=False,
+        )
+    for note in doc["notes"]:
+        console.print(f"note: {note}", style="dim", highlight=False)
