@@ -23,6 +23,7 @@ SPEC_COMMANDS = {
     "snapshot",
     "mcp",
     "policy",  # issue 17: in-cluster guardrails (docs/policy.md), beyond spec/cli.md
+    "usage",  # issue 18: DCGM metrics from Prometheus (docs/usage.md), beyond spec/cli.md
 }
 
 

@@ -182,7 +182,7 @@ def workload_stats(
     io = np.concatenate(io_values) if io_values else np.zeros(0)
 
     runs = _runs(idle_mask)
-    models = {nodes[x].model.name for x in node_names if x in nodes and nodes[x].model is not None}
+    models = {m.name for x in node_names if x in nodes and (m := nodes[x].model) is not None}
     price_list = [prices[x] for x in node_names if x in prices]
     held = (allocated * shares[:, None]).sum(axis=0)
     return WorkloadStats(

@@ -85,7 +85,7 @@ def _exposition_series(path: str, body: bytes) -> list[RawSeries]:
         if openmetrics:
             from prometheus_client.openmetrics.parser import text_string_to_metric_families
         else:
-            from prometheus_client.parser import text_string_to_metric_families  # type: ignore[assignment]
+            from prometheus_client.parser import text_string_to_metric_families
         grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[tuple[float, float]]] = defaultdict(list)
         for family in text_string_to_metric_families(text):
             for sample in family.samples:

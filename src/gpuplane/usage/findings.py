@@ -213,7 +213,7 @@ def _sharing_change(s: WorkloadStats) -> tuple[str, dict[str, Any], float] | Non
     if a.mode == "mig" and a.profile:
         prof = model.profile(a.profile)
         after = count * (prof.size / model.memory_slices) if prof and model.memory_slices else float(count)
-        target = {"mig_profile": a.profile, "resource": f"nvidia.com/mig-{a.profile}"}
+        target: dict[str, Any] = {"mig_profile": a.profile, "resource": f"nvidia.com/mig-{a.profile}"}
     else:
         after = count / max(a.replicas, 1)
         target = {"replicas_per_gpu": a.replicas}
