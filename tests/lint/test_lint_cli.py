@@ -103,8 +103,8 @@ def test_rules_json_lists_every_rule() -> None:
     assert res.exit_code == 0
     listed = json.loads(res.stdout)
     assert [r["id"] for r in listed] == [m.id for m in all_rules()]
-    # the spec's four keys, plus whether the rule uses --cluster and has a --fix
-    assert set(listed[0]) == {"id", "severity", "category", "summary", "context", "fixable"}
+    # the spec's four keys, plus whether the rule uses --cluster, has a --fix, and its tier
+    assert set(listed[0]) == {"id", "severity", "category", "summary", "context", "fixable", "tier"}
     assert sum(r["fixable"] for r in listed) == sum(m.fixable for m in all_rules()) > 10
     mine = {"gpu", "placement", "tenancy"}
     # + pod-priority-set-directly, pod-template-invalid, manifest-unknown-field

@@ -118,7 +118,9 @@ EXPECTED: dict[tuple[str, bool], list[tuple[str, int]]] = {
 def test_mistyped_inputs_exact_findings(name: str, with_cluster: bool) -> None:
     loaded = load_paths([str(MISTYPED / name)])
     assert not loaded.errors
-    result = run_lint(loaded.objects, cluster=_cluster() if with_cluster else None, config=LintConfig())
+    # every rule, the opt-in ones too: the point is that no rule crashes on mistyped input
+    config = LintConfig(profile="all")
+    result = run_lint(loaded.objects, cluster=_cluster() if with_cluster else None, config=config)
     assert result.failures == []
     assert [(f.rule, f.line) for f in result.findings] == EXPECTED[(name, with_cluster)]
 

@@ -37,6 +37,12 @@ def _ids(value: str) -> set[str]:
 @click.option("--disable", default="", metavar="ID,...", help="Rule ids to turn off.")
 @click.option("--enable", default="", metavar="ID,...", help="Rule ids to turn on (only these when given).")
 @click.option(
+    "--enable-all",
+    is_flag=True,
+    help="Also run the opt-in rules (advisory by nature; `gpuplane rules` marks them). "
+    "Same as `profile: all` in .gpuplane.yaml.",
+)
+@click.option(
     "--config",
     type=click.Path(dir_okay=False),
     default=None,
@@ -59,6 +65,7 @@ def lint(
     fail_on: str | None,
     disable: str,
     enable: str,
+    enable_all: bool,
     config: str | None,
     fix: bool,
     dry_run: bool,
@@ -109,6 +116,8 @@ def lint(
     except ConfigError as exc:
         fail(str(exc))
     cfg.disable |= _ids(disable)
+    if enable_all:
+        cfg.profile = "all"
     if enable:
         cfg.enable = _ids(enable)  # --disable still wins over --enable for the same id
     threshold = fail_on or cfg.fail_on or "error"

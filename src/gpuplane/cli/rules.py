@@ -13,7 +13,8 @@ def rules(fmt: str) -> None:
     """List every lint rule: id, severity, category, summary.
 
     Rules are grouped by category; "ctx" marks rules that use --cluster when given
-    (or need it), "fix" rules that `gpuplane lint --fix` can repair. `gpuplane
+    (or need it), "fix" rules that `gpuplane lint --fix` can repair, "opt-in" rules
+    that run only with `lint --enable-all` (or `profile: all`, or `--enable ID`). `gpuplane
     explain ID` prints a rule's full page.
 
     \b
@@ -39,6 +40,7 @@ def rules(fmt: str) -> None:
                     "summary": m.summary,
                     "context": m.context,
                     "fixable": m.fixable,
+                    "tier": m.tier,
                 }
                 for m in metas
             ]
@@ -52,7 +54,11 @@ def rules(fmt: str) -> None:
                 click.echo("")
             click.echo(f"[{m.category}]")
             current = m.category
-        marks = ("  ctx" if m.context != "none" else "") + ("  fix" if m.fixable else "")
+        marks = (
+            ("  ctx" if m.context != "none" else "")
+            + ("  fix" if m.fixable else "")
+            + ("  opt-in" if m.tier != "default" else "")
+        )
         click.echo(f"  {m.id:<{width}}  {m.severity:<7}  {m.summary}{marks}")
     click.echo(f"\n{len(metas)} rules. `gpuplane explain ID` prints a rule's page.", err=True)
 

@@ -18,7 +18,7 @@ findings first (they are about the cluster as it is now), then workload findings
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
@@ -191,6 +191,7 @@ def run_diagnose(
     ``report_data``, also the aggregations the HTML report charts (:mod:`.report_data`)."""
     from gpuplane.diagnose.facts import facts_for
     from gpuplane.diagnose.report_data import build_report_data
+    from gpuplane.lint.config import LintConfig
     from gpuplane.lint.engine import run_lint
 
     gc_was_enabled = gc.isenabled()
@@ -198,7 +199,9 @@ def run_diagnose(
     try:
         cluster_findings, failures = run_cluster_rules(state, config=config)
         objects = workload_objects(state)
-        lint = run_lint(objects, cluster=state, config=config)
+        # diagnose reviews a whole live cluster: the opt-in (advisory) rules run too
+        lint_config = replace(config, profile="all") if config is not None else LintConfig(profile="all")
+        lint = run_lint(objects, cluster=state, config=lint_config)
         facts = facts_for(state)
         inventory = facts.inventory
         data = build_report_data(facts, inventory) if report_data else None

@@ -9,6 +9,9 @@ File format::
     ignore:                                 # glob patterns of paths not linted
       - charts/vendor/**
     fail-on: warning                        # default for --fail-on
+    profile: all                            # also run the opt-in rules (default: default)
+    cluster:                                # facts about the target cluster when no --cluster
+      admission-plugins: [ExtendedResourceToleration]   # the API server's --enable-admission-plugins
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from gpuplane.lint.finding import SEVERITIES
 
 CONFIG_NAMES = (".gpuplane.yaml", ".gpuplane.yml")
 FAIL_ON = ("error", "warning", "info", "never")
+PROFILES = ("default", "all")
 
 
 class ConfigError(ValueError):
@@ -38,11 +42,20 @@ class LintConfig:
     fail_on: str | None = None
     base_dir: str = "."
     source: str | None = None
+    profile: str = "default"
+    admission_plugins: frozenset[str] = frozenset()
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disable:
             return False
         return not self.enable or rule_id in self.enable
+
+    def runs(self, rule_id: str, tier: str) -> bool:
+        """Whether a rule of ``tier`` runs: not disabled; named in ``enable`` when that is set;
+        otherwise default-tier rules always, opt-in ones with ``profile: all`` (``--enable-all``)."""
+        if not self.rule_enabled(rule_id):
+            return False
+        return bool(self.enable) or tier == "default" or self.profile == "all"
 
     def path_ignored(self, path: str) -> bool:
         """True when ``path`` matches an ignore glob (relative to the config file's folder)."""
@@ -97,11 +110,23 @@ def load_config(path: str) -> LintConfig:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at top level")
-    known = {"disable", "enable", "severity", "ignore", "ignore-paths", "ignore_paths", "fail-on", "fail_on"}
+    known = {
+        "disable",
+        "enable",
+        "severity",
+        "ignore",
+        "ignore-paths",
+        "ignore_paths",
+        "fail-on",
+        "fail_on",
+        "profile",
+        "cluster",
+    }
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(
-            f"{path}: unknown key '{unknown[0]}' (known: disable, enable, severity, ignore, fail-on)"
+            f"{path}: unknown key '{unknown[0]}' (known: disable, enable, severity, ignore, fail-on, "
+            "profile, cluster)"
         )
     severity = data.get("severity") or {}
     if not isinstance(severity, dict):
@@ -119,7 +144,20 @@ def load_config(path: str) -> LintConfig:
     fail_on = data.get("fail-on", data.get("fail_on"))
     if fail_on is not None and fail_on not in FAIL_ON:
         raise ConfigError(f"{path}: 'fail-on' must be one of {', '.join(FAIL_ON)}")
+    profile = data.get("profile", "default")
+    if profile not in PROFILES:
+        raise ConfigError(f"{path}: 'profile' must be one of {', '.join(PROFILES)}")
+    cluster = data.get("cluster") or {}
+    if not isinstance(cluster, dict) or set(cluster) - {"admission-plugins"}:
+        raise ConfigError(f"{path}: 'cluster' takes only 'admission-plugins' (a list of plugin names)")
+    plugins = cluster.get("admission-plugins") or []
+    if isinstance(plugins, str):
+        plugins = [p.strip() for p in plugins.split(",") if p.strip()]
+    if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
+        raise ConfigError(f"{path}: 'cluster.admission-plugins' must be a list of admission plugin names")
     return LintConfig(
+        profile=profile,
+        admission_plugins=frozenset(plugins),
         disable=_id_list(data.get("disable"), "disable", path),
         enable=_id_list(data.get("enable"), "enable", path),
         severity={str(k): str(v) for k, v in severity.items()},

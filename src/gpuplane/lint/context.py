@@ -99,8 +99,11 @@ class LintContext:
         podsets: list[PodSet],
         cluster: ClusterState | None = None,
         expansion_problems: list[ExpansionProblem] | None = None,
+        admission_plugins: frozenset[str] = frozenset(),
     ) -> None:
         self.objects = objects
+        # admission plugins the user declares the API server runs (.gpuplane.yaml cluster:)
+        self.admission_plugins = admission_plugins
         self.podsets = podsets
         self.cluster = cluster
         # objects / templates the workload model could not expand (reported by pod-template-invalid)

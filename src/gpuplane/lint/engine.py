@@ -72,12 +72,17 @@ def ignored_rules(obj: Manifest) -> frozenset[str]:
 def select_rules(
     config: LintConfig, *, with_cluster: bool, rules: Iterable[RuleMeta] | None = None
 ) -> list[RuleMeta]:
-    """The rules to run: enabled by config/flags; ``required``-context rules only with a cluster."""
+    """The rules to run: enabled by config/flags; ``required``-context rules only with a cluster.
+
+    From the default catalog, opt-in rules run only when the config asks for them (profile
+    ``all``, or their id in ``enable``); a caller that passes ``rules`` has chosen them."""
     chosen = []
     for meta in rules if rules is not None else load(LINT_RULE_PACKAGES):
         if meta.category == "cluster" and not config.enable:
             continue  # cluster rules belong to `gpuplane diagnose`
         if not config.rule_enabled(meta.id):
+            continue
+        if rules is None and not config.runs(meta.id, meta.tier):
             continue
         if meta.context == "required" and not with_cluster:
             continue
@@ -124,7 +129,7 @@ def _run(
         objects = [o for o in objects if not config.path_ignored(o.path)]
     problems: list = []
     podsets = expand_podsets(objects, cluster, problems)
-    ctx = LintContext(objects, podsets, cluster, problems)
+    ctx = LintContext(objects, podsets, cluster, problems, admission_plugins=config.admission_plugins)
     findings: list[Finding] = []
     failures: list[RuleFailure] = []
     overrides = config.severity

@@ -325,6 +325,7 @@ def list_rules(
             "summary": m.summary,
             "context": m.context,
             "fixable": m.fixable,
+            "tier": m.tier,
         }
         for m in all_rules()
         if category is None or m.category == category

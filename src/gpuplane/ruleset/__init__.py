@@ -5,6 +5,6 @@ Rule modules declare rules with :func:`rule`; the layer above names the rule pac
 rules of diagnose) for ``gpuplane rules``, ``explain``, SARIF and the docs pages.
 """
 
-from gpuplane.ruleset.registry import CATEGORIES, CONTEXTS, CheckFn, RuleMeta, find, load, rule
+from gpuplane.ruleset.registry import CATEGORIES, CONTEXTS, TIERS, CheckFn, RuleMeta, find, load, rule
 
-__all__ = ["CATEGORIES", "CONTEXTS", "CheckFn", "RuleMeta", "find", "load", "rule"]
+__all__ = ["CATEGORIES", "CONTEXTS", "TIERS", "CheckFn", "RuleMeta", "find", "load", "rule"]

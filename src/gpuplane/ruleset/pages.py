@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from gpuplane.ruleset.registry import CATEGORIES, RuleMeta
 
+_TIER = {
+    "default": "default",
+    "opt-in": "opt-in (`--enable-all`, `profile: all` or `enable: [id]`)",
+}
 _CONTEXT = {
     "none": "works on manifests alone",
     "optional": "exact with `--cluster` (works without it)",
@@ -33,9 +37,10 @@ def render_page(meta: RuleMeta, background: str = "") -> str:
         "",
         f"> {meta.summary}",
         "",
-        "| severity | category | cluster context | `--fix` |",
-        "|---|---|---|---|",
-        f"| {meta.severity} | {meta.category} | {_CONTEXT[meta.context]} | {'yes' if meta.fixable else 'no'} |",
+        "| severity | category | tier | cluster context | `--fix` |",
+        "|---|---|---|---|---|",
+        f"| {meta.severity} | {meta.category} | {_TIER[meta.tier]} | {_CONTEXT[meta.context]} "
+        f"| {'yes' if meta.fixable else 'no'} |",
         "",
         f'Silence it on one object with the annotation `gpuplane.io/ignore: "{meta.id}"`, or for a whole '
         "repository with `disable: [" + meta.id + "]` in `.gpuplane.yaml`.",
@@ -56,7 +61,7 @@ def render_index(rules: list[RuleMeta], generator: str) -> str:
         members = [m for m in rules if m.category == category]
         if not members:
             continue
-        lines += [f"## {category}", "", "| id | severity | summary |", "|---|---|---|"]
-        lines += [f"| [{m.id}]({m.id}.md) | {m.severity} | {m.summary} |" for m in members]
+        lines += [f"## {category}", "", "| id | severity | tier | summary |", "|---|---|---|---|"]
+        lines += [f"| [{m.id}]({m.id}.md) | {m.severity} | {m.tier} | {m.summary} |" for m in members]
         lines.append("")
     return "\n".join(lines)

@@ -39,6 +39,10 @@ CATEGORIES = (
     "cluster",
 )
 CONTEXTS = ("none", "optional", "required")
+# Rule tiers (Ruff's preview, kube-linter's non-default checks): ``default`` rules run unless
+# disabled; ``opt-in`` rules are advisory by nature and run only when asked for (``--enable-all``,
+# ``profile: all`` in .gpuplane.yaml, or their id in ``enable``).
+TIERS = ("default", "opt-in")
 
 CheckFn = Callable[["LintContext"], Iterable["Finding"]]
 
@@ -64,6 +68,7 @@ class RuleMeta:
     docs_path: str
     context: str = "none"
     fixable: bool = False
+    tier: str = "default"
     check: CheckFn = field(compare=False)
 
     @property
@@ -95,6 +100,7 @@ def rule(
     summary: str,
     context: str = "none",
     fixable: bool = False,
+    tier: str = "default",
 ) -> Callable[[CheckFn], CheckFn]:
     """Register the decorated check function as rule ``id`` (docs: ``<id>.md`` beside it)."""
     if severity not in SEVERITIES:
@@ -103,6 +109,8 @@ def rule(
         raise ValueError(f"rule {id}: unknown context {context!r}")
     if category not in CATEGORIES:
         raise ValueError(f"rule {id}: unknown category {category!r}")
+    if tier not in TIERS:
+        raise ValueError(f"rule {id}: unknown tier {tier!r}")
 
     def decorate(func: CheckFn) -> CheckFn:
         existing = _RULES.get(id)
@@ -116,6 +124,7 @@ def rule(
             docs_path=_docs_beside(func, id),
             context=context,
             fixable=fixable,
+            tier=tier,
             check=func,
         )
         return func

@@ -142,6 +142,7 @@ def karpenter_consolidation_disrupts_training(ctx: LintContext) -> Iterator[Find
     severity="info",
     category="autoscaling",
     summary="GPU NodePool without a GPU limit: unbounded spend.",
+    tier="opt-in",
 )
 def karpenter_gpu_limit_missing(ctx: LintContext) -> Iterator[Finding]:
     for pool, _idx in _gpu_pools(ctx):

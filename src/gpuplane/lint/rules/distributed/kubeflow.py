@@ -82,6 +82,7 @@ def mpijob_launcher_gpu(ctx: LintContext) -> Iterator[Finding]:
     severity="info",
     category="distributed",
     summary="GPU Job without podFailurePolicy or a tuned backoffLimit: retries non-retriable failures.",
+    tier="opt-in",
 )
 def training_no_failure_policy(ctx: LintContext) -> Iterator[Finding]:
     seen: set[int] = set()

@@ -160,6 +160,7 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
     category="distributed",
     summary="Memory-backed /dev/shm without sizeLimit: counts against the memory limit (OOMKill).",
     fixable=True,
+    tier="opt-in",
 )
 def shm_unbounded(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.podsets:

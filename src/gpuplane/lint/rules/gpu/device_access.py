@@ -138,6 +138,7 @@ _CUDA_IMAGE = re.compile(
     category="gpu",
     summary="CUDA/GPU framework image with no GPU request and no NVIDIA_VISIBLE_DEVICES=void: may see all GPUs",
     fixable=True,
+    tier="opt-in",
 )
 def gpu_unrequested_cuda_image(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.podsets:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     category="operator",
     summary="GPU Operator without the DCGM exporter: no GPU metrics for autoscaling or idle detection.",
     fixable=True,
+    tier="opt-in",
 )
 def dcgm_exporter_disabled(ctx: LintContext) -> Iterator[Finding]:
     for cp in _policies(ctx):

@@ -128,6 +128,7 @@ def _pins_type(ps: Any) -> bool:
     category="placement",
     summary="the cluster has several GPU models and the GPU pod pins none",
     context="required",
+    tier="opt-in",
 )
 def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster

@@ -121,6 +121,7 @@ def training_spread_across_zones(ctx: LintContext) -> Iterator[Finding]:
     severity="info",
     category="placement",
     summary="multi-replica GPU inference without topology spread or anti-affinity across nodes or zones",
+    tier="opt-in",
 )
 def serving_replicas_not_spread(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():

@@ -262,6 +262,7 @@ def storage_immediate_binding(ctx: LintContext) -> Iterator[Finding]:
     severity="info",
     category="storage",
     summary="Dataset volume shared by many GPU pods is mounted read-write.",
+    tier="opt-in",
 )
 def shared_dataset_writable(ctx: LintContext) -> Iterator[Finding]:
     # First pass: how many pods mount each (namespace, claim); second: report writable mounts.

@@ -20,6 +20,7 @@ from gpuplane.ruleset import rule
     category="tenancy",
     summary="GPU workload with no priorityClassName where PriorityClasses exist",
     context="optional",
+    tier="opt-in",
 )
 def gpu_workload_without_priority(ctx: LintContext) -> Iterator[Finding]:
     # a PriorityClass without a name (metadata mistyped) is rejected by the API: it offers no class

@@ -75,6 +75,7 @@ def _quota_resources(ctx: LintContext) -> dict[str, set[str]]:
     category="tenancy",
     summary="namespace runs GPU workloads without a ResourceQuota on its GPUs",
     context="optional",
+    tier="opt-in",
 )
 def namespace_without_gpu_quota(ctx: LintContext) -> Iterator[Finding]:
     if not (
