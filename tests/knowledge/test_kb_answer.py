@@ -43,9 +43,12 @@ def test_split_units_keeps_code_blocks_whole_and_drops_references() -> None:
 def test_answer_json_shape() -> None:
     result = answer("Which ResourceQuota key limits GPUs?")
     doc = result.to_json()
-    assert set(doc) == {"answer", "sources"}
+    assert set(doc) == {"answer", "sources", "known"}
+    assert doc["known"] is True
     assert isinstance(doc["answer"], str) and doc["answer"]
-    assert doc["sources"] and all(set(s) == {"section", "title"} for s in doc["sources"])
+    assert doc["sources"] and all(set(s) == {"section", "title", "score"} for s in doc["sources"])
+    scores = [s["score"] for s in doc["sources"]]
+    assert scores == sorted(scores, reverse=True) and all(isinstance(x, float) for x in scores)
     assert doc["sources"][0]["section"] == "gpu-resourcequota"
     assert 1 <= len(doc["sources"]) <= 3
 
@@ -78,9 +81,11 @@ def test_cli_json(offline: None) -> None:
     result = CliRunner().invoke(ask, ["Which ResourceQuota key limits GPUs?", "-f", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert set(doc) == {"answer", "sources"}
+    assert set(doc) == {"answer", "sources", "known"}
     assert "requests.nvidia.com/gpu" in doc["answer"]
-    assert doc["sources"][0] == {
+    first = dict(doc["sources"][0])
+    assert first.pop("score") > 0
+    assert first == {
         "section": "gpu-resourcequota",
         "title": "ResourceQuota for GPUs - only requests.nvidia.com/gpu is enforced",
     }
@@ -90,7 +95,8 @@ def test_cli_text_lists_sources(offline: None) -> None:
     result = CliRunner().invoke(ask, ["default /dev/shm size"])
     assert result.exit_code == 0
     assert "64 MiB" in result.stdout
-    assert "Sources:\n  - dev-shm-sizing: " in result.stdout
+    assert "Sources (retrieval score):\n  - dev-shm-sizing: " in result.stdout
+    assert " (score " in result.stdout
 
 
 @pytest.mark.parametrize("question", ["", "   "])
@@ -109,7 +115,7 @@ def test_cli_overlong_question(offline: None) -> None:
 def test_cli_no_match_exits_zero(offline: None) -> None:
     result = CliRunner().invoke(ask, ["zzqx wibble", "-f", "json"])
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == {"answer": NO_ANSWER, "sources": []}
+    assert json.loads(result.stdout) == {"answer": NO_ANSWER, "sources": [], "known": False}
 
 
 # -- LLM mode -----------------------------------------------------------------------------------

@@ -81,9 +81,11 @@ def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
     _print_text(result.answer, result.sources)
 
 
-def _print_text(markdown: str, sources: list[dict[str, str]]) -> None:
+def _print_text(markdown: str, sources: list[dict[str, object]]) -> None:
     """Markdown through rich on a terminal; the raw Markdown when piped (it reads fine as text)."""
-    lines = ["", "Sources:"] + [f"  - {s['section']}: {s['title']}" for s in sources]
+    lines = ["", "Sources (retrieval score):"] + [
+        f"  - {s['section']}: {s['title']} (score {s['score']})" for s in sources
+    ]
     if not sys.stdout.isatty():
         click.echo(markdown)
         if sources:

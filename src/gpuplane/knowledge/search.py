@@ -97,6 +97,11 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "stable": ("ga", "graduated"),
     "mature": ("ga", "graduated", "beta"),
     "production-ready": ("ga", "graduated"),
+    "isolate": ("isolation",),
+    "isolated": ("isolation",),
+    # undoing a setting: the sections say "disable" (MIG, MPS, time-slicing) and "delete"
+    "remove": ("disable", "delete"),
+    "revert": ("disable", "rollback"),
 }
 SYNONYM_WEIGHT = 0.5
 
@@ -332,6 +337,26 @@ class Index:
                 if synonym in self.idf and synonym not in weights:
                     weights[synonym] = self.idf[synonym] * SYNONYM_WEIGHT
         return weights
+
+    def coverage(self, query: str, document: Document) -> float:
+        """Share of the query's IDF weight that ``document`` contains (0..1).
+
+        Words the corpus has never seen count at the highest IDF: a question about the
+        weather matches nothing it is about, however well one stray word matches. A word
+        counts as matched when the document holds it or one of its thesaurus expansions.
+        """
+        typed = [t for t in dict.fromkeys(tokenize(expand_acronyms(query))) if t not in QUERY_NOISE]
+        if not typed:
+            return 0.0
+        doc = self.documents.index(document)
+        unseen = math.log(1.0 + (self.count + 0.5) / 0.5)
+        total = matched = 0.0
+        for term in typed:
+            weight = self.idf.get(term, unseen)
+            total += weight
+            if any(i == doc for t in (term, *SYNONYMS.get(term, ())) for i, _ in self.postings.get(t, ())):
+                matched += weight
+        return matched / total if total else 0.0
 
     def search(self, query: str, limit: int = 5, kinds: tuple[str, ...] = ("section", "rule")) -> list[Hit]:
         """The best ``limit`` documents for ``query``, highest score first (ties by id)."""
