@@ -191,3 +191,49 @@ def test_sections_dir_only_holds_sections() -> None:
     names = os.listdir(knowledge.SECTIONS_DIR)
     assert all(n.endswith(".md") for n in names)
     assert len(names) == len(ALL)
+
+
+# An upstream source: a URL, or a repository named owner/name followed by what in it (a path in
+# backticks, README, docs, an issue or PR, a CHANGELOG, a KEP ...).
+_UPSTREAM = re.compile(
+    r"https://\S+|\b[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9][A-Za-z0-9._-]+ "
+    r"(?:`|README|issues? |PRs? |docs|CHANGELOG|KEP|repository|release|\(|and |site/)"
+)
+
+
+def cites_upstream(sec: knowledge.Section) -> bool:
+    return any(_UPSTREAM.search(ref) for ref in sec.references())
+
+
+@pytest.mark.parametrize("sec", ALL, ids=[s.id for s in ALL])
+def test_section_cites_an_upstream_source(sec: knowledge.Section) -> None:
+    assert cites_upstream(sec), f"{sec.id}: no reference names an upstream repository file, issue or URL"
+
+
+def test_upstream_check_rejects_a_section_without_sources() -> None:
+    bare = parse_section(
+        "---\nid: a\ntitle: A\ntopics: [dev-shm]\nkeywords: [x, y, z]\n---\n# A\n\nBody.\n\n"
+        "## References\n\n- my own notes\n- reference/python-stack.md\n",
+        "a.md",
+    )
+    assert not cites_upstream(bare)
+    cited = parse_section(
+        "---\nid: a\ntitle: A\ntopics: [dev-shm]\nkeywords: [x, y, z]\n---\n# A\n\nBody.\n\n"
+        "## References\n\n- kubernetes/kubernetes `pkg/kubelet/cm/devicemanager/manager.go`\n",
+        "a.md",
+    )
+    assert cites_upstream(cited)
+
+
+def test_every_rule_page_links_its_section() -> None:
+    """`gpuplane explain ID` (the docs link of every lint and diagnose finding) links the section
+    that explains the rule, and that section lists the rule in its front matter."""
+    catalog = pytest.importorskip("gpuplane.rule_catalog")
+    for meta in catalog.all_rules():
+        sec = section_for_rule(meta.id)
+        assert sec is not None, meta.id
+        assert meta.id in sec.rules
+        page = catalog.render_page(meta)
+        link = catalog.SECTIONS_LINK.format(sec.id)
+        assert f"[{sec.title}]({link})" in page, meta.id
+        assert os.path.isfile(os.path.join(knowledge.SECTIONS_DIR, f"{sec.id}.md"))

@@ -324,7 +324,11 @@ def compose(question: str, hits: list[Hit], idx: Index) -> str:
     if snippet is not None:
         parts.append(snippet.text)
     why = [u for u in best_units if u not in lead and u is not snippet]
-    label = best_hit.document.title if best_hit.document.kind == "section" else f"Lint rule {best_hit.document.title}"
+    label = (
+        best_hit.document.title
+        if best_hit.document.kind == "section"
+        else f"Lint rule {best_hit.document.title}"
+    )
     parts.append(f"**Why - {label}**" + ("\n\n" + _join(why) if why else ""))
     for hit, chosen, _ in picked[1:]:
         label = hit.document.title if hit.document.kind == "section" else f"Lint rule {hit.document.title}"

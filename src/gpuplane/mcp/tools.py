@@ -660,7 +660,7 @@ def ask(
         result = answer(question, max_sections=max_sections)
     except KnowledgeError as exc:
         raise ToolInputError(f"knowledge base: {exc}") from None
-    sources = ", ".join(s["section"] for s in result.sources)
+    sources = ", ".join(str(s["section"]) for s in result.sources)
     summary = f"answer from {sources}" if sources else "no knowledge-base section matches this question"
     return ToolOutput(result.to_json(), summary)
 
