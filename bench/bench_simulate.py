@@ -98,9 +98,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
-    from gpuplane.k8s.cluster import load_cluster_state
     from gpuplane.scheduler.framework import ScheduleResult
     from gpuplane.scheduler.simulate.state import SimCluster
+    from gpuplane.sources.cluster import load_cluster_state
 
     path = ensure_snapshot(args.nodes, args.existing_pods, args.seed)
     state, _ = load_cluster_state(str(path))

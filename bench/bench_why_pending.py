@@ -40,7 +40,7 @@ print(time.perf_counter() - t)
 ENGINE = """
 import resource, sys, time
 t = time.perf_counter()
-from gpuplane.k8s.cluster import load_cluster_state
+from gpuplane.sources.cluster import load_cluster_state
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.why_pending.explain import pending
 state, errors = load_cluster_state(sys.argv[1])

@@ -11,8 +11,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from gpuplane.cli.main import cli
-from gpuplane.k8s.cluster import load_cluster_state
 from gpuplane.sources import load_paths
+from gpuplane.sources.cluster import load_cluster_state
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from gpuplane.cli.main import cli
 from gpuplane.diagnose.inventory import build_inventory
-from gpuplane.k8s.cluster import ClusterState, load_cluster_state
+from gpuplane.k8s.cluster import ClusterState
 from gpuplane.sources import Manifest
+from gpuplane.sources.cluster import load_cluster_state
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "clusters" / "demo.yaml"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from gpuplane.diagnose.engine import run_diagnose
-from gpuplane.k8s.cluster import load_cluster_state
 from gpuplane.report.html import render_html
+from gpuplane.sources.cluster import load_cluster_state
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEMO = ROOT / "examples" / "clusters" / "demo.yaml"

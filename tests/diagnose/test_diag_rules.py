@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpuplane.diagnose.engine import cluster_rules, run_cluster_rules
-from gpuplane.k8s.cluster import load_cluster_state
+from gpuplane.sources.cluster import load_cluster_state
 
 DIR = Path(__file__).resolve().parent.parent / "fixtures" / "diagnose"
 

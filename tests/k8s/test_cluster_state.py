@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.k8s.cluster import ClusterState, load_cluster_state
+from gpuplane.k8s.cluster import ClusterState
 from gpuplane.sources import Manifest, load_paths
+from gpuplane.sources.cluster import load_cluster_state
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "cluster" / "small.yaml"
 

@@ -35,7 +35,7 @@ def _cluster(folder: Path):
     cluster_file = folder / "cluster.yaml"
     if not cluster_file.exists():
         return None
-    from gpuplane.k8s.cluster import load_cluster_state
+    from gpuplane.sources.cluster import load_cluster_state
 
     state, errors = load_cluster_state(str(cluster_file))
     assert not errors, errors

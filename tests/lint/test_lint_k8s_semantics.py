@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gpuplane.k8s.cluster import load_cluster_state
 from gpuplane.lint import kinds
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.engine import run_lint
 from gpuplane.lint.rules._common import as_int
 from gpuplane.rule_catalog import all_rules
+from gpuplane.sources.cluster import load_cluster_state
 from gpuplane.sources.loader import load_text
 
 CLUSTER = """\

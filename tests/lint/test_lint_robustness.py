@@ -27,7 +27,7 @@ CLUSTER = ROOT / "examples" / "simulate" / "cluster.yaml"
 
 
 def _cluster():
-    from gpuplane.k8s.cluster import load_cluster_state
+    from gpuplane.sources.cluster import load_cluster_state
 
     state, errors = load_cluster_state(str(CLUSTER))
     assert not errors, errors

@@ -314,7 +314,7 @@ MANIFESTS = ROOT / "examples" / "manifests"
 
 
 def _demo(*paths: Path, **options: Any) -> Any:
-    from gpuplane.k8s.cluster import load_cluster_state
+    from gpuplane.sources.cluster import load_cluster_state
 
     state, _ = load_cluster_state(DEMO)
     return run_simulation(state, list(load_paths([str(p) for p in paths]).objects), **options)

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplane.cli.main import cli
-from gpuplane.k8s.cluster import ClusterState, load_cluster_state
+from gpuplane.k8s.cluster import ClusterState
 from gpuplane.sources import cluster as cluster_module
 from gpuplane.sources import load_paths
-from gpuplane.sources.cluster import read_cluster
+from gpuplane.sources.cluster import load_cluster_state, read_cluster
 from gpuplane.sources.manifest import Manifest
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -82,7 +82,7 @@ def load_cluster_or_fail(
     and exits 2 at the end). ``warnings=False`` lets a command print them itself (later, or
     not at all when ``--kubernetes-version`` makes them moot).
     """
-    from gpuplane.k8s.cluster import load_cluster_state
+    from gpuplane.sources.cluster import load_cluster_state
 
     state, errors = load_cluster_state(cluster, context=context, kubeconfig=kubeconfig, progress=progress)
     for error in errors:

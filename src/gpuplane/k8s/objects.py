@@ -10,7 +10,7 @@ decode. Field names are snake_case in Python and camelCase on the wire
 Manifests read from YAML are converted with :func:`pod_from_dict` /
 :func:`node_from_dict` (nulls pruned first: the API server treats ``null`` as
 absent, msgspec would reject it). Everything else (controllers, CRDs, quotas)
-stays a plain dict inside a :class:`gpuplane.sources.Manifest`.
+stays a plain dict inside a :class:`gpuplane.k8s.manifest.Manifest`.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from gpuplane.sources.manifest import Manifest
+from gpuplane.k8s.manifest import Manifest
 
 IS_DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 BETA_IS_DEFAULT_CLASS_ANNOTATION = "storageclass.beta.kubernetes.io/is-default-class"

@@ -197,8 +197,7 @@ def load_cluster(
     cluster: str, context: str | None, kubeconfig: str | None, *, fresh: bool = False
 ) -> tuple[ClusterState, list[str]]:
     """The cluster state and its load errors; nothing usable at all is a tool error."""
-    from gpuplane.k8s.cluster import load_cluster_state
-    from gpuplane.sources.cluster import LIVE
+    from gpuplane.sources.cluster import LIVE, load_cluster_state
 
     source = _check_path(cluster, "cluster")
     key = None if fresh or source == LIVE else ClusterCache.key(source)

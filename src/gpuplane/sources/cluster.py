@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from gpuplane.k8s.objects import Node, Pod, is_typed_kind, typed_from_dict
+from gpuplane.k8s.cluster import ClusterState, describe_object, file_manifest
+from gpuplane.k8s.manifest import Manifest
+from gpuplane.k8s.objects import Node, Pod, is_typed_kind
 from gpuplane.sources import limits
 from gpuplane.sources.loader import (
     STDIN,
@@ -39,7 +41,6 @@ from gpuplane.sources.loader import (
     load_bytes,
     read_bytes,
 )
-from gpuplane.sources.manifest import Manifest
 
 LIVE = "live"
 VERSION_ANNOTATION = "gpuplane.io/kubernetes-version"
@@ -178,41 +179,6 @@ def add_manifest(cluster: ClusterInput, manifest: Manifest) -> None:
     file_manifest(manifest, cluster.pods, cluster.nodes, cluster.objects, cluster.errors)
 
 
-def file_manifest(
-    manifest: Manifest,
-    pods: list[Pod],
-    nodes: list[Node],
-    others: list[Manifest],
-    errors: list[LoadError],
-) -> None:
-    """Put ``manifest`` in the list it belongs to; a Pod/Node with a wrong field becomes an error.
-
-    Shared with :meth:`gpuplane.k8s.cluster.ClusterState.from_objects` so every reader decides
-    "typed Pod/Node" the same way (:func:`gpuplane.k8s.objects.is_typed_kind`).
-    """
-    kind = manifest.kind
-    if not is_typed_kind(kind, manifest.api_version):
-        others.append(manifest)
-        return
-    try:
-        typed = typed_from_dict(kind, manifest.data)
-    except ValueError as exc:
-        errors.append(
-            LoadError(
-                manifest.path, manifest.line, f"{_describe(kind, manifest.namespace, manifest.name)}: {exc}"
-            )
-        )
-        return
-    if isinstance(typed, Pod):
-        pods.append(typed)
-    else:
-        nodes.append(typed)
-
-
-def _describe(kind: str, namespace: str | None, name: str) -> str:
-    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
-
-
 def _read_json_list(buf: bytes, path: str, cluster: ClusterInput) -> bool:
     """The fast path for a JSON List; False when the file is something else (use the loader)."""
     try:
@@ -309,7 +275,7 @@ def _raw_name(raw: msgspec.Raw, kind: str) -> str:
         meta = _NAMED.decode(raw).metadata or _NamedMeta()
     except msgspec.DecodeError:
         meta = _NamedMeta()
-    return _describe(kind or "object", meta.namespace or None, meta.name)
+    return describe_object(kind or "object", meta.namespace or None, meta.name)
 
 
 def _read_live(context: str | None, kubeconfig: str | None, progress: bool) -> ClusterInput:
@@ -324,3 +290,30 @@ def _read_live(context: str | None, kubeconfig: str | None, progress: bool) -> C
     cluster.server_version = reader.session.server_version
     cluster.errors.extend(reader.session.errors)
     return cluster
+
+
+def load_cluster_state(
+    source: str,
+    *,
+    context: str | None = None,
+    kubeconfig: str | None = None,
+    progress: bool = False,
+) -> tuple[ClusterState, list[LoadError]]:
+    """Read ``source`` (snapshot file/folder or ``live``) and index it.
+
+    Returns the state and the load errors (bad files, bad objects): callers
+    report them and still use what loaded (exit 2 per spec/cli.md). Never raises
+    (:func:`read_cluster` turns every failure into an error), so every command
+    handles a bad source the same way: print each error, stop with
+    ``nothing usable in cluster source ...`` when :attr:`ClusterState.empty`.
+    """
+    data = read_cluster(source, context=context, kubeconfig=kubeconfig, progress=progress)
+    state = ClusterState(
+        data.nodes,
+        data.pods,
+        data.objects,
+        server_version=data.server_version,
+        source=data.source,
+        errors=data.errors,
+    )
+    return state, state.errors

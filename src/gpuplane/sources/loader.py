@@ -31,9 +31,9 @@ from typing import Any
 import msgspec
 import yaml
 
+from gpuplane.k8s.manifest import FieldPath, LoadError, Manifest
 from gpuplane.sources import limits
 from gpuplane.sources.locate import _ROOT, DocumentLocator, LineIndex
-from gpuplane.sources.manifest import FieldPath, Manifest
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -289,18 +289,6 @@ def _load_plain(body: str) -> tuple[Any, LineIndex | None]:
         return data, lines
     finally:
         loader.dispose()
-
-
-@dataclass(slots=True)
-class LoadError:
-    """One unusable piece of input: reported as ``path:line: message``."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
-from gpuplane.sources.manifest import FieldPath
+from gpuplane.k8s.manifest import FieldPath
 
 try:
     _BaseLoader: type = yaml.CSafeLoader

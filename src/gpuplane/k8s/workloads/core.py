@@ -9,6 +9,7 @@ the size once resumed in ``resume_count``.
 
 from __future__ import annotations
 
+from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.objects import to_dict
 from gpuplane.k8s.workloads import daemon
 from gpuplane.k8s.workloads.gangs import KUEUE_JOB_MIN_PARALLELISM, _int_text, finish
@@ -23,7 +24,6 @@ from gpuplane.k8s.workloads.model import (
     nonneg,
     suspend,
 )
-from gpuplane.sources.manifest import Manifest
 
 
 def expand_pod(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:

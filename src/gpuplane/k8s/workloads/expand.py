@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads import core, kubeflow, ray, serving, sigs, spark, volcano
 from gpuplane.k8s.workloads.model import ExpandContext, ExpansionProblem, PodSet, Related
-from gpuplane.sources.manifest import Manifest
 
 Expander = Callable[[Manifest, ExpandContext], list[PodSet]]
 

@@ -14,8 +14,8 @@ Three ways pods end up placed all-or-nothing, in the order they are checked:
 
 from __future__ import annotations
 
+from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads.model import Gang, PodSet, Related, as_dict, as_int, as_str, dig
-from gpuplane.sources.manifest import Manifest
 
 # Kueue: pkg/controller/constants/constants.go, pkg/controller/jobs/pod/constants/constants.go
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"

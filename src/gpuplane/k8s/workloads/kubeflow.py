@@ -18,6 +18,7 @@ kubeflow/mpi-operator ``pkg/apis/kubeflow/v2beta1/types.go``, kubeflow/trainer v
 
 from __future__ import annotations
 
+from gpuplane.k8s.manifest import FieldPath, Manifest
 from gpuplane.k8s.workloads.gangs import VOLCANO_SCHEDULER, finish, volcano_queue
 from gpuplane.k8s.workloads.model import (
     ExpandContext,
@@ -34,7 +35,6 @@ from gpuplane.k8s.workloads.model import (
     role_from_name,
     suspend,
 )
-from gpuplane.sources.manifest import FieldPath, Manifest
 
 # kind -> the field holding its replica specs (training-operator v1, mpi-operator v2beta1)
 REPLICA_FIELDS: dict[str, str] = {

@@ -22,8 +22,8 @@ from typing import Any
 
 import msgspec
 
+from gpuplane.k8s.manifest import FieldPath, Manifest
 from gpuplane.k8s.objects import EmptyDirSource, Pod, Volume, VolumeMount, prune_nulls
-from gpuplane.sources.manifest import FieldPath, Manifest
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ comes from the ``volcano.sh/queue-name`` label.
 
 from __future__ import annotations
 
+from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads.gangs import VOLCANO_QUEUE_SHORT, finish
 from gpuplane.k8s.workloads.model import (
     ExpandContext,
@@ -34,7 +35,6 @@ from gpuplane.k8s.workloads.model import (
     nonneg,
     suspend,
 )
-from gpuplane.sources.manifest import Manifest
 
 _INT32_MAX = 2**31 - 1
 KUBERAY = "KubeRay"  # head and worker pods get KubeRay's memory-backed /dev/shm (PodSet.managed_shm)

@@ -13,6 +13,7 @@ Multi-node predictors (``workerSpec``, Standard/RawDeployment mode) add
 
 from __future__ import annotations
 
+from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads.gangs import finish
 from gpuplane.k8s.workloads.model import (
     ExpandContext,
@@ -24,7 +25,6 @@ from gpuplane.k8s.workloads.model import (
     as_str,
     nonneg,
 )
-from gpuplane.sources.manifest import Manifest
 
 COMPONENTS = ("predictor", "transformer", "explainer")
 FRAMEWORKS = (

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads.gangs import finish
 from gpuplane.k8s.workloads.model import (
     ExpandContext,
@@ -28,7 +29,6 @@ from gpuplane.k8s.workloads.model import (
     role_from_name,
     suspend,
 )
-from gpuplane.sources.manifest import Manifest
 
 
 def expand_jobset(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:

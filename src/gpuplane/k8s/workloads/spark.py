@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 
+from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads.gangs import finish
 from gpuplane.k8s.workloads.model import (
     ExpandContext,
@@ -28,7 +29,6 @@ from gpuplane.k8s.workloads.model import (
     as_str,
     nonneg,
 )
-from gpuplane.sources.manifest import Manifest
 
 # Spark's byte strings (apache/spark common/network-common/.../util/JavaUtils.java
 # ``byteStringAs``): lower-cased and trimmed, then ``([0-9]+)([a-z]+)?`` with a suffix from

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads.gangs import finish
 from gpuplane.k8s.workloads.model import (
     ExpandContext,
@@ -23,7 +24,6 @@ from gpuplane.k8s.workloads.model import (
     nonneg,
     role_from_name,
 )
-from gpuplane.sources.manifest import Manifest
 
 
 def expand_volcano_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:

@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.gpu.catalog import InstanceType, catalog
-from gpuplane.k8s.cluster import is_gpu_node, parse_resource_list
+from gpuplane.gpu.nodes import is_gpu_node
+from gpuplane.k8s.cluster import parse_resource_list
 from gpuplane.k8s.objects import Node, Pod, node_from_dict
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.k8s.selectors import node_selector_requirement_matches, parse_go_int64

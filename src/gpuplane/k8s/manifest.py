@@ -1,0 +1,123 @@
+"""One Kubernetes object read from input, with where it came from, and an unusable piece of input.
+
+The bottom of the model: every layer (sources that read, engines that compute, reports) speaks
+in :class:`Manifest` and :class:`LoadError`, so they live here and import nothing of gpuplane.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# A field path inside an object, e.g. ("spec", "template", "spec", "containers", 0, "resources").
+FieldPath = tuple[str | int, ...]
+
+
+class Manifest:
+    """A Kubernetes object as a plain dict plus its origin.
+
+    ``line`` is the 1-based line where the object starts (0 when unknown, e.g. a
+    live object). ``locator`` resolves the line of a field inside the object on
+    demand: line maps are only built for the few objects that get findings,
+    which keeps bulk loading on PyYAML's fast C loader.
+    """
+
+    __slots__ = ("data", "doc", "line", "locator", "path")
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        path: str = "",
+        line: int = 0,
+        doc: int = 0,
+        locator: Callable[[FieldPath], int | None] | None = None,
+    ) -> None:
+        self.data = data
+        self.path = path
+        self.line = line
+        self.doc = doc
+        self.locator = locator
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind") or "")
+
+    @property
+    def api_version(self) -> str:
+        return str(self.data.get("apiVersion") or "")
+
+    @property
+    def group(self) -> str:
+        """API group: ``batch`` for ``batch/v1``, ``""`` for core ``v1``."""
+        av = self.api_version
+        return av.split("/", 1)[0] if "/" in av else ""
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta = self.data.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def name(self) -> str:
+        return str(self.metadata.get("name") or self.metadata.get("generateName") or "")
+
+    @property
+    def namespace(self) -> str | None:
+        ns = self.metadata.get("namespace")
+        return str(ns) if ns else None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        labels = self.metadata.get("labels")
+        return labels if isinstance(labels, dict) else {}
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        ann = self.metadata.get("annotations")
+        return ann if isinstance(ann, dict) else {}
+
+    def ref(self) -> dict[str, Any]:
+        """The object reference used in every JSON output (spec/cli.md)."""
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+        }
+
+    def get(self, *path: str | int, default: Any = None) -> Any:
+        """Walk ``data`` along ``path``; ``default`` when any step is missing or mistyped."""
+        node: Any = self.data
+        for step in path:
+            if isinstance(step, int):
+                if not isinstance(node, list) or not -len(node) <= step < len(node):
+                    return default
+            elif not isinstance(node, dict) or step not in node:
+                return default
+            node = node[step]
+        return default if node is None else node
+
+    def field_line(self, path: FieldPath) -> int:
+        """Line of the field at ``path`` (its nearest existing ancestor), else the object's line."""
+        if self.locator is not None:
+            found = self.locator(path)
+            if found:
+                return found
+        return self.line
+
+    def __repr__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.path else "<memory>"
+        return f"<Manifest {self.kind} {self.namespace or '-'}/{self.name} at {where}>"
+
+
+@dataclass(slots=True)
+class LoadError:
+    """One unusable piece of input: reported as ``path:line: message``."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
