@@ -11,6 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from gpuplane.cli.main import cli
+from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.sources import load_paths
 from gpuplane.sources.cluster import load_cluster_state
 
@@ -24,7 +25,7 @@ def test_demo_snapshot_loads_without_errors() -> None:
     assert errors == []
     assert (len(state.nodes), len(state.pods)) == (14, 124)
     assert state.kubernetes_version() == "1.31"
-    assert len(state.gpu_nodes()) == 12
+    assert len(gpu_nodes(state)) == 12
 
 
 def test_demo_snapshot_is_what_the_builder_writes(tmp_path: Path) -> None:

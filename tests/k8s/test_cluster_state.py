@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.sources import Manifest, load_paths
 from gpuplane.sources.cluster import load_cluster_state
@@ -82,7 +83,7 @@ def test_kubernetes_version(state: ClusterState) -> None:
 
 
 def test_gpu_nodes(state: ClusterState) -> None:
-    assert [n.name for n in state.gpu_nodes()] == ["node-a", "node-b", "node-d"]
+    assert [n.name for n in gpu_nodes(state)] == ["node-a", "node-b", "node-d"]
 
 
 def test_node_ready(state: ClusterState) -> None:

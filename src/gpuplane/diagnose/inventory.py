@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplane.gpu.catalog import GpuModel, catalog
+from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.gpu.resources import classify, is_gpu_resource
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node
@@ -291,7 +292,7 @@ class Inventory:
 
 def build_inventory(state: ClusterState) -> Inventory:
     """Inventory of every GPU node of ``state`` (see :meth:`ClusterState.gpu_nodes`)."""
-    nodes = [node_inventory(state, node) for node in state.gpu_nodes()]
+    nodes = [node_inventory(state, node) for node in gpu_nodes(state)]
     nodes.sort(key=lambda n: (n.pool, n.name))
     pools: dict[str, GroupTotals] = {}
     models: dict[str, GroupTotals] = {}

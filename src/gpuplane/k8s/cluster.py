@@ -109,7 +109,6 @@ class ClusterState:
         self._allocatable: dict[str, dict[str, int]] = {}
         self._capacity: dict[str, dict[str, int]] = {}
         self._requested: dict[str, dict[str, int]] = {}
-        self._gpu_nodes: list[Node] | None = None
 
     # -- construction --------------------------------------------------------------------
 
@@ -298,20 +297,6 @@ class ClusterState:
             warnings.append(f"kubelet version {shown} is not a Kubernetes version like v1.31; ignored")
         return warnings
 
-    def gpu_nodes(self) -> list[Node]:
-        """Nodes that advertise an accelerator resource or carry GPU node labels.
-
-        Label-only nodes matter: a GPU node whose device plugin is broken shows no
-        GPU in allocatable but still has GFD / operator / cloud accelerator labels.
-        """
-        # Until the lint and diagnose rules call gpuplane.gpu.nodes.gpu_nodes themselves (their
-        # packages are being split), this one upward import is allowed by tests/test_layers.py.
-        from gpuplane.gpu.nodes import is_gpu_node
-
-        if self._gpu_nodes is None:
-            self._gpu_nodes = [node for node in self.nodes if is_gpu_node(node)]
-        return self._gpu_nodes
-
     def node_ready(self, node: str) -> bool | None:
         """The node's ``Ready`` condition (None when the node or condition is absent)."""
         found = self.node_by_name.get(node)
@@ -370,16 +355,3 @@ def file_manifest(
 def describe_object(kind: str, namespace: str | None, name: str) -> str:
     """``Pod ns/name``, ``Node name``: how load errors name an object."""
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
-
-
-def __getattr__(name: str) -> object:
-    """Transitional: ``is_gpu_node`` and ``GPU_NODE_LABELS`` moved to :mod:`gpuplane.gpu.nodes`.
-
-    Kept only until the diagnose rules (being split into a package) import them from there;
-    tests/test_layers.py allows this one upward import and names it.
-    """
-    if name in ("is_gpu_node", "GPU_NODE_LABELS"):
-        from gpuplane.gpu import nodes
-
-        return getattr(nodes, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

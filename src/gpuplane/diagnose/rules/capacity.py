@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.diagnose.evidence import ClusterFinding, Evidence, node_ref
 from gpuplane.diagnose.facts import ClusterFacts
 from gpuplane.diagnose.rules._shared import _finding, _plural, _pod_ref, _requests_text, cluster_rule
+from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.k8s.objects import Pod
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, in
     from gpuplane.k8s.tolerations import find_untolerated_taint
 
     frees: dict[str, int] = {}
-    for node in state.gpu_nodes():
+    for node in gpu_nodes(state):
         name = node.metadata.name
         if node.spec.unschedulable or state.node_ready(name) is False:
             continue

@@ -20,7 +20,7 @@ from gpuplane.diagnose.rules._shared import (
     _problem_text,
     cluster_rule,
 )
-from gpuplane.k8s.cluster import GPU_NODE_LABELS, is_gpu_node
+from gpuplane.gpu.nodes import GPU_NODE_LABELS, is_gpu_node
 from gpuplane.k8s.objects import Node, Pod
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.k8s.selectors import node_selector_term_matches_labels
 from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
@@ -136,8 +137,8 @@ def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
         return
     from gpuplane.k8s.selectors import pod_matches_required_node_affinity
 
-    gpu_nodes = [(node, m) for node in cluster.gpu_nodes() if (m := _gpu_model(node.metadata.labels or {}))]
-    if len({m for _, m in gpu_nodes}) < 2:
+    labelled = [(node, m) for node in gpu_nodes(cluster) if (m := _gpu_model(node.metadata.labels or {}))]
+    if len({m for _, m in labelled}) < 2:
         return
     for ps in ctx.gpu_podsets():
         if _pins_type(ps):
@@ -145,7 +146,7 @@ def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
         # Pinned in effect when every node the pod may be placed on (nodeSelector and required
         # node affinity, e.g. a Karpenter NodePool label) has the same GPU model.
         pod = ps.pod()
-        models = sorted({m for node, m in gpu_nodes if pod_matches_required_node_affinity(pod, node)})
+        models = sorted({m for node, m in labelled if pod_matches_required_node_affinity(pod, node)})
         if len(models) < 2:
             continue
         shown = ", ".join(models[:4]) + (", ..." if len(models) > 4 else "")
