@@ -29,8 +29,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("why_pending",),
     ("ruleset",),  # the neutral rule registry
     ("lint",),  # schema rule validates with generate's schemas; placement rules ask the scheduler
+    ("policy",),  # lint rules as ValidatingAdmissionPolicies
     ("knowledge",),
     ("diagnose",),  # cluster rules in the shared registry, why-pending explanations
+    ("usage",),  # joins DCGM metrics with diagnose's inventory
     ("rule_catalog",),  # names the lint and diagnose rule packages; pages link the knowledge base
     ("report",),  # renders what engines computed
     ("app",),

@@ -125,9 +125,10 @@ def node_infos(state: ClusterState | None) -> dict[str, NodeInfo]:
     if state is None:
         return {}
     from gpuplane.diagnose.inventory import node_inventory
+    from gpuplane.gpu.nodes import gpu_nodes
 
     out: dict[str, NodeInfo] = {}
-    for node in state.gpu_nodes():
+    for node in gpu_nodes(state):
         inv = node_inventory(state, node)
         from gpuplane.gpu.catalog import catalog
 
