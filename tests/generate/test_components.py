@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplane.generate.components import component, components
+from gpuplane.generate.components import checked, component, components
 from gpuplane.generate.render import controllers, operator, scheduling
 
 
@@ -13,7 +13,6 @@ def test_every_component_cites_the_version_it_pins() -> None:
     assert set(pinned) == {
         "gpu-operator",
         "karpenter",
-        "cluster-autoscaler",
         "volcano",
         "kueue",
         "scheduler-plugins",
@@ -39,3 +38,9 @@ def test_renderers_read_the_data_file() -> None:
 def test_unknown_component_is_a_key_error() -> None:
     with pytest.raises(KeyError):
         component("no-such-component")
+
+
+def test_versions_carry_the_date_they_were_checked() -> None:
+    # cluster-autoscaler is pinned per Kubernetes minor in data/cluster_autoscaler.yaml
+    assert checked() == "2026-12-01"
+    assert "cluster-autoscaler" not in components()

@@ -370,7 +370,7 @@ def test_volcano_config_goes_through_chart_values() -> None:
     )
     rel = next(r for r in bundle.releases if r.release == "volcano")
     conf = yaml.safe_load(rel.values["custom"]["scheduler_config_override"])
-    assert conf["actions"] == "enqueue, allocate, backfill"
+    assert conf["actions"] == "enqueue, allocate, backfill, reclaim"
 
 
 def test_output_has_no_yaml_anchors(tmp_path: Path) -> None:

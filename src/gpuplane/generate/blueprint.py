@@ -155,7 +155,32 @@ class Autoscaling(_Model):
     iam_role_arn: str | None = Field(
         default=None,
         pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$",
-        description="Karpenter controller IAM role (IRSA): annotated on the chart's service account",
+        description="EKS: IAM role of the Karpenter or Cluster Autoscaler controller (IRSA), annotated on "
+        "the chart's service account",
+    )
+    aks_mode: Literal["node-pool", "self-managed"] = Field(
+        default="node-pool",
+        description="AKS: the cluster autoscaler built into AKS node pools (supported path), or a self-managed "
+        "cluster-autoscaler Deployment over the node pools' scale sets",
+    )
+    azure_resource_group: str | None = Field(
+        default=None, description="AKS: resource group of the cluster (node-pool commands, self-managed CA)"
+    )
+    azure_subscription_id: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        description="AKS self-managed CA: subscription of the node resource group",
+    )
+    azure_tenant_id: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        description="AKS self-managed CA: Microsoft Entra tenant of the workload identity",
+    )
+    azure_client_id: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        description="AKS self-managed CA: client ID of the user-assigned managed identity it runs as "
+        "(workload identity federated with the chart's service account)",
     )
 
 

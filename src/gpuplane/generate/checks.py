@@ -445,6 +445,37 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
             "autoscaling.iam_role_arn: the Karpenter controller needs an IAM role (IRSA: annotated on its service "
             "account as eks.amazonaws.com/role-arn), e.g. arn:aws:iam::111122223333:role/KarpenterController"
         )
+    if a.provisioner == "cluster-autoscaler" and bp.provider == "eks":
+        # The chart's awsRegion defaults to us-east-1 (kubernetes/autoscaler charts/cluster-autoscaler
+        # values.yaml "awsRegion -- AWS region (required if cloudProvider=aws)").
+        if bp.region is None:
+            problems.append("region: the Cluster Autoscaler on EKS needs the cluster's AWS region (awsRegion)")
+        if a.iam_role_arn is None:
+            problems.append(
+                "autoscaling.iam_role_arn: the Cluster Autoscaler needs an IAM role allowed to describe and resize "
+                "the node groups' Auto Scaling groups (IRSA: eks.amazonaws.com/role-arn on its service account)"
+            )
+    if a.provisioner == "cluster-autoscaler" and bp.provider in ("eks", "aks"):
+        from gpuplane.generate.render.autoscaling import ca_release
+
+        needs_deployment = bp.provider == "eks" or a.aks_mode == "self-managed"
+        if needs_deployment and ca_release(bp.kubernetes_version) is None:
+            problems.append(
+                f"kubernetes_version: no Cluster Autoscaler release for {bp.kubernetes_version} in "
+                "generate/data/cluster_autoscaler.yaml (CA's minor must match the cluster's)"
+            )
+    if a.aks_mode == "self-managed" and bp.provider != "aks":
+        problems.append(f"autoscaling.aks_mode: self-managed applies to provider aks, not {bp.provider}")
+    if a.provisioner == "cluster-autoscaler" and bp.provider == "aks":
+        if a.azure_resource_group is None:
+            problems.append("autoscaling.azure_resource_group: AKS node pools are created in the cluster's resource group")
+        if a.aks_mode == "self-managed":
+            for key in ("azure_subscription_id", "azure_tenant_id", "azure_client_id"):
+                if getattr(a, key) is None:
+                    problems.append(
+                        f"autoscaling.{key}: required by a self-managed Cluster Autoscaler on Azure (chart values "
+                        "azureSubscriptionID / azureTenantID / azureClientID with workload identity)"
+                    )
     if a.provisioner != "none" and bp.provider == "on-prem":
         problems.append("autoscaling.provisioner: on-prem pools are fixed; use provisioner none")
     if a.provisioner == "none":

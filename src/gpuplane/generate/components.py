@@ -25,6 +25,7 @@ class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class _File(msgspec.Struct, forbid_unknown_fields=True):
+    checked: str
     components: dict[str, Component]
 
 
@@ -34,6 +35,14 @@ def components() -> dict[str, Component]:
     with DATA_FILE.open("rb") as fh:
         raw = yaml.load(fh, Loader=yaml.CSafeLoader)
     return msgspec.convert(raw, _File).components
+
+
+@lru_cache(maxsize=1)
+def checked() -> str:
+    """The date every pinned version was last checked against its upstream releases."""
+    with DATA_FILE.open("rb") as fh:
+        raw = yaml.load(fh, Loader=yaml.CSafeLoader)
+    return msgspec.convert(raw, _File).checked
 
 
 def component(name: str) -> Component:

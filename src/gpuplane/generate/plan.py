@@ -20,6 +20,7 @@ NVIDIA_GPU = "nvidia.com/gpu"
 POOL_LABEL = "gpuplane.io/pool"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+EKS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
 
 
 @dataclass(slots=True)
@@ -34,6 +35,8 @@ class PoolPlan:
     mig_layouts: list[dict[str, int]] = field(default_factory=list)
     device_plugin_config: str | None = None
     mig_config: str | None = None
+    # Labels the provider's tooling needs on the pool's nodes (e.g. the EKS GPU label CA reads).
+    provider_labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -61,7 +64,7 @@ class PoolPlan:
 
     def node_labels(self) -> dict[str, str]:
         """Labels every node of the pool must carry (selectors, sharing and MIG config keys)."""
-        labels = dict(self.pool.labels)
+        labels = {**self.provider_labels, **self.pool.labels}
         labels[POOL_LABEL] = self.name
         if self.device_plugin_config:
             labels[DEVICE_PLUGIN_CONFIG_LABEL] = self.device_plugin_config
@@ -106,5 +109,10 @@ def build_plans(bp: Blueprint, mig_layouts: dict[str, list[dict[str, int]]]) -> 
         if mode == "mig":
             plan.mig_layouts = mig_layouts[pool.name]
             plan.mig_config = f"{pool.name}-mig"
+        if bp.provider == "eks" and bp.autoscaling.provisioner == "cluster-autoscaler":
+            # CA's AWS provider reads GPU nodes by this label (kubernetes/autoscaler
+            # cluster-autoscaler/cloudprovider/aws/aws_cloud_provider.go GPULabel): a node that carries it
+            # but has no allocatable GPU yet is treated as still starting, not as a failed scale-up.
+            plan.provider_labels[EKS_GPU_LABEL] = "nvidia-" + model.name.lower()
         plans.append(plan)
     return plans

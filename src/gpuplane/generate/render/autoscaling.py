@@ -9,14 +9,19 @@ flags replace a deployment.
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from gpuplane.generate.components import component
 from gpuplane.generate.plan import NVIDIA_GPU, PoolPlan
 from gpuplane.generate.render.base import Bundle, HelmRelease, meta
 
 KARPENTER = component("karpenter")
-CLUSTER_AUTOSCALER = component("cluster-autoscaler")
+# The Cluster Autoscaler is pinned per Kubernetes minor: data/cluster_autoscaler.yaml.
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 NODECLASS = "gpu"
 
 
@@ -189,9 +194,20 @@ def _ca_flags(bundle: Bundle) -> list[str]:
     return flags
 
 
-def _cluster_autoscaler(bundle: Bundle) -> None:
-    bp = bundle.blueprint
-    a = bp.autoscaling
+@functools.cache
+def ca_releases() -> dict[str, Any]:
+    """The Cluster Autoscaler chart and image per Kubernetes minor (``data/cluster_autoscaler.yaml``)."""
+    data = yaml.load((DATA_DIR / "cluster_autoscaler.yaml").read_text(), Loader=yaml.CSafeLoader)
+    return dict(data)
+
+
+def ca_release(minor: str) -> tuple[str, str] | None:
+    """(chart version, image tag) for a Kubernetes minor such as ``1.33``, or None when CA has none."""
+    row = ca_releases()["releases"].get(minor)
+    return (str(row[0]), str(row[1])) if row else None
+
+
+def _ca_common_decisions(bundle: Bundle) -> None:
     bundle.decide(
         "autoscaling",
         "autoscaling.provisioner",
@@ -208,76 +224,217 @@ def _cluster_autoscaler(bundle: Bundle) -> None:
         "would give up on nodes that are still installing the driver",
         "platform.md §2.2",
     )
+
+
+def _gke_node_pools(bundle: Bundle) -> None:
+    bp = bundle.blueprint
+    operator_driver = bp.driver.managed_by == "operator"
+    # gpu-driver-version=disabled leaves the driver to the operator, which needs Ubuntu nodes (GKE "Run
+    # GPUs in Standard node pools", "Manually install NVIDIA GPU drivers"; NVIDIA GPU Operator GKE guide).
+    driver = "disabled" if operator_driver else "latest"
+    image = " --image-type=UBUNTU_CONTAINERD" if operator_driver else ""
     for plan in bundle.plans:
         pool = plan.pool
         labels = ",".join(f"{k}={v}" for k, v in plan.node_labels().items())
         taints = ",".join(f"{t.key}={t.value or 'present'}:{t.effect}" for t in pool.taints)
-        if bp.provider == "gke":
-            gke_name = _gke_accelerator(plan)
-            zones = f" --node-locations={','.join(pool.zones)}" if pool.zones else ""
-            bundle.note(
-                "50-autoscaling",
-                (
-                    f"`gcloud container node-pools create {pool.name} --cluster={bp.cluster_name} "
-                    f"--machine-type={pool.instance_types[0]} "
-                    f"--accelerator=type={gke_name},count={plan.gpus_per_node},gpu-driver-version=latest "
-                    f"--enable-autoscaling --min-nodes={pool.min_nodes} --max-nodes={pool.max_nodes}{zones} "
-                    f"--disk-size={pool.root_volume_gi} --node-labels={labels},gke-no-default-nvidia-gpu-device-plugin=true "
-                    f"--node-taints={taints}`"
-                ),
-            )
+        gke_name = _gke_accelerator(plan)
+        zones = f" --node-locations={','.join(pool.zones)}" if pool.zones else ""
+        placement = " --placement-type=COMPACT" if pool.workload == "training" and pool.max_nodes > 1 else ""
+        bundle.note(
+            "50-autoscaling",
+            (
+                f"`gcloud container node-pools create {pool.name} --cluster={bp.cluster_name} "
+                f"--machine-type={pool.instance_types[0]} "
+                f"--accelerator=type={gke_name},count={plan.gpus_per_node},gpu-driver-version={driver}{image} "
+                f"--enable-autoscaling --min-nodes={pool.min_nodes} --max-nodes={pool.max_nodes}{zones}{placement} "
+                f"--disk-size={pool.root_volume_gi} --node-labels={labels},gke-no-default-nvidia-gpu-device-plugin=true "
+                f"--node-taints={taints}`"
+            ),
+        )
+    bundle.note(
+        "50-autoscaling",
+        f"`gcloud container clusters update {bp.cluster_name} "
+        "--autoscaling-profile=optimize-utilization` (GKE runs the cluster autoscaler itself)",
+    )
+    bundle.decide(
+        "autoscaling",
+        "provider gke",
+        "GKE node-pool autoscaling",
+        "GKE runs the cluster autoscaler in its control plane; node pools are autoscaled with "
+        "--enable-autoscaling instead of a cluster-autoscaler Deployment",
+        "GKE cluster autoscaler docs",
+    )
+    bundle.decide(
+        "autoscaling",
+        "driver.managed_by (gke)",
+        f"gpu-driver-version={driver}",
+        "the operator installs the driver on Ubuntu node pools created without GKE's driver"
+        if operator_driver
+        else "GKE installs the driver; the operator runs with driver.enabled=false",
+        "GKE 'Run GPUs in Standard node pools'; NVIDIA GPU Operator with Google GKE",
+    )
+
+
+def _aks_tag_key(key: str) -> str:
+    """An Azure tag name for a label or taint key: ``/`` becomes ``_`` and ``_`` becomes ``~2``
+    (kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure/README.md, node-template tags)."""
+    return key.replace("_", "~2").replace("/", "_")
+
+
+def _aks(bundle: Bundle) -> None:
+    bp = bundle.blueprint
+    a = bp.autoscaling
+    operator_driver = bp.driver.managed_by == "operator"
+    for plan in bundle.plans:
+        pool = plan.pool
+        labels = " ".join(f"{k}={v}" for k, v in plan.node_labels().items())
+        taints = ",".join(f"{t.key}={t.value or 'present'}:{t.effect}" for t in pool.taints)
+        zones = f" --zones {' '.join(pool.zones)}" if pool.zones else ""
+        # --gpu-driver none: AKS skips its driver so the operator's driver container owns it (Microsoft
+        # Learn "Use the NVIDIA GPU Operator on AKS"; Azure CLI >= 2.72.2).
+        driver = " --gpu-driver none" if operator_driver else ""
+        if a.aks_mode == "node-pool":
+            scale = f"--enable-cluster-autoscaler --min-count {pool.min_nodes} --max-count {pool.max_nodes}"
         else:
+            scale = f"--node-count {pool.min_nodes}"
+        bundle.note(
+            "50-autoscaling",
+            f"`az aks nodepool add --resource-group {a.azure_resource_group} --cluster-name {bp.cluster_name} "
+            f"--name {pool.name.replace('-', '')[:12]} --node-vm-size {pool.instance_types[0]} {scale}{zones}"
+            f"{driver} --node-osdisk-size {pool.root_volume_gi} --labels {labels} --node-taints {taints}`",
+        )
+        if a.aks_mode == "self-managed":
             tags = [
-                "k8s.io/cluster-autoscaler/enabled=true",
-                f"k8s.io/cluster-autoscaler/{bp.cluster_name}=owned",
-                f"k8s.io/cluster-autoscaler/node-template/resources/{NVIDIA_GPU}={plan.gpus_per_node}",
-                f"k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage={pool.root_volume_gi}G",
+                "k8s.io_cluster-autoscaler_enabled=true",
+                f"k8s.io_cluster-autoscaler_{bp.cluster_name}=owned",
+                f"min={pool.min_nodes}",
+                f"max={pool.max_nodes}",
+                f"k8s.io_cluster-autoscaler_node-template_resources_{_aks_tag_key(NVIDIA_GPU)}={plan.gpus_per_node}",
             ]
             tags += [
-                f"k8s.io/cluster-autoscaler/node-template/label/{k}={v}"
+                f"k8s.io_cluster-autoscaler_node-template_label_{_aks_tag_key(k)}={v}"
                 for k, v in plan.node_labels().items()
             ]
             tags += [
-                f"k8s.io/cluster-autoscaler/node-template/taint/{t.key}={t.value or 'present'}:{t.effect}"
+                f"k8s.io_cluster-autoscaler_node-template_taint_{_aks_tag_key(t.key)}={t.value or 'present'}:{t.effect}"
                 for t in pool.taints
             ]
             bundle.note(
                 "50-autoscaling",
-                f"node group `{pool.name}` (min {pool.min_nodes}, max {pool.max_nodes}): "
-                "tags " + ", ".join(f"`{t}`" for t in tags),
+                f"scale set of node pool `{pool.name}`: tags " + ", ".join(f"`{t}`" for t in tags),
             )
-    if bp.provider == "gke":
+    if a.aks_mode == "node-pool":
         bundle.note(
             "50-autoscaling",
-            f"`gcloud container clusters update {bp.cluster_name} "
-            "--autoscaling-profile=optimize-utilization` (GKE runs the cluster autoscaler itself)",
+            f"`az aks update --resource-group {a.azure_resource_group} --name {bp.cluster_name} "
+            "--cluster-autoscaler-profile scale-down-unneeded-time=30m max-node-provision-time=25m "
+            "balance-similar-node-groups=true expander=least-waste`",
         )
         bundle.decide(
             "autoscaling",
-            "provider gke",
-            "GKE node-pool autoscaling",
-            "GKE runs the cluster autoscaler in its control plane; node pools are autoscaled with "
-            "--enable-autoscaling instead of a cluster-autoscaler Deployment",
-            "GKE cluster autoscaler docs",
+            "provider aks",
+            "AKS node-pool cluster autoscaler",
+            "AKS runs the cluster autoscaler for node pools created with --enable-cluster-autoscaler and "
+            "min/max counts; a self-managed Deployment would compete with it",
+            "kubernetes/autoscaler cloudprovider/azure/README.md 'AKS Autoscaler'; Microsoft Learn AKS cluster autoscaler",
         )
         return
-    cloud = {"eks": "aws", "aks": "azure"}[bp.provider]
-    minor = bp.kubernetes_version
+    _self_managed_release(
+        bundle,
+        {
+            "cloudProvider": "azure",
+            "autoDiscovery": {"clusterName": bp.cluster_name},
+            "azureResourceGroup": a.azure_resource_group,
+            "azureSubscriptionID": a.azure_subscription_id,
+            "azureTenantID": a.azure_tenant_id,
+            "azureClientID": a.azure_client_id,
+            "azureUseWorkloadIdentityExtension": True,
+            "azureVMType": "vmss",
+            "podLabels": {"azure.workload.identity/use": "true"},
+            "rbac": {
+                "serviceAccount": {"annotations": {"azure.workload.identity/client-id": a.azure_client_id}}
+            },
+        },
+    )
+    bundle.decide(
+        "autoscaling",
+        "autoscaling.aks_mode",
+        "self-managed",
+        "a cluster-autoscaler Deployment discovers the node pools' scale sets by their "
+        "k8s.io_cluster-autoscaler_* tags (underscores: Azure tag names cannot hold '/') and reads min/max "
+        "from their min and max tags; AKS's own autoscaler must stay off for those pools",
+        "kubernetes/autoscaler cloudprovider/azure/README.md; charts/cluster-autoscaler values.yaml azure*",
+    )
+
+
+def _eks(bundle: Bundle) -> None:
+    bp = bundle.blueprint
+    a = bp.autoscaling
+    for plan in bundle.plans:
+        pool = plan.pool
+        tags = [
+            "k8s.io/cluster-autoscaler/enabled=true",
+            f"k8s.io/cluster-autoscaler/{bp.cluster_name}=owned",
+            f"k8s.io/cluster-autoscaler/node-template/resources/{NVIDIA_GPU}={plan.gpus_per_node}",
+            f"k8s.io/cluster-autoscaler/node-template/resources/ephemeral-storage={pool.root_volume_gi}G",
+        ]
+        tags += [
+            f"k8s.io/cluster-autoscaler/node-template/label/{k}={v}" for k, v in plan.node_labels().items()
+        ]
+        tags += [
+            f"k8s.io/cluster-autoscaler/node-template/taint/{t.key}={t.value or 'present'}:{t.effect}"
+            for t in pool.taints
+        ]
+        bundle.note(
+            "50-autoscaling",
+            f"node group `{pool.name}` (min {pool.min_nodes}, max {pool.max_nodes}; node labels "
+            + ", ".join(f"`{k}={v}`" for k, v in plan.node_labels().items())
+            + "): tags "
+            + ", ".join(f"`{t}`" for t in tags),
+        )
+    _self_managed_release(
+        bundle,
+        {
+            "cloudProvider": "aws",
+            "awsRegion": bp.region,
+            "autoDiscovery": {"clusterName": bp.cluster_name},
+            "rbac": {"serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": a.iam_role_arn}}},
+        },
+    )
+    bundle.decide(
+        "autoscaling",
+        "provider eks",
+        f"awsRegion {bp.region}, IRSA role, k8s.amazonaws.com/accelerator node label",
+        "the chart's awsRegion defaults to us-east-1; the controller calls the Auto Scaling API with the IRSA "
+        "role; CA treats a node carrying k8s.amazonaws.com/accelerator but no allocatable GPU yet as not "
+        "ready instead of scaling up again while the driver loads",
+        "kubernetes/autoscaler charts/cluster-autoscaler/values.yaml (awsRegion, rbac.serviceAccount.annotations); "
+        "cloudprovider/aws/aws_cloud_provider.go GPULabel",
+    )
+
+
+def _self_managed_release(bundle: Bundle, cloud_values: dict[str, Any]) -> None:
+    bp = bundle.blueprint
+    release = ca_release(bp.kubernetes_version)
+    assert release is not None  # guaranteed by check_blueprint
+    chart, image = release
+    values = {
+        **cloud_values,
+        "image": {"tag": image},
+        "extraArgs": {f.split("=", 1)[0].lstrip("-"): f.split("=", 1)[1] for f in _ca_flags(bundle)},
+    }
     bundle.releases.append(
         HelmRelease(
             release="cluster-autoscaler",
             chart="cluster-autoscaler",
             repo="https://kubernetes.github.io/autoscaler",
-            version=CLUSTER_AUTOSCALER.version,
+            version=chart,
             namespace="kube-system",
             order=5,
-            values={
-                "cloudProvider": cloud,
-                "autoDiscovery": {"clusterName": bp.cluster_name},
-                "image": {"tag": f"v{minor}.0"},
-                "extraArgs": {f.split("=", 1)[0].lstrip("-"): f.split("=", 1)[1] for f in _ca_flags(bundle)},
-            },
-            source=CLUSTER_AUTOSCALER.source,
+            values=values,
+            source=f"kubernetes/autoscaler chart {chart} (appVersion {image.rsplit('.', 1)[0].lstrip('v')}.x); "
+            f"image {image}, the newest patch of the cluster's minor; {ca_releases()['source']}, "
+            f"checked {ca_releases()['checked']}",
         )
     )
     bundle.add(
@@ -293,10 +450,22 @@ def _cluster_autoscaler(bundle: Bundle) -> None:
             },
         },
     )
-    if a.gpu_limit is not None:
+    if bp.autoscaling.gpu_limit is not None:
         bundle.note(
-            "50-autoscaling", f"cap: the node groups' max sizes add up to the GPU limit {a.gpu_limit}"
+            "50-autoscaling",
+            f"cap: the node groups' max sizes add up to the GPU limit {bp.autoscaling.gpu_limit}",
         )
+
+
+def _cluster_autoscaler(bundle: Bundle) -> None:
+    _ca_common_decisions(bundle)
+    provider = bundle.blueprint.provider
+    if provider == "gke":
+        _gke_node_pools(bundle)
+    elif provider == "aks":
+        _aks(bundle)
+    else:
+        _eks(bundle)
 
 
 def render(bundle: Bundle) -> None:

@@ -70,8 +70,10 @@ def operator_values(bundle: Bundle) -> dict[str, Any]:
     }
     if has_mig:
         values["migManager"]["config"] = {"create": False, "default": "all-disabled", "name": MIG_PARTED_CM}
-    if bp.provider == "gke":
+    if bp.provider == "gke" and bp.driver.managed_by == "preinstalled":
         # GKE installs the driver under /home/kubernetes/bin/nvidia; the operator must look there.
+        # With the operator's own driver (node pools with gpu-driver-version=disabled, Ubuntu) the
+        # default host paths apply (NVIDIA GPU Operator with Google GKE, "NVIDIA Driver Manager").
         values["hostPaths"] = {"driverInstallDir": GKE_DRIVER_DIR}
         values["toolkit"]["installDir"] = GKE_DRIVER_DIR
     return values
@@ -111,6 +113,40 @@ def _clusterpolicy(values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+# Operand pods per GPU node the quota must leave room for (driver, toolkit, device plugin, GFD,
+# DCGM exporter, validator, MIG manager, NFD worker ...), plus the operator and NFD master.
+OPERAND_PODS_PER_NODE = 12
+
+
+def critical_pod_quota(bundle: Bundle) -> dict[str, Any]:
+    """The ResourceQuota that lets GKE admit the operator's critical-priority pods in its namespace.
+
+    GKE configures the ResourceQuota admission plugin with ``limitedResources`` covering the
+    ``system-node-critical`` / ``system-cluster-critical`` PriorityClasses (Kubernetes docs,
+    "Resource Quotas" > "Limit Priority Class consumption by default"): a pod using one of them is
+    refused in any namespace without a quota whose ``scopeSelector`` matches that class. The
+    operator's operands use ``system-node-critical``; NVIDIA's GKE guide creates this quota in the
+    operator namespace before installing the chart (gpu-operator docs "NVIDIA GPU Operator with
+    Google GKE", "Create a resource quota"; Google "Manage the GPU stack with the NVIDIA GPU
+    Operator on GKE").
+    """
+    nodes = sum(p.pool.max_nodes for p in bundle.plans)
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": meta("gpu-operator-critical-pods", OPERATOR_NS),
+        "spec": {
+            "hard": {"pods": str(OPERAND_PODS_PER_NODE * nodes + 20)},
+            "scopeSelector": {
+                "matchExpressions": [
+                    {"operator": "In", "scopeName": "PriorityClass", "values": list(CRITICAL_PRIORITY_CLASSES)}
+                ]
+            },
+        },
+    }
+
+
 def render(bundle: Bundle) -> None:
     bp = bundle.blueprint
     bundle.add(
@@ -122,6 +158,16 @@ def render(bundle: Bundle) -> None:
             "metadata": meta(OPERATOR_NS, labels={"pod-security.kubernetes.io/enforce": "privileged"}),
         },
     )
+    if bp.provider == "gke":
+        bundle.add("00-namespaces", critical_pod_quota(bundle))
+        bundle.decide(
+            "gpu-operator",
+            "provider gke",
+            "ResourceQuota gpu-operator-critical-pods (PriorityClass system-node-critical, system-cluster-critical)",
+            "GKE admits pods of the critical PriorityClasses only in namespaces holding a quota scoped to "
+            "them; without it the operator's DaemonSets create no pods outside kube-system",
+            "Kubernetes docs 'Limit Priority Class consumption by default'; NVIDIA GPU Operator GKE guide",
+        )
     values = operator_values(bundle)
     bundle.releases.append(
         HelmRelease(
@@ -181,7 +227,7 @@ def render(bundle: Bundle) -> None:
         "nvidia.com/device-plugin.config label and unlabelled nodes get the unshared default",
         "nvidia-gpu-stack.md §1.3",
     )
-    if bp.provider == "gke":
+    if bp.provider == "gke" and bp.driver.managed_by == "preinstalled":
         bundle.decide(
             "gpu-operator",
             "provider gke",

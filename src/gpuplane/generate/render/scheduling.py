@@ -29,6 +29,7 @@ KUEUE = component("kueue")
 SCHED_PLUGINS_VERSION = component("scheduler-plugins").version
 SCHED_PLUGINS_NAME = "scheduler-plugins-scheduler"
 SCHED_PLUGINS_NS = "scheduler-plugins"
+SCHED_PLUGINS_CONTROLLER = "scheduler-plugins-controller"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 
 
@@ -51,8 +52,12 @@ def tenant_gpu_resources(bundle: Bundle, tenant_index: int) -> dict[str, int]:
 
 # --- Volcano -----------------------------------------------------------------------------------
 
+# ``reclaim`` is added to the chart's default actions: Queue ``spec.reclaimable`` is read only by
+# the reclaim action (volcano v1.15.1 pkg/scheduler/actions/reclaim/reclaim.go, ``q.Reclaimable()``),
+# so without it a production queue never takes back the GPUs it lent to research and batch
+# queues (order as in volcano docs/user-guide/how_to_use_capacity_plugin.md).
 VOLCANO_CONF = {
-    "actions": "enqueue, allocate, backfill",
+    "actions": "enqueue, allocate, backfill, reclaim",
     "tiers": [
         {
             "plugins": [
@@ -259,6 +264,7 @@ def _coscheduling(bundle: Bundle) -> None:
             },
         },
     )
+    _coscheduling_controller(bundle)
     bundle.shared["crd_urls"].append(
         f"https://raw.githubusercontent.com/kubernetes-sigs/scheduler-plugins/{SCHED_PLUGINS_VERSION}/"
         "config/crd/bases/scheduling.x-k8s.io_podgroups.yaml"
@@ -270,6 +276,100 @@ def _coscheduling(bundle: Bundle) -> None:
         "a second scheduler whose Permit stage holds a PodGroup's pods until minMember fit; the default "
         "scheduler keeps serving everything else",
         "scheduling.md §4.3",
+    )
+
+
+def _coscheduling_controller(bundle: Bundle) -> None:
+    """The scheduler-plugins controller: it drives each PodGroup's status (Pending -> Scheduling ->
+    Running -> Finished/Failed, running/succeeded/failed counts; scheduler-plugins v0.34.7
+    ``pkg/controllers/podgroup_controller.go`` Reconcile). The scheduler never writes it, so
+    without the controller no PodGroup ever reports that its gang ran or failed.
+
+    Objects as kubernetes-sigs/scheduler-plugins v0.34.7 installs them
+    (``manifests/install/charts/as-a-second-scheduler``: ``controller`` values, the
+    ``scheduler-plugins-controller`` ClusterRole in ``templates/rbac.yaml``, the controller
+    Deployment in ``templates/deployment.yaml``).
+    """
+    ns = SCHED_PLUGINS_NS
+    name = SCHED_PLUGINS_CONTROLLER
+    labels = {"app.kubernetes.io/name": name}
+    bundle.add("30-scheduling", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(name, ns)})
+    bundle.add(
+        "30-scheduling",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": meta(name),
+            "rules": [
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+                {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+                {
+                    "apiGroups": ["coordination.k8s.io"],
+                    "resources": ["leases"],
+                    "verbs": ["create", "get", "update"],
+                },
+                {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch"]},
+                {
+                    "apiGroups": ["scheduling.x-k8s.io"],
+                    "resources": ["podgroups", "elasticquotas", "podgroups/status", "elasticquotas/status"],
+                    "verbs": ["get", "list", "watch", "create", "delete", "update", "patch"],
+                },
+            ],
+        },
+    )
+    bundle.add(
+        "30-scheduling",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": meta(name),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
+        },
+    )
+    bundle.add(
+        "30-scheduling",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": meta(name, ns, labels),
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "serviceAccountName": name,
+                        "priorityClassName": "system-cluster-critical",
+                        "containers": [
+                            {
+                                "name": "controller",
+                                "image": f"registry.k8s.io/scheduler-plugins/controller:{SCHED_PLUGINS_VERSION}",
+                                "imagePullPolicy": "IfNotPresent",
+                                "resources": {
+                                    "requests": {"cpu": "50m", "memory": "128Mi"},
+                                    "limits": {"memory": "512Mi"},
+                                },
+                                "securityContext": {
+                                    "allowPrivilegeEscalation": False,
+                                    "runAsNonRoot": True,
+                                    "runAsUser": 65532,
+                                },
+                            }
+                        ],
+                    },
+                },
+            },
+        },
+    )
+    bundle.decide(
+        "scheduling",
+        "scheduler.name coscheduling",
+        f"{name} {SCHED_PLUGINS_VERSION}",
+        "the PodGroup controller maintains PodGroup status (phase and pod counts); the scheduler never "
+        "writes it, so without the controller a gang's progress and failure are invisible",
+        "kubernetes-sigs/scheduler-plugins pkg/controllers/podgroup_controller.go; "
+        "manifests/install/charts/as-a-second-scheduler",
     )
 
 
@@ -285,8 +385,61 @@ def _host_quota(plan: PoolPlan, units: int) -> tuple[str, str]:
     return share.cpu, share.memory
 
 
+# The chart's default integrations (kueue v0.19.2 charts/kueue/values.yaml,
+# managerConfig.controllerManagerConfigYaml ``integrations.frameworks``): kubeflow.org/pytorchjob is
+# commented out there, so a PyTorchJob's queue-name label is ignored and the job runs unadmitted.
+KUEUE_DEFAULT_FRAMEWORKS = (
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/rayservice",
+    "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+KUEUE_KIND_FRAMEWORK = {"pytorchjob": "kubeflow.org/pytorchjob"}
+
+
+def kueue_values(bundle: Bundle) -> dict[str, Any]:
+    """Chart values: the manager configuration with every framework the templates use enabled.
+
+    The chart takes the whole configuration as one string, so it is written out in full: the
+    chart's defaults (health, metrics and webhook ports, leader election) plus the integrations.
+    """
+    kinds = {w.kind for w in bundle.blueprint.workloads.training}
+    extra = sorted(KUEUE_KIND_FRAMEWORK[k] for k in kinds if k in KUEUE_KIND_FRAMEWORK)
+    if not extra:
+        return {}
+    config = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "integrations": {"frameworks": [*KUEUE_DEFAULT_FRAMEWORKS, *extra]},
+    }
+    text = yaml.dump(config, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False)
+    return {"managerConfig": {"controllerManagerConfigYaml": text}}
+
+
 def _kueue(bundle: Bundle) -> None:
     bp = bundle.blueprint
+    values = kueue_values(bundle)
+    if values:
+        bundle.decide(
+            "scheduling",
+            "kueue integrations",
+            "kubeflow.org/pytorchjob enabled",
+            "the chart's default configuration leaves the PyTorchJob integration off: the job's queue-name "
+            "label would be ignored and it would run without admission",
+            "kubernetes-sigs/kueue v0.19.2 charts/kueue/values.yaml integrations.frameworks",
+        )
     bundle.releases.append(
         HelmRelease(
             release="kueue",
@@ -294,7 +447,7 @@ def _kueue(bundle: Bundle) -> None:
             repo="oci://registry.k8s.io/kueue/charts",
             version=KUEUE.version,
             namespace="kueue-system",
-            values={},
+            values=values,
             order=20,
             source=KUEUE.source,
         )

@@ -241,6 +241,21 @@ def launch_command(w: TrainingTemplate, role: str = "worker") -> list[str]:
     ]
 
 
+def mpijob_gang_minimum(w: TrainingTemplate) -> int:
+    """Pods the MPIJob's gang must hold before it may run: the workers only.
+
+    With ``launcherCreationPolicy: WaitForWorkersReady`` mpi-operator creates the launcher Job
+    only once every worker pod is Ready (kubeflow/mpi-operator v0.8.0
+    ``pkg/controller/mpi_job_controller.go`` syncHandler: ``LauncherCreationPolicyAtStartup ||
+    countReadyWorkerPods(worker) == len(worker)``), while the PodGroup it creates for Volcano or
+    scheduler-plugins takes ``minMember`` from ``schedulingPolicy.minAvailable``, defaulting to
+    workers + 1 (``pkg/controller/podgroup.go`` calculateMinAvailable). A gang of workers + 1
+    therefore waits for a launcher that is only created after the gang runs: the job never
+    starts (kubeflow/mpi-operator#608). The launcher joins the running group afterwards.
+    """
+    return w.workers
+
+
 def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
     plan = bundle.plan(w.pool)
     labels = {"app.kubernetes.io/name": w.name}
@@ -388,7 +403,7 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
             },
         }
         if bundle.blueprint.scheduler.name == "volcano":
-            spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": w.workers + 1, "queue": w.tenant}
+            spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": mpijob_gang_minimum(w), "queue": w.tenant}
         out.append(
             {
                 "apiVersion": "kubeflow.org/v2beta1",
@@ -492,10 +507,16 @@ def _inference(bundle: Bundle, w: InferenceTemplate) -> list[dict[str, Any]]:
             "labelSelector": {"matchLabels": labels},
         },
     ]
+    deploy_labels = dict(labels)
+    if bundle.blueprint.scheduler.name == "kueue":
+        # Kueue admits a Deployment's pods only through the LocalQueue named by this label on the
+        # Deployment's metadata (kueue v0.19.2 site/content/en/docs/tasks/run/deployment.md, "Queue
+        # selection"); without it the serving ClusterQueue's quota is never used.
+        deploy_labels["kueue.x-k8s.io/queue-name"] = w.tenant
     deploy = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": meta(w.name, w.tenant, labels),
+        "metadata": meta(w.name, w.tenant, deploy_labels),
         "spec": {
             "replicas": w.min_replicas,
             "selector": {"matchLabels": labels},

@@ -69,6 +69,20 @@ def _pods(ps: PodSet) -> int:
     return ps.resume_count if ps.suspended else ps.count
 
 
+def launcher_waits_for_workers(ps: PodSet) -> bool:
+    """An MPIJob launcher created only after every worker is Ready (``launcherCreationPolicy:
+    WaitForWorkersReady``; kubeflow/mpi-operator v0.8.0 ``pkg/controller/mpi_job_controller.go``
+    syncHandler). It is not there while the gang is being placed, so it does not count towards
+    the pods the gang minimum must cover."""
+    src = ps.source
+    return (
+        src.kind == "MPIJob"
+        and src.group == "kubeflow.org"
+        and ps.name == "launcher"
+        and src.get("spec", "launcherCreationPolicy") == "WaitForWorkersReady"
+    )
+
+
 def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath, int, int, str, bool]]:
     """Every explicit gang minimum in the input: (object, field, min, pods, what, elastic).
 
@@ -104,13 +118,16 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
             if gang is None or gang.min_member is None or as_int(src.get(*path), None) is None:
                 continue
             elastic = src.get("spec", "elasticPolicy") is not None
-            yield src, path, gang.min_member, sum(map(_pods, group)), "job", elastic
+            pods = sum(_pods(ps) for ps in group if not launcher_waits_for_workers(ps))
+            yield src, path, gang.min_member, pods, "job", elastic
     # PodGroup objects joined by pods of other workloads (coscheduling label / Volcano annotation).
     members: dict[tuple[str, str], int] = {}
     jobs: dict[tuple[str, str], bool] = {}
     for ps in ctx.podsets:
         gang = ps.gang
         if gang is not None and gang.name and gang.mechanism in ("coscheduling", "volcano"):
+            if launcher_waits_for_workers(ps):
+                continue
             key = (_ns(ps.source), gang.name)
             members[key] = members.get(key, 0) + ps.count
             jobs[key] = jobs.get(key, False) or kinds.is_training(ps) or ps.distributed
