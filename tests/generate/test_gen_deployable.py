@@ -94,9 +94,20 @@ def test_requests_fit_the_nodes_share(
 
 def test_training_pods_are_sized_to_the_node() -> None:
     c = _containers(_obj(_render("eks-training"), "PyTorchJob", "llm-pretrain", "prod-training"))[0]
-    assert c["resources"]["requests"] == {"cpu": "190400m", "memory": "1998Gi", "ephemeral-storage": "50Gi"}
+    # plus the node's 32 EFA interfaces (p5.48xlarge, gpu/data/fabric.yaml) for the 8-GPU rank
+    assert c["resources"]["requests"] == {
+        "cpu": "190400m",
+        "memory": "1998Gi",
+        "ephemeral-storage": "50Gi",
+        "vpc.amazonaws.com/efa": 32,
+    }
     c = _containers(_obj(_render("onprem-dgx-mig"), "Job", "resnet-ddp", "vision"))[0]
-    assert c["resources"]["requests"] == {"cpu": "222300m", "memory": "1998Gi", "ephemeral-storage": "50Gi"}
+    assert c["resources"]["requests"] == {
+        "cpu": "222300m",
+        "memory": "1998Gi",
+        "ephemeral-storage": "50Gi",
+        "rdma/rdma_shared_device_a": 1,
+    }
 
 
 def test_explicit_request_larger_than_share_is_refused() -> None:

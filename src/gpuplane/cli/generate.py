@@ -72,8 +72,9 @@ def generate(
         click.echo(format_decisions(result.bundle.decisions))
     if output is not None:
         paths = write_bundle(result.bundle, output)
+        hint = "no CRD for them in --crds" if crds_dir else "give --crds"
         unchecked = (
-            f"; not schema-checked (give --crds): {', '.join(result.unchecked_kinds)}"
+            f"; not schema-checked ({hint}): {', '.join(result.unchecked_kinds)}"
             if result.unchecked_kinds
             else ""
         )

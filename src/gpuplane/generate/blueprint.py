@@ -120,6 +120,21 @@ class Driver(_Model):
     version: str | None = Field(default=None, description="driver container tag when the operator manages it")
 
 
+class Network(_Model):
+    """The fabric multi-node training uses between nodes (NCCL falls back to TCP sockets without one)."""
+
+    fabric: Literal["auto", "efa", "infiniband", "roce", "gpudirect-tcpx", "none"] = Field(
+        default="auto",
+        description="auto: from the instance types (EFA on AWS, InfiniBand on Azure ND-series; on-prem: none, "
+        "give it); applied to the pools that run multi-node training",
+    )
+    roce_interface: str | None = Field(
+        default=None,
+        pattern=r"^[a-zA-Z0-9._-]{1,15}$",
+        description="roce: the host network device of the RoCE port (macvlan master of the pods' RDMA network)",
+    )
+
+
 class Scheduler(_Model):
     name: Literal["default", "volcano", "coscheduling", "kueue"] = "default"
 
@@ -290,6 +305,7 @@ class Blueprint(_Model):
     gpu_pools: list[GpuPool] = Field(min_length=1)
     driver: Driver = Field(default_factory=Driver)
     scheduler: Scheduler = Field(default_factory=Scheduler)
+    network: Network = Field(default_factory=Network)
     tenants: list[Tenant] = Field(default_factory=list)
     autoscaling: Autoscaling = Field(default_factory=Autoscaling)
     storage: Storage = Field(default_factory=Storage)

@@ -449,7 +449,9 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
         # The chart's awsRegion defaults to us-east-1 (kubernetes/autoscaler charts/cluster-autoscaler
         # values.yaml "awsRegion -- AWS region (required if cloudProvider=aws)").
         if bp.region is None:
-            problems.append("region: the Cluster Autoscaler on EKS needs the cluster's AWS region (awsRegion)")
+            problems.append(
+                "region: the Cluster Autoscaler on EKS needs the cluster's AWS region (awsRegion)"
+            )
         if a.iam_role_arn is None:
             problems.append(
                 "autoscaling.iam_role_arn: the Cluster Autoscaler needs an IAM role allowed to describe and resize "
@@ -468,7 +470,9 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
         problems.append(f"autoscaling.aks_mode: self-managed applies to provider aks, not {bp.provider}")
     if a.provisioner == "cluster-autoscaler" and bp.provider == "aks":
         if a.azure_resource_group is None:
-            problems.append("autoscaling.azure_resource_group: AKS node pools are created in the cluster's resource group")
+            problems.append(
+                "autoscaling.azure_resource_group: AKS node pools are created in the cluster's resource group"
+            )
         if a.aks_mode == "self-managed":
             for key in ("azure_subscription_id", "azure_tenant_id", "azure_client_id"):
                 if getattr(a, key) is None:
@@ -500,6 +504,44 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
             problems.append(f"gpu_pools[{i}].name: duplicate pool {name}")
 
 
+def _check_network(bp: Blueprint, problems: list[str]) -> None:
+    """The fabric the blueprint names must exist on the pools that run multi-node training."""
+    from gpuplane.generate.plan import catalog_fabric, multi_node_pools
+
+    fabric = bp.network.fabric
+    if fabric in ("auto", "none"):
+        return
+    where = "network.fabric"
+    if fabric == "gpudirect-tcpx":
+        problems.append(
+            f"{where}: gpudirect-tcpx is not rendered by gpuplane (it needs GKE multi-networking, the per-pod "
+            "tcpx receive-datapath sidecar and the NCCL plugin installer); use none and follow Google's "
+            "GPUDirect-TCPX guide"
+        )
+        return
+    if fabric == "efa" and bp.provider != "eks":
+        problems.append(f"{where}: EFA exists on AWS only, not {bp.provider}")
+        return
+    if fabric in ("infiniband", "roce") and bp.provider in ("eks", "gke"):
+        problems.append(f"{where}: {bp.provider} offers no {fabric} to pods; use auto (EFA on AWS) or none")
+        return
+    if fabric == "roce" and bp.network.roce_interface is None:
+        problems.append(
+            "network.roce_interface: roce needs the host device of the RoCE port (macvlan master)"
+        )
+    pools = multi_node_pools(bp)
+    for i, pool in enumerate(bp.gpu_pools):
+        if pool.name not in pools or bp.provider == "on-prem":
+            continue
+        have = catalog_fabric(pool)[0]
+        if have != fabric:
+            kinds = ", ".join(pool.instance_types)
+            problems.append(
+                f"gpu_pools[{i}].instance_types: {kinds} carry {have if have != 'none' else 'no'} fabric, but "
+                f"network.fabric is {fabric} and the pool runs multi-node training (gpu/data/fabric.yaml)"
+            )
+
+
 def check_blueprint(bp: Blueprint) -> tuple[list[str], dict[str, list[dict[str, int]]]]:
     """All contradictions (field first) and the per-GPU MIG layouts of every MIG pool."""
     problems: list[str] = []
@@ -510,4 +552,5 @@ def check_blueprint(bp: Blueprint) -> tuple[list[str], dict[str, list[dict[str, 
     _check_tenants(bp, problems, mig)
     _check_storage(bp, problems)
     _check_workloads(bp, problems, mig)
+    _check_network(bp, problems)
     return problems, mig

@@ -17,6 +17,7 @@ from gpuplane.generate.render import (
     autoscaling,
     controllers,
     mig,
+    network,
     operator,
     scheduling,
     sharing,
@@ -27,7 +28,18 @@ from gpuplane.generate.render import (
 from gpuplane.generate.render.base import Bundle
 from gpuplane.generate.validate import CrdSchemas, validate_objects
 
-RENDERERS = (operator, controllers, sharing, mig, scheduling, tenancy, autoscaling, storage, workloads)
+RENDERERS = (
+    operator,
+    controllers,
+    sharing,
+    mig,
+    network,
+    scheduling,
+    tenancy,
+    autoscaling,
+    storage,
+    workloads,
+)
 
 
 @dataclass(slots=True)

@@ -37,6 +37,10 @@ class PoolPlan:
     mig_config: str | None = None
     # Labels the provider's tooling needs on the pool's nodes (e.g. the EKS GPU label CA reads).
     provider_labels: dict[str, str] = field(default_factory=dict)
+    # Fabric of the pool's multi-node training: efa / infiniband / roce / none (see fabric_of).
+    fabric: str = "none"
+    fabric_interfaces: int = 0
+    fabric_device_rdma: bool = False
 
     @property
     def name(self) -> str:
@@ -94,6 +98,47 @@ def gpus_per_node(pool: GpuPool) -> int | None:
     return counts.pop() if len(counts) == 1 else None
 
 
+def multi_node_pools(bp: Blueprint) -> set[str]:
+    """Unshared pools that run a training template with more than one worker (ranks on several nodes).
+
+    Shared pools (MIG, time-slicing, MPS) are left out: MIG instances support neither GPUDirect P2P
+    nor GPUDirect RDMA (NVIDIA MIG User Guide, "Application Considerations"), so a fabric there
+    buys nothing.
+    """
+    unshared = {p.name for p in bp.gpu_pools if p.sharing.mode == "none"}
+    return {w.pool for w in bp.workloads.training if w.workers > 1 and w.pool in unshared}
+
+
+def catalog_fabric(pool: GpuPool) -> tuple[str, int, bool]:
+    """(fabric, interfaces per node, device RDMA) every instance type of the pool carries, else none."""
+    from gpuplane.gpu.fabric import instance_fabric
+
+    found = {instance_fabric(t) for t in pool.instance_types}
+    if len(found) != 1 or None in found:
+        return "none", 0, False
+    f = found.pop()
+    assert f is not None
+    return f.fabric, f.interfaces, f.device_rdma
+
+
+def fabric_of(bp: Blueprint, pool: GpuPool) -> tuple[str, int, bool]:
+    """The fabric the pool's multi-node training uses: the blueprint's choice, else the catalog's.
+
+    ``auto`` takes the instance types' fabric (gpu/data/fabric.yaml); on-prem has no instance types
+    and stays ``none`` unless the blueprint names the fabric. GPUDirect-TCPX is not rendered (the
+    per-pod receive-datapath sidecar and NCCL plugin installer are outside this generator): ``auto``
+    leaves it off and the decision table says so.
+    """
+    if pool.name not in multi_node_pools(bp) or bp.network.fabric == "none":
+        return "none", 0, False
+    fabric, n, rdma = catalog_fabric(pool)
+    if bp.network.fabric == "auto":
+        return (fabric, n, rdma) if fabric in ("efa", "infiniband") else ("none", 0, False)
+    if bp.network.fabric in ("infiniband", "roce") and fabric == "none":
+        return bp.network.fabric, 0, True
+    return bp.network.fabric, n, rdma
+
+
 def build_plans(bp: Blueprint, mig_layouts: dict[str, list[dict[str, int]]]) -> list[PoolPlan]:
     """Plans for a blueprint that passed :func:`gpuplane.generate.checks.check_blueprint`."""
     cat = catalog()
@@ -109,6 +154,7 @@ def build_plans(bp: Blueprint, mig_layouts: dict[str, list[dict[str, int]]]) -> 
         if mode == "mig":
             plan.mig_layouts = mig_layouts[pool.name]
             plan.mig_config = f"{pool.name}-mig"
+        plan.fabric, plan.fabric_interfaces, plan.fabric_device_rdma = fabric_of(bp, pool)
         if bp.provider == "eks" and bp.autoscaling.provisioner == "cluster-autoscaler":
             # CA's AWS provider reads GPU nodes by this label (kubernetes/autoscaler
             # cluster-autoscaler/cloudprovider/aws/aws_cloud_provider.go GPULabel): a node that carries it

@@ -18,6 +18,7 @@ STAGES = {
     "00-namespaces": "Namespaces (tenants and operator namespaces)",
     "10-operators": "Operators and controllers (Helm releases; CRDs come with them)",
     "20-gpu-sharing": "GPU sharing: device-plugin configs and mig-parted layouts",
+    "25-network": "Fabric for multi-node training: NicClusterPolicy and RDMA networks",
     "30-scheduling": "Scheduler and queue configuration",
     "40-tenancy": "PriorityClasses, ResourceQuotas, LimitRanges",
     "50-autoscaling": "Node autoscaling",

@@ -57,6 +57,10 @@ def operator_values(bundle: Bundle) -> dict[str, Any]:
     driver: dict[str, Any] = {"enabled": bp.driver.managed_by == "operator"}
     if bp.driver.managed_by == "operator" and bp.driver.version:
         driver["version"] = bp.driver.version
+    if bp.driver.managed_by == "operator" and any(p.fabric in ("infiniband", "roce") for p in bundle.plans):
+        # GPUDirect RDMA: the driver container loads nvidia-peermem so ConnectX ports read and write GPU
+        # memory directly (gpu-operator values.yaml driver.rdma.enabled; GPUDirect RDMA docs).
+        driver["rdma"] = {"enabled": True}
     values: dict[str, Any] = {
         "cdi": {"enabled": True},
         "daemonsets": {"tolerations": _tolerations(bundle)},
@@ -97,6 +101,8 @@ def _clusterpolicy(values: dict[str, Any]) -> dict[str, Any]:
     }
     if "version" in values["driver"]:
         spec["driver"]["version"] = values["driver"]["version"]
+    if "rdma" in values["driver"]:
+        spec["driver"]["rdma"] = dict(values["driver"]["rdma"])
     if values["migManager"].get("config"):
         spec["migManager"]["config"] = {"name": MIG_PARTED_CM, "default": "all-disabled"}
     if "hostPaths" in values:
@@ -140,7 +146,11 @@ def critical_pod_quota(bundle: Bundle) -> dict[str, Any]:
             "hard": {"pods": str(OPERAND_PODS_PER_NODE * nodes + 20)},
             "scopeSelector": {
                 "matchExpressions": [
-                    {"operator": "In", "scopeName": "PriorityClass", "values": list(CRITICAL_PRIORITY_CLASSES)}
+                    {
+                        "operator": "In",
+                        "scopeName": "PriorityClass",
+                        "values": list(CRITICAL_PRIORITY_CLASSES),
+                    }
                 ]
             },
         },

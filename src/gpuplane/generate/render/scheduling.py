@@ -403,6 +403,7 @@ KUEUE_DEFAULT_FRAMEWORKS = (
     "leaderworkerset.x-k8s.io/leaderworkerset",
 )
 KUEUE_KIND_FRAMEWORK = {"pytorchjob": "kubeflow.org/pytorchjob"}
+FABRIC_RESOURCE_PREFIX = {"efa": "vpc.amazonaws.com/efa", "infiniband": "rdma/", "roce": "rdma/"}
 
 
 def kueue_values(bundle: Bundle) -> dict[str, Any]:
@@ -413,9 +414,12 @@ def kueue_values(bundle: Bundle) -> dict[str, Any]:
     """
     kinds = {w.kind for w in bundle.blueprint.workloads.training}
     extra = sorted(KUEUE_KIND_FRAMEWORK[k] for k in kinds if k in KUEUE_KIND_FRAMEWORK)
-    if not extra:
+    fabric = sorted(
+        {FABRIC_RESOURCE_PREFIX[p.fabric] for p in bundle.plans if p.fabric in FABRIC_RESOURCE_PREFIX}
+    )
+    if not extra and not fabric:
         return {}
-    config = {
+    config: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
@@ -424,6 +428,11 @@ def kueue_values(bundle: Bundle) -> dict[str, Any]:
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "integrations": {"frameworks": [*KUEUE_DEFAULT_FRAMEWORKS, *extra]},
     }
+    if fabric:
+        # Kueue admits a workload only when every resource it requests is covered by its ClusterQueue;
+        # fabric devices are not quota, so they are excluded by prefix (kueue v0.19.2 Configuration
+        # resources.excludeResourcePrefixes, charts/kueue/values.yaml).
+        config["resources"] = {"excludeResourcePrefixes": fabric}
     text = yaml.dump(config, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False)
     return {"managerConfig": {"controllerManagerConfigYaml": text}}
 

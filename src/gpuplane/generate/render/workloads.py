@@ -36,6 +36,7 @@ from gpuplane.generate import sizing
 from gpuplane.generate.blueprint import InferenceTemplate, TrainingTemplate
 from gpuplane.generate.plan import POOL_LABEL, PoolPlan
 from gpuplane.generate.render.base import Bundle, meta
+from gpuplane.generate.render.network import pod_fabric
 from gpuplane.generate.render.scheduling import SCHED_PLUGINS_NAME
 from gpuplane.generate.render.storage import claim_names
 from gpuplane.generate.render.tenancy import priority_class
@@ -265,10 +266,22 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
         else None
     )
     out: list[dict[str, Any]] = []
+    # Multi-node ranks use the pool's fabric (render/network.py): its resource, NCCL/libfabric env.
+    fabric = pod_fabric(bundle, plan, w.gpus_per_worker, w.tenant) if w.workers > 1 else {}
+    # (plan.fabric is none for pools without multi-node training or with shared GPUs)
+    if fabric.get("annotations"):
+        ann = {**(ann or {}), **fabric["annotations"]}
 
     def pod(restart: str = "OnFailure", name: str = "trainer", role: str = "worker") -> dict[str, Any]:
         c = _container(bundle, plan, name, w.image, w.gpus_per_worker, w.cpu, w.memory)
         c["command"] = launch_command(w, role)
+        for res, n in fabric.get("resources", {}).items():
+            c["resources"]["limits"][res] = n
+            c["resources"]["requests"][res] = n
+        if fabric.get("env"):
+            c["env"] = list(fabric["env"])
+        if fabric.get("capabilities"):
+            c["securityContext"] = {"capabilities": {"add": list(fabric["capabilities"])}}
         c["_shm"] = w.shm_size
         p = _pod_spec(bundle, plan, w.tenant, c, training=True)
         p["restartPolicy"] = restart
@@ -379,6 +392,7 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
         lc = launcher["containers"][0]
         lc["resources"] = {"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "1", "memory": "2Gi"}}
         lc.pop("volumeMounts", None)
+        lc.pop("securityContext", None)
         # No GPU requested: hide the node's GPUs from the CUDA image (nvidia-gpu-stack.md §6).
         lc["env"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
         for key in ("volumes", "nodeSelector", "tolerations", "affinity"):
@@ -403,7 +417,10 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
             },
         }
         if bundle.blueprint.scheduler.name == "volcano":
-            spec["runPolicy"]["schedulingPolicy"] = {"minAvailable": mpijob_gang_minimum(w), "queue": w.tenant}
+            spec["runPolicy"]["schedulingPolicy"] = {
+                "minAvailable": mpijob_gang_minimum(w),
+                "queue": w.tenant,
+            }
         out.append(
             {
                 "apiVersion": "kubeflow.org/v2beta1",

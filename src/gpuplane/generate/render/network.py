@@ -1,0 +1,291 @@
+"""Fabric for multi-node training: the EFA device plugin, or the NVIDIA Network Operator.
+
+Without a fabric NCCL moves every all-reduce over TCP sockets on the primary interface, an order
+of magnitude below what p5, ND H100 v5 or DGX H100 nodes carry. Per fabric (the pools that run
+multi-node training, :func:`gpuplane.generate.plan.fabric_of`):
+
+- ``efa`` (AWS): the ``aws-efa-k8s-device-plugin`` chart (aws/eks-charts
+  ``stable/aws-efa-k8s-device-plugin`` v0.5.30, appVersion v0.5.20) advertises
+  ``vpc.amazonaws.com/efa``; training pods request the node's EFA interfaces in proportion to
+  their GPUs (counts per instance type in ``gpu/data/fabric.yaml``) and run libfabric's EFA
+  provider (``FI_PROVIDER=efa``; ``FI_EFA_USE_DEVICE_RDMA=1`` where the device does RDMA).
+  Karpenter attaches the EFA interfaces when the pod requests the resource
+  (karpenter-provider-aws ``pkg/providers/instance/instance.go``).
+- ``infiniband`` / ``roce`` (Azure ND-series, on-prem): the NVIDIA Network Operator chart
+  (Mellanox/network-operator v26.4.1 ``deployment/network-operator``; its NFD is turned off, the
+  GPU Operator's serves both) and a ``NicClusterPolicy`` (``mellanox.com/v1alpha1``, fields as in
+  ``example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr.yaml`` at v26.4.1): the DOCA driver and
+  the RDMA shared device plugin, whose ``rdma/rdma_shared_device_a`` pods request with
+  ``IPC_LOCK``. RoCE adds Multus, the CNI plugins and NVIDIA IPAM, and a ``MacvlanNetwork`` per
+  tenant on the RoCE port so NCCL sees the port's GIDs inside the pod.
+  GPUDirect RDMA between the NIC and GPU memory needs ``driver.rdma.enabled`` in the GPU Operator
+  (nvidia-peermem).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpuplane.generate.plan import POOL_LABEL, PoolPlan
+from gpuplane.generate.render.base import Bundle, HelmRelease, meta
+from gpuplane.gpu.fabric import EFA_RESOURCE
+
+EFA_CHART_VERSION = "v0.5.30"
+EFA_SOURCE = "aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml version v0.5.30 (appVersion v0.5.20) @ 5239609"
+NETWORK_OPERATOR_VERSION = "26.4.1"
+NETWORK_OPERATOR_NS = "nvidia-network-operator"
+NETWORK_OPERATOR_SOURCE = (
+    "Mellanox/network-operator tag v26.4.1 (deployment/network-operator/Chart.yaml; "
+    "example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr.yaml)"
+)
+DOCA_DRIVER_VERSION = "doca3.4.1-26.04-1.1.0.0-1"
+RDMA_RESOURCE_NAME = "rdma_shared_device_a"
+RDMA_RESOURCE = f"rdma/{RDMA_RESOURCE_NAME}"
+ROCE_NETWORK = "roce"
+ROCE_POOL = "roce-pool"
+MELLANOX_VENDOR = "15b3"
+
+
+def fabric_plans(bundle: Bundle, *fabrics: str) -> list[PoolPlan]:
+    return [p for p in bundle.plans if p.fabric in fabrics]
+
+
+def efa_per_pod(plan: PoolPlan, gpus: int) -> int:
+    """EFA interfaces one pod takes: its GPU share of the node's, at least one."""
+    return max(plan.fabric_interfaces * gpus // max(plan.gpus_per_node, 1), 1)
+
+
+def roce_network_name(tenant: str) -> str:
+    return f"{ROCE_NETWORK}-{tenant}"
+
+
+def pod_fabric(bundle: Bundle, plan: PoolPlan, gpus: int, tenant: str) -> dict[str, Any]:
+    """What a multi-node training pod on ``plan`` adds: resources, env, capabilities, annotations."""
+    if plan.fabric == "efa":
+        env = [{"name": "FI_PROVIDER", "value": "efa"}]
+        if plan.fabric_device_rdma:
+            env.append({"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"})
+        env.append({"name": "NCCL_DEBUG", "value": "WARN"})
+        return {"resources": {EFA_RESOURCE: efa_per_pod(plan, gpus)}, "env": env}
+    if plan.fabric in ("infiniband", "roce"):
+        env = [
+            {"name": "NCCL_IB_HCA", "value": "mlx5"},
+            {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"},
+            {"name": "NCCL_DEBUG", "value": "WARN"},
+        ]
+        out: dict[str, Any] = {"resources": {RDMA_RESOURCE: 1}, "env": env, "capabilities": ["IPC_LOCK"]}
+        if plan.fabric == "roce":
+            out["annotations"] = {"k8s.v1.cni.cncf.io/networks": roce_network_name(tenant)}
+        return out
+    return {}
+
+
+def _efa(bundle: Bundle, plans: list[PoolPlan]) -> None:
+    tolerations = sorted(
+        {(t.key, t.effect) for p in plans for t in p.pool.taints}, key=lambda kv: (kv[0], kv[1])
+    )
+    bundle.releases.append(
+        HelmRelease(
+            release="aws-efa-k8s-device-plugin",
+            chart="aws-efa-k8s-device-plugin",
+            repo="https://aws.github.io/eks-charts",
+            version=EFA_CHART_VERSION,
+            namespace="kube-system",
+            order=12,
+            values={
+                "tolerations": [{"key": k, "operator": "Exists", "effect": e} for k, e in tolerations],
+            },
+            source=EFA_SOURCE,
+        )
+    )
+    for plan in plans:
+        bundle.decide(
+            "network",
+            f"gpu_pools.{plan.name} fabric",
+            f"efa: {plan.fabric_interfaces} x {EFA_RESOURCE} per node",
+            "multi-node NCCL over EFA (libfabric + aws-ofi-nccl in the image) instead of TCP sockets; each "
+            "rank requests its GPU share of the node's EFA interfaces"
+            + ("; device RDMA on" if plan.fabric_device_rdma else ""),
+            "gpu/data/fabric.yaml [KARP] vpc.amazonaws.com/efa; [EFA-RDMA]",
+        )
+    bundle.note(
+        "10-operators",
+        "EFA: the nodes' security group must allow all traffic to and from itself (EFA's OS-bypass traffic "
+        "is not IP-routed), and training images need libfabric with the EFA provider and the aws-ofi-nccl "
+        "plugin (AWS Deep Learning Containers, or the EFA installer in your image)",
+    )
+    if bundle.blueprint.autoscaling.provisioner == "cluster-autoscaler":
+        bundle.note(
+            "50-autoscaling",
+            "EFA node groups: create them in one subnet (one AZ) with EFA interfaces and a cluster placement "
+            "group (eksctl `efaEnabled: true` does both), and add the tag "
+            f"`k8s.io/cluster-autoscaler/node-template/resources/{EFA_RESOURCE}=<interfaces>` so the "
+            "autoscaler knows a new node offers EFA",
+        )
+
+
+def _nic_cluster_policy(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> dict[str, Any]:
+    link = "infiniband" if fabric == "infiniband" else "ether"
+    config = {
+        "configList": [
+            {
+                "resourceName": RDMA_RESOURCE_NAME,
+                "rdmaHcaMax": 63,
+                "selectors": {"vendors": [MELLANOX_VENDOR], "linkTypes": [link]},
+            }
+        ]
+    }
+    image = {
+        "repository": "nvcr.io/nvidia/mellanox",
+        "version": f"network-operator-v{NETWORK_OPERATOR_VERSION}",
+    }
+    tolerations = sorted({(t.key, t.effect) for p in plans for t in p.pool.taints})
+    spec: dict[str, Any] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": POOL_LABEL, "operator": "In", "values": sorted(p.name for p in plans)}
+                        ]
+                    }
+                ]
+            }
+        },
+        "tolerations": [{"key": k, "operator": "Exists", "effect": e} for k, e in tolerations],
+        "ofedDriver": {
+            "image": "doca-driver",
+            "repository": "nvcr.io/nvidia/mellanox",
+            "version": DOCA_DRIVER_VERSION,
+            "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1, "drain": {"enable": True}},
+        },
+        "rdmaSharedDevicePlugin": {
+            "image": "k8s-rdma-shared-dev-plugin",
+            **image,
+            "config": json.dumps(config, indent=2, sort_keys=True),
+        },
+    }
+    if fabric == "roce":
+        spec["secondaryNetwork"] = {
+            "multus": {"image": "multus-cni", **image},
+            "cniPlugins": {"image": "plugins", **image},
+        }
+        spec["nvIpam"] = {"image": "nvidia-k8s-ipam", **image, "enableWebhook": False}
+    return {
+        "apiVersion": "mellanox.com/v1alpha1",
+        "kind": "NicClusterPolicy",
+        "metadata": meta("nic-cluster-policy"),
+        "spec": spec,
+    }
+
+
+def _roce_objects(bundle: Bundle, tenants: list[str]) -> list[dict[str, Any]]:
+    """The NVIDIA IPAM pool and one macvlan network per tenant namespace on the RoCE port
+    (example/crs/nvidia.com_v1alpha1_nv_ipam_ippool_cr.yaml and
+    mellanox.com_v1alpha1_macvlannetwork_cr-nvidia-ipam.yaml at v26.4.1): the operator writes the
+    NetworkAttachmentDefinition the pods name in ``k8s.v1.cni.cncf.io/networks``."""
+    out: list[dict[str, Any]] = [
+        {
+            "apiVersion": "nv-ipam.nvidia.com/v1alpha1",
+            "kind": "IPPool",
+            "metadata": meta(ROCE_POOL, NETWORK_OPERATOR_NS),
+            "spec": {"subnet": "192.168.128.0/18", "perNodeBlockSize": 64},
+        }
+    ]
+    for t in tenants:
+        out.append(
+            {
+                "apiVersion": "mellanox.com/v1alpha1",
+                "kind": "MacvlanNetwork",
+                "metadata": meta(roce_network_name(t)),
+                "spec": {
+                    "networkNamespace": t,
+                    "master": bundle.blueprint.network.roce_interface,
+                    "mode": "bridge",
+                    "mtu": 9000,
+                    "ipam": json.dumps({"type": "nv-ipam", "poolName": ROCE_POOL}),
+                },
+            }
+        )
+    return out
+
+
+def _network_operator(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> None:
+    bundle.add(
+        "00-namespaces",
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": meta(
+                NETWORK_OPERATOR_NS, labels={"pod-security.kubernetes.io/enforce": "privileged"}
+            ),
+        },
+    )
+    bundle.releases.append(
+        HelmRelease(
+            release="network-operator",
+            chart="network-operator",
+            repo="https://helm.ngc.nvidia.com/nvidia",
+            version=NETWORK_OPERATOR_VERSION,
+            namespace=NETWORK_OPERATOR_NS,
+            order=12,
+            # The GPU Operator already runs node-feature-discovery: one NFD per cluster.
+            values={"nfd": {"enabled": False}},
+            source=NETWORK_OPERATOR_SOURCE,
+        )
+    )
+    bundle.add("25-network", _nic_cluster_policy(bundle, plans, fabric))
+    if fabric == "roce":
+        pools = {p.name for p in plans}
+        tenants = sorted({w.tenant for w in bundle.blueprint.workloads.training if w.pool in pools})
+        for obj in _roce_objects(bundle, tenants):
+            bundle.add("25-network", obj)
+    for plan in plans:
+        bundle.decide(
+            "network",
+            f"gpu_pools.{plan.name} fabric",
+            f"{fabric}: NVIDIA Network Operator, {RDMA_RESOURCE}",
+            "NCCL uses the ConnectX ports through verbs (NCCL_IB_HCA=mlx5) instead of TCP sockets; the RDMA "
+            "shared device plugin hands every rank the node's RDMA devices, IPC_LOCK lets it pin memory"
+            + ("; the macvlan network puts the RoCE port's GIDs in the pod" if fabric == "roce" else ""),
+            NETWORK_OPERATOR_SOURCE,
+        )
+    bundle.note(
+        "10-operators",
+        "Network Operator: apply `25-network/` once the chart's CRDs exist; the DOCA driver container "
+        "replaces any host MOFED on the selected nodes (drain policy in the NicClusterPolicy)",
+    )
+
+
+def render(bundle: Bundle) -> None:
+    efa = fabric_plans(bundle, "efa")
+    if efa:
+        _efa(bundle, efa)
+    for fabric in ("infiniband", "roce"):
+        plans = fabric_plans(bundle, fabric)
+        if plans:
+            _network_operator(bundle, plans, fabric)
+    bp = bundle.blueprint
+    from gpuplane.generate.plan import catalog_fabric, multi_node_pools
+
+    for plan in bundle.plans:
+        have = catalog_fabric(plan.pool)[0]
+        if plan.name in multi_node_pools(bp) and have == "gpudirect-tcpx" and plan.fabric == "none":
+            bundle.decide(
+                "network",
+                f"gpu_pools.{plan.name} fabric",
+                "none (GPUDirect-TCPX not rendered)",
+                "A3 High nodes reach full bandwidth only with GKE multi-networking, the tcpx receive-datapath "
+                "sidecar and the NCCL plugin; gpuplane does not render them, so NCCL uses the primary gVNIC",
+                "gpu/data/fabric.yaml [GKE-TCPX]",
+            )
+        if plan.name in multi_node_pools(bp) and plan.fabric == "none" and bp.provider == "on-prem":
+            bundle.decide(
+                "network",
+                f"gpu_pools.{plan.name} fabric",
+                "none",
+                "network.fabric is not set: multi-node NCCL runs over TCP on the primary interface; set "
+                "infiniband or roce (with roce_interface) when the nodes have ConnectX ports",
+                "NVIDIA Network Operator docs",
+            )
