@@ -27,18 +27,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuplane.generate.components import component
 from gpuplane.generate.plan import POOL_LABEL, PoolPlan
 from gpuplane.generate.render.base import Bundle, HelmRelease, meta
 from gpuplane.gpu.fabric import EFA_RESOURCE
 
-EFA_CHART_VERSION = "v0.5.30"
-EFA_SOURCE = "aws/eks-charts stable/aws-efa-k8s-device-plugin/Chart.yaml version v0.5.30 (appVersion v0.5.20) @ 5239609"
-NETWORK_OPERATOR_VERSION = "26.4.1"
+EFA_PLUGIN = component("aws-efa-k8s-device-plugin")
+NETWORK_OPERATOR = component("network-operator")
 NETWORK_OPERATOR_NS = "nvidia-network-operator"
-NETWORK_OPERATOR_SOURCE = (
-    "Mellanox/network-operator tag v26.4.1 (deployment/network-operator/Chart.yaml; "
-    "example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr.yaml)"
-)
+# The DOCA driver the network-operator release's example NicClusterPolicy pins (its source names it).
 DOCA_DRIVER_VERSION = "doca3.4.1-26.04-1.1.0.0-1"
 RDMA_RESOURCE_NAME = "rdma_shared_device_a"
 RDMA_RESOURCE = f"rdma/{RDMA_RESOURCE_NAME}"
@@ -90,13 +87,13 @@ def _efa(bundle: Bundle, plans: list[PoolPlan]) -> None:
             release="aws-efa-k8s-device-plugin",
             chart="aws-efa-k8s-device-plugin",
             repo="https://aws.github.io/eks-charts",
-            version=EFA_CHART_VERSION,
+            version=EFA_PLUGIN.version,
             namespace="kube-system",
             order=12,
             values={
                 "tolerations": [{"key": k, "operator": "Exists", "effect": e} for k, e in tolerations],
             },
-            source=EFA_SOURCE,
+            source=EFA_PLUGIN.source,
         )
     )
     for plan in plans:
@@ -138,7 +135,7 @@ def _nic_cluster_policy(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> d
     }
     image = {
         "repository": "nvcr.io/nvidia/mellanox",
-        "version": f"network-operator-v{NETWORK_OPERATOR_VERSION}",
+        "version": f"network-operator-v{NETWORK_OPERATOR.version}",
     }
     tolerations = sorted({(t.key, t.effect) for p in plans for t in p.pool.taints})
     spec: dict[str, Any] = {
@@ -227,12 +224,12 @@ def _network_operator(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> Non
             release="network-operator",
             chart="network-operator",
             repo="https://helm.ngc.nvidia.com/nvidia",
-            version=NETWORK_OPERATOR_VERSION,
+            version=NETWORK_OPERATOR.version,
             namespace=NETWORK_OPERATOR_NS,
             order=12,
             # The GPU Operator already runs node-feature-discovery: one NFD per cluster.
             values={"nfd": {"enabled": False}},
-            source=NETWORK_OPERATOR_SOURCE,
+            source=NETWORK_OPERATOR.source,
         )
     )
     bundle.add("25-network", _nic_cluster_policy(bundle, plans, fabric))
@@ -249,7 +246,7 @@ def _network_operator(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> Non
             "NCCL uses the ConnectX ports through verbs (NCCL_IB_HCA=mlx5) instead of TCP sockets; the RDMA "
             "shared device plugin hands every rank the node's RDMA devices, IPC_LOCK lets it pin memory"
             + ("; the macvlan network puts the RoCE port's GIDs in the pod" if fabric == "roce" else ""),
-            NETWORK_OPERATOR_SOURCE,
+            NETWORK_OPERATOR.source,
         )
     bundle.note(
         "10-operators",
