@@ -7,6 +7,9 @@ from sched_helpers import message, node, obj, pod, scheduler
 
 from gpuplane.why_pending.explain import explain
 
+# A claim the PV controller finished binding (binder.go isPVCFullyBound needs the annotation).
+BOUND = {"annotations": {"pv.kubernetes.io/bind-completed": "yes"}}
+
 NOT_HELPFUL_1 = "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 
 
@@ -154,7 +157,7 @@ def test_volume_binding_missing_and_unbound() -> None:
 
 def test_volume_binding_pv_node_affinity_by_version() -> None:
     vol = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}
-    pvc = obj("PersistentVolumeClaim", "data", ns="default", spec={"volumeName": "pv1"})
+    pvc = obj("PersistentVolumeClaim", "data", ns="default", metadata=BOUND, spec={"volumeName": "pv1"})
     pv = obj(
         "PersistentVolume",
         "pv1",
@@ -203,7 +206,7 @@ def test_volume_binding_wait_for_first_consumer_no_provisioner() -> None:
 
 def test_volume_zone() -> None:
     vol = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}
-    pvc = obj("PersistentVolumeClaim", "data", ns="default", spec={"volumeName": "pv1"})
+    pvc = obj("PersistentVolumeClaim", "data", ns="default", metadata=BOUND, spec={"volumeName": "pv1"})
     pv = obj("PersistentVolume", "pv1", metadata={"labels": {"topology.kubernetes.io/zone": "us-a"}})
     docs = [node("a", labels={"topology.kubernetes.io/zone": "us-b"}), pvc, pv, pod("p", spec=vol)]
     assert message(docs).startswith("0/1 nodes are available: 1 node(s) had no available volume zone.")
@@ -215,6 +218,7 @@ def test_volume_restrictions_rwop() -> None:
         "PersistentVolumeClaim",
         "data",
         ns="default",
+        metadata=BOUND,
         spec={"volumeName": "pv1", "accessModes": ["ReadWriteOncePod"]},
     )
     pv = obj("PersistentVolume", "pv1")

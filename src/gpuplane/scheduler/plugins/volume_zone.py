@@ -3,6 +3,14 @@
 Upstream: kubernetes/kubernetes pkg/scheduler/framework/plugins/volumezone/volume_zone.go
 (``ErrReasonConflict``, UnschedulableAndUnresolvable). Label values may list several zones
 joined with ``__`` (``volumehelpers.LabelZonesToSet``).
+
+PreFilter (``getPVbyPod``, since v1.27, PR #114149) reads every ``persistentVolumeClaim``
+volume (not ephemeral ones): a claim naming no volume must have a class that exists, has a
+binding mode and is WaitForFirstConsumer (skipped), else the pod is rejected; a named volume
+must exist. Lister NotFound errors become UnschedulableAndUnresolvable with their text
+(``getErrorAsStatus``): ``persistentvolume "<name>" not found``. VolumeBinding's PreFilter runs
+first and already rejects the unbound cases, so in practice only the missing PV reaches here
+(and DynamicResources' PreFilter never runs after it).
 """
 
 from __future__ import annotations
@@ -11,12 +19,19 @@ from dataclasses import dataclass
 
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
-from gpuplane.scheduler.plugins.base import FilterPlugin
-from gpuplane.scheduler.plugins.volumes import get_pvc, pod_claim_names
+from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
+from gpuplane.scheduler.plugins.volumes import claim_class, get_pvc
 
 NAME = "VolumeZone"
 # volume_zone.go ErrReasonConflict
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"
+# volume_zone.go getPVbyPod, and the listers' NotFound texts (apimachinery errors.NewNotFound)
+ERR_PVC_NO_NAME = "PersistentVolumeClaim had no name"
+ERR_NO_PV_NO_CLASS = "PersistentVolumeClaim had no pv name and storageClass name"
+ERR_PV_NO_NAME = "PersistentVolume had no name"
+ERR_PVC_NOT_FOUND = 'persistentvolumeclaim "{}" not found'
+ERR_SC_NOT_FOUND = 'storageclass.storage.k8s.io "{}" not found'
+ERR_PV_NOT_FOUND = 'persistentvolume "{}" not found'
 TOPOLOGY_LABELS = (
     "failure-domain.beta.kubernetes.io/zone",
     "failure-domain.beta.kubernetes.io/region",
@@ -42,26 +57,49 @@ class VolumeZone(FilterPlugin):
     name = NAME
 
     def relevant(self, ctx: PodContext) -> bool:
+        return any(v.persistent_volume_claim is not None for v in ctx.pod.spec.volumes)
+
+    def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
         wanted: list[tuple[str, set[str]]] = []
         cluster = ctx.index.cluster
-        for claim, _ in pod_claim_names(ctx.pod):
-            pvc = get_pvc(ctx, claim)
-            name = pvc.get("spec", "volumeName") if pvc is not None else None
-            pv = cluster.pvs.get(name) if name else None
-            if pv is None:
+        for volume in ctx.pod.spec.volumes:
+            if volume.persistent_volume_claim is None:
                 continue
+            claim = volume.persistent_volume_claim.claim_name
+            if not claim:
+                return None, unresolvable(NAME, ERR_PVC_NO_NAME)
+            pvc = get_pvc(ctx, claim)
+            if pvc is None:
+                return None, unresolvable(NAME, ERR_PVC_NOT_FOUND.format(claim))
+            pv_name = str(pvc.get("spec", "volumeName") or "")
+            if not pv_name:
+                class_name = claim_class(pvc)
+                if not class_name:
+                    return None, unresolvable(NAME, ERR_NO_PV_NO_CLASS)
+                sc = cluster.storage_classes.get(class_name)
+                if sc is None:
+                    return None, unresolvable(NAME, ERR_SC_NOT_FOUND.format(class_name))
+                # The API server defaults volumeBindingMode to Immediate: a class read from a
+                # snapshot without it is Immediate, not "not set".
+                if sc.data.get("volumeBindingMode") == "WaitForFirstConsumer":
+                    continue
+                return None, unresolvable(NAME, ERR_PV_NO_NAME)
+            pv = cluster.pvs.get(pv_name)
+            if pv is None:
+                return None, unresolvable(NAME, ERR_PV_NOT_FOUND.format(pv_name))
             for key in TOPOLOGY_LABELS:
                 value = pv.labels.get(key)
                 if value:
                     wanted.append((key, set(str(value).split("__"))))
         ctx.state.write(ZoneState(wanted))
-        return bool(wanted)
+        return None, None
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         labels = node.labels
         if not any(key in labels for key in TOPOLOGY_LABELS):
             return None  # a node without zone/region labels has no constraint
-        for key, values in ctx.state.require(ZoneState).wanted:
+        state = ctx.state.read(ZoneState)
+        for key, values in state.wanted if state is not None else ():
             node_value = labels.get(key)
             if node_value is None:
                 node_value = labels.get(_GA.get(key, key))

@@ -31,3 +31,32 @@ def get_pvc(ctx: PodContext, name: str) -> Manifest | None:
 def pv_node_affinity(pv: Manifest) -> dict[str, Any] | None:
     required = pv.get("spec", "nodeAffinity", "required")
     return required if isinstance(required, dict) else None
+
+
+# k8s.io/component-helpers/storage/volume pv_helpers.go annotations
+ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
+# the beta annotation GetPersistentVolumeClaimClass reads before spec.storageClassName
+ANN_BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+
+
+def claim_class(pvc: Manifest) -> str:
+    """``GetPersistentVolumeClaimClass`` (component-helpers storage/volume/helpers.go): the
+    beta annotation when present, else ``spec.storageClassName``, else ``""``."""
+    if ANN_BETA_STORAGE_CLASS in pvc.annotations:
+        return str(pvc.annotations[ANN_BETA_STORAGE_CLASS])
+    return str(pvc.get("spec", "storageClassName") or "")
+
+
+def volume_class(pv: Manifest) -> str:
+    """``GetPersistentVolumeClass``: the same beta annotation, else ``spec.storageClassName``."""
+    if ANN_BETA_STORAGE_CLASS in pv.annotations:
+        return str(pv.annotations[ANN_BETA_STORAGE_CLASS])
+    return str(pv.get("spec", "storageClassName") or "")
+
+
+def fully_bound(pvc: Manifest) -> bool:
+    """``isPVCFullyBound`` (volumebinding/binder.go): a volume name and the PV controller's
+    ``pv.kubernetes.io/bind-completed`` annotation. A claim naming a volume without it is
+    pre-bound, which the binder treats as an unbound Immediate claim."""
+    return bool(pvc.get("spec", "volumeName")) and ANN_BIND_COMPLETED in pvc.annotations

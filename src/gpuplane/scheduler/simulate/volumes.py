@@ -103,7 +103,13 @@ def bind_claims(state: ClusterState, pod: Pod, node: Node) -> bool:
         state.pvs[bound_pv.name] = bound_pv
         claim_data = dict(pvc.data)
         meta = dict(pvc.metadata)
-        meta["annotations"] = {**(pvc.metadata.get("annotations") or {}), SELECTED_NODE: node.metadata.name}
+        # the PV controller marks the binding complete (pv.kubernetes.io/bind-completed), which the
+        # scheduler's binder requires before it counts a claim as bound (isPVCFullyBound)
+        meta["annotations"] = {
+            **(pvc.metadata.get("annotations") or {}),
+            SELECTED_NODE: node.metadata.name,
+            "pv.kubernetes.io/bind-completed": "yes",
+        }
         claim_data["metadata"] = meta
         claim_data["spec"] = {**(pvc.get("spec") or {}), "volumeName": bound_pv.name}
         claim_data["status"] = {"phase": "Bound"}
