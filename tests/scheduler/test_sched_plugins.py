@@ -326,10 +326,11 @@ def test_inter_pod_affinity_and_anti_affinity() -> None:
 def test_dynamic_resources_missing_claim_and_class() -> None:
     claims = {"resourceClaims": [{"name": "gpu", "resourceClaimName": "my-gpu"}]}
     docs = [node("a"), pod("p", spec=claims)]
-    assert message(docs, version="1.34") == (
-        '0/1 nodes are available: resourceclaim.resource.k8s.io "my-gpu" not found. '
-        f"no new claims to deallocate, {NOT_HELPFUL_1}"
-    )
+    # dynamicresources.go PreEnqueue: a missing claim keeps the pod out of the queue (never tried).
+    s = scheduler(docs, version="1.34")
+    held = explain(s, s.cluster.pending_pods[0])
+    assert (held.stage, held.message) == ("pre-enqueue", "")
+    assert 'resourceclaim.resource.k8s.io "my-gpu" not found' in held.cause_texts()[0]
     claim = obj(
         "ResourceClaim",
         "my-gpu",

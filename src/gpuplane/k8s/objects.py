@@ -260,8 +260,17 @@ class ContainerStatus(_Base):
     image: str = ""
 
 
+class PodResourceClaimStatus(_Base):
+    """Which ResourceClaim the resourceclaim controller created for a template claim (None:
+    no claim is needed)."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
 class PodStatus(_Base):
     phase: str = ""
+    resource_claim_statuses: list[PodResourceClaimStatus] = []
     conditions: list[PodCondition] = []
     nominated_node_name: str = ""
     container_statuses: list[ContainerStatus] = []

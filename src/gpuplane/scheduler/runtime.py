@@ -84,6 +84,16 @@ class Framework:
         self.static_plugins = [p for p in self.plugins if p.static]
         self.dynamic_plugins = [p for p in self.plugins if not p.static]
 
+    # -- PreEnqueue --------------------------------------------------------------------------
+
+    def run_pre_enqueue(self, ctx: PodContext) -> Status | None:
+        """``RunPreEnqueuePlugins``: the first plugin that keeps the pod out of the queue."""
+        for plugin in self.plugins:
+            status = plugin.pre_enqueue(ctx)
+            if status is not None:
+                return status
+        return None
+
     # -- PreFilter ---------------------------------------------------------------------------
 
     def run_prefilter(self, ctx: PodContext) -> tuple[list[FilterPlugin], Diagnosis | None, set[int] | None]:

@@ -38,7 +38,9 @@ class Evaluation:
     """What one scheduling cycle found for a pod, in kube-scheduler's own terms.
 
     ``stage``: ``scheduler`` (no node fits: ``message`` is the FailedScheduling text, with the
-    PostFilter clause), ``scheduler-error`` (a PreFilter error aborted the cycle),
+    PostFilter clause), ``pre-enqueue`` (a PreEnqueue plugin keeps the pod out of the queue:
+    it is never tried, no message; ``pre_enqueue`` says why), ``scheduler-error`` (a PreFilter
+    error aborted the cycle),
     ``schedulable`` (``feasible_nodes`` pass every filter). ``groups`` holds each distinct
     failing Status with the names of its nodes. The why-pending layer builds its explanation
     (causes, fixes) on top of this; the core knows nothing of it.
@@ -50,6 +52,7 @@ class Evaluation:
     fit_error: FitError | None = None
     preemption: PreemptionOutcome | None = None
     feasible_nodes: list[str] = field(default_factory=list)
+    pre_enqueue: Status | None = None
 
 
 class Scheduler:
@@ -214,6 +217,9 @@ class Scheduler:
         """One scheduling cycle for ``pod`` as kube-scheduler would run it now: the filter
         verdicts per node group, and when no node fits the FitError and PostFilter outcome."""
         fw = self.framework
+        held = fw.run_pre_enqueue(self.context(pod))
+        if held is not None:
+            return Evaluation("", stage="pre-enqueue", pre_enqueue=held)
         if self.index.num_nodes == 0:
             return Evaluation(ERR_NO_NODES_AVAILABLE)
         ctx = self.context(pod)

@@ -9,7 +9,7 @@ from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.why_pending.gpu_causes import add_causes, group_gangs
 from gpuplane.why_pending.model import Explanation
-from gpuplane.why_pending.prequeue import prequeue_explanation, workload_explanations
+from gpuplane.why_pending.prequeue import pre_enqueue_cause, prequeue_explanation, workload_explanations
 
 
 def explain(sched: Scheduler, pod: Pod) -> Explanation:
@@ -42,6 +42,10 @@ def pending(sched: Scheduler, only: str | None = None) -> list[Explanation]:
 def scheduler_explanation(sched: Scheduler, pod: Pod) -> Explanation:
     """The scheduling cycle's verdicts for ``pod`` (no causes yet)."""
     found = sched.evaluate(pod)
+    if found.pre_enqueue is not None:
+        expl = Explanation(pod, "", stage=found.stage, plugin_order=sched.plugin_order)
+        pre_enqueue_cause(expl, found.pre_enqueue)
+        return expl
     return Explanation(
         pod,
         found.message,

@@ -14,6 +14,7 @@ Texts of the other systems come from reference/scheduling.md §4 (Volcano
 from __future__ import annotations
 
 from gpuplane.k8s.objects import Pod
+from gpuplane.scheduler.framework import Status
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.sources.manifest import Manifest
 from gpuplane.why_pending.model import RANK_DECISIVE, Cause, Explanation
@@ -224,6 +225,43 @@ def prequeue_explanation(sched: Scheduler, pod: Pod) -> Explanation | None:
         )
         return expl
     return None
+
+
+def pre_enqueue_cause(expl: Explanation, status: Status) -> None:
+    """A PreEnqueue plugin keeps the pod out of the scheduling queue: say which and why.
+
+    kube-scheduler adds such a pod to its unschedulable pods without a scheduling cycle
+    (pkg/scheduler/backend/queue/scheduling_queue.go ``runPreEnqueuePlugins``), so no
+    FailedScheduling event or PodScheduled condition is written; it is tried once an event the
+    plugin registered (here a ResourceClaim add/update) lets it in."""
+    reason = status.message
+    _add(
+        expl,
+        "pre-enqueue",
+        f"{status.plugin} PreEnqueue keeps the pod out of the scheduling queue: {reason}; kube-scheduler never "
+        "tries it (no FailedScheduling event) until that changes",
+    )
+    pod = expl.pod
+    ns = pod.metadata.namespace or "default"
+    created = {c.name for c in pod.status.resource_claim_statuses}
+    waiting = sorted(
+        {
+            c.resource_claim_template_name
+            for c in pod.spec.resource_claims
+            if c.resource_claim_template_name and c.name not in created
+        }
+    )
+    if waiting:
+        expl.fixes.append(
+            f"the resourceclaim controller (kube-controller-manager) creates the claim from ResourceClaimTemplate "
+            f"{', '.join(waiting)} in {ns}: check that the template exists (kubectl get resourceclaimtemplates -n "
+            f"{ns}) and the pod's events (kubectl describe pod {pod.metadata.name} -n {ns})"
+        )
+    else:
+        expl.fixes.append(
+            f"create the ResourceClaim the pod names in {ns}, or wait for a claim being deleted to be recreated "
+            f"(kubectl get resourceclaims -n {ns})"
+        )
 
 
 def _volcano_condition(pg: Manifest) -> str:

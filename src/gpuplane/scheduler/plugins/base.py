@@ -43,6 +43,11 @@ class FilterPlugin:
         """False = upstream's PreFilter ``Skip``: Filter is not run for this pod."""
         return True
 
+    def pre_enqueue(self, ctx: PodContext) -> Status | None:
+        """PreEnqueue: None lets the pod into the scheduling queue; a Status keeps it out (it
+        is never tried, so no FailedScheduling event is written)."""
+        return None
+
     def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
         """Per-pod preparation; a rejected Status stops the cycle (see framework)."""
         return None, None

@@ -3,9 +3,12 @@
 Upstream: kubernetes/kubernetes pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go
 (in the default profile, just before DefaultPreemption, from v1.34 when DRA went GA and on by
 default). Every rejection is ``statusUnschedulable`` = UnschedulableAndUnresolvable.
-PreFilter: the pod's claims must exist (a template claim is the one the resourceclaim
-controller created, owned by the pod, annotated ``resource.kubernetes.io/pod-claim-name``),
-not be deleting, not be reserved for other pods, and their device classes must exist.
+PreEnqueue (``foreachPodResourceClaim``): every claim must exist, a template claim must have
+been created (``pod.status.resourceClaimStatuses``, ``resourceclaim.Name`` in
+k8s.io/dynamic-resource-allocation), not be deleting, and a template claim must be controlled by
+the pod (``resourceclaim.IsForPod``); otherwise the pod never enters the active queue, so it
+is never tried and no FailedScheduling event is written.
+PreFilter: claims not reserved for too many other pods, and their device classes must exist.
 Filter: an allocated claim must reach the node (its allocation node selector); unallocated
 claims need enough free devices of the class's driver on the node (``cannot allocate all
 claims``). Device selectors are CEL; gpuplane reads the driver from the usual
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
@@ -33,12 +35,12 @@ GROUP = "resource.k8s.io"
 # dynamicresources.go PreFilter / Filter texts
 ERR_CLAIM_NOT_FOUND = 'resourceclaim.resource.k8s.io "{}" not found'
 ERR_CLAIM_NOT_CREATED = 'pod "{}/{}": ResourceClaim not created yet'
+ERR_CLAIM_NOT_OWNED = "ResourceClaim {}/{} was not created for pod {}/{} (pod is not owner)"
 ERR_CLAIM_DELETING = 'resourceclaim "{}" is being deleted'
 ERR_CLAIM_IN_USE = "resourceclaim in use"
 ERR_NO_DEVICE_CLASS = "request {}: device class {} does not exist"
 ERR_NOT_ON_NODE = "resourceclaim not available on the node"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
-POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 _DRIVER_RE = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
 
 
@@ -99,6 +101,49 @@ def _allocated_devices(ctx: PodContext) -> set[tuple[str, str, str]]:
     return cached
 
 
+def pod_claims(ctx: PodContext) -> tuple[list[Manifest], str]:
+    """The pod's ResourceClaims as ``foreachPodResourceClaim`` resolves them, or the first error.
+
+    A claim by name is looked up as is; a template claim through the pod's
+    ``status.resourceClaimStatuses`` (``resourceclaim.Name``: no entry yet is ``ResourceClaim not
+    created yet``, an entry without a claim name means no claim is needed) and must be
+    controlled by the pod. A claim being deleted is an error too.
+    """
+    pod = ctx.pod
+    ns = ctx.namespace
+    by_name = {
+        c.name: c
+        for c in ctx.index.cluster.by_kind("ResourceClaim", GROUP)
+        if (c.namespace or "default") == ns
+    }
+    statuses = {s.name: s for s in pod.status.resource_claim_statuses}
+    found: list[Manifest] = []
+    for ref in pod.spec.resource_claims:
+        if ref.resource_claim_name:
+            name, check_owner = ref.resource_claim_name, False
+        elif ref.resource_claim_template_name:
+            status = statuses.get(ref.name)
+            if status is None:
+                return [], ERR_CLAIM_NOT_CREATED.format(ns, pod.metadata.name)
+            if status.resource_claim_name is None:
+                continue
+            name, check_owner = status.resource_claim_name, True
+        else:
+            continue  # the API server refuses a claim naming neither
+        claim = by_name.get(name)
+        if claim is None:
+            return [], ERR_CLAIM_NOT_FOUND.format(name)
+        if claim.metadata.get("deletionTimestamp"):
+            return [], ERR_CLAIM_DELETING.format(claim.name)
+        if check_owner and not any(
+            isinstance(o, dict) and o.get("controller") is True and o.get("uid") == pod.metadata.uid
+            for o in claim.metadata.get("ownerReferences") or ()
+        ):
+            return [], ERR_CLAIM_NOT_OWNED.format(ns, claim.name, ns, pod.metadata.name)
+        found.append(claim)
+    return found, ""
+
+
 @dataclass(slots=True)
 class ClaimsState:
     """PreFilter's state: the pod's claims and the cluster's DeviceClasses by name."""
@@ -114,40 +159,21 @@ class DynamicResources(FilterPlugin):
     def relevant(self, ctx: PodContext) -> bool:
         return bool(ctx.pod.spec.resource_claims)
 
-    def _find_claim(self, ctx: PodContext, ref: Any) -> tuple[Manifest | None, str]:
-        claims = [
-            c
-            for c in ctx.index.cluster.by_kind("ResourceClaim", GROUP)
-            if (c.namespace or "default") == ctx.namespace
-        ]
-        if ref.resource_claim_name:
-            for claim in claims:
-                if claim.name == ref.resource_claim_name:
-                    return claim, ""
-            return None, ERR_CLAIM_NOT_FOUND.format(ref.resource_claim_name)
-        uid = ctx.pod.metadata.uid
-        for claim in claims:
-            owned = any(
-                o.get("uid") == uid
-                for o in claim.metadata.get("ownerReferences") or []
-                if isinstance(o, dict)
-            )
-            if owned and claim.annotations.get(POD_CLAIM_NAME_ANNOTATION) == ref.name:
-                return claim, ""
-        return None, ERR_CLAIM_NOT_CREATED.format(ctx.namespace, ctx.pod.metadata.name)
+    def pre_enqueue(self, ctx: PodContext) -> Status | None:
+        if not ctx.pod.spec.resource_claims:
+            return None
+        _, error = pod_claims(ctx)
+        return unresolvable(NAME, error) if error else None
 
     def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
         ctx.state.write(ClaimsState())  # upstream writes its state first: PostFilter can read it
         if not ctx.pod.spec.resource_claims:
             return None, None
         classes = {c.name: c for c in ctx.index.cluster.by_kind("DeviceClass", GROUP)}
-        found: list[Manifest] = []
-        for ref in ctx.pod.spec.resource_claims:
-            claim, error = self._find_claim(ctx, ref)
-            if claim is None:
-                return None, unresolvable(NAME, error)
-            if claim.metadata.get("deletionTimestamp"):
-                return None, unresolvable(NAME, ERR_CLAIM_DELETING.format(claim.name))
+        found, error = pod_claims(ctx)
+        if error:
+            return None, unresolvable(NAME, error)
+        for claim in found:
             reserved = claim.get("status", "reservedFor", default=[]) or []
             if (
                 claim.get("status", "allocation")
@@ -160,7 +186,6 @@ class DynamicResources(FilterPlugin):
                 for req_name, class_name, _, _ in _requests(claim):
                     if class_name not in classes:
                         return None, unresolvable(NAME, ERR_NO_DEVICE_CLASS.format(req_name, class_name))
-            found.append(claim)
         ctx.state.write(ClaimsState(found, classes))
         return None, None
 
