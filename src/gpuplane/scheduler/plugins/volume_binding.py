@@ -303,7 +303,9 @@ def _topology_allows(topologies: object, labels: dict[str, str]) -> bool:
         return True
     for term in topologies:
         exprs = (term.get("matchLabelExpressions") or []) if isinstance(term, dict) else []
-        if all(isinstance(e, dict) and labels.get(e.get("key")) in (e.get("values") or ()) for e in exprs):
+        if all(
+            isinstance(e, dict) and labels.get(str(e.get("key"))) in (e.get("values") or ()) for e in exprs
+        ):
             return True
     return False
 
