@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 if TYPE_CHECKING:
+    from gpuplane.app.outcome import Message, Messages
     from gpuplane.k8s.cluster import ClusterState
 
 EXIT_OK = 0
@@ -66,6 +67,27 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     sys.exit(code)
 
 
+def echo_message(message: Message) -> None:
+    """One message of the service layer on stderr, the way every command prints it."""
+    if message.kind == "input-error":  # a LoadError: its text starts with the file name
+        click.echo(message.text, err=True)
+    elif message.kind == "warning":
+        click.echo(f"gpuplane: warning: {message.text}", err=True)
+    else:
+        click.echo(f"gpuplane: {message.text}", err=True)
+
+
+def cli_messages(*, warnings: bool = True) -> Messages:
+    """Messages printed on stderr as they come (``warnings=False``: warnings kept, not printed)."""
+    from gpuplane.app.outcome import Messages
+
+    def listener(message: Message) -> None:
+        if warnings or message.kind != "warning":
+            echo_message(message)
+
+    return Messages(listener)
+
+
 def load_cluster_or_fail(
     cluster: str,
     context: str | None,
@@ -74,26 +96,24 @@ def load_cluster_or_fail(
     *,
     warnings: bool = True,
 ) -> tuple[ClusterState, bool]:
-    """Read ``--cluster`` the one way every command does: each problem on stderr as
-    ``gpuplane: <error>``, then (with ``warnings``) the cluster's version warnings; exit 2 with
-    ``nothing usable in cluster source '...'`` when errors left nothing to work on.
+    """Read ``--cluster`` the one way every command does (:func:`gpuplane.app.inputs.load_cluster`):
+    each problem on stderr as ``gpuplane: <error>``, then (with ``warnings``) the cluster's version
+    warnings; exit 2 with ``nothing usable in cluster source '...'`` when errors left nothing to
+    work on.
 
     Returns the state and whether there were errors (the command still runs on what was read
     and exits 2 at the end). ``warnings=False`` lets a command print them itself (later, or
     not at all when ``--kubernetes-version`` makes them moot).
     """
-    from gpuplane.sources.cluster import load_cluster_state
+    from gpuplane.app.inputs import load_cluster  # for start-up time
+    from gpuplane.app.outcome import CLI, AppError
 
-    state, errors = load_cluster_state(cluster, context=context, kubeconfig=kubeconfig, progress=progress)
-    for error in errors:
-        click.echo(f"gpuplane: {error}", err=True)
-    if errors and state.empty:
-        # no report about an empty cluster that was never read
-        fail(f"nothing usable in cluster source {cluster!r}")
-    if warnings:
-        for warning in state.version_warnings():
-            click.echo(f"gpuplane: warning: {warning}", err=True)
-    return state, bool(errors)
+    messages = cli_messages(warnings=warnings)
+    try:
+        state = load_cluster(cluster, context, kubeconfig, messages, CLI, progress=progress)
+    except AppError as exc:
+        fail(str(exc))  # no report about an empty cluster that was never read
+    return state, bool(messages.errors)
 
 
 def not_available(command: str) -> NoReturn:

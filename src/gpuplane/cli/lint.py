@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from gpuplane.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    cli_messages,
     cluster_options,
     fail,
     format_option,
-    load_cluster_or_fail,
 )
-
-if TYPE_CHECKING:  # the loader imports yaml and msgspec: never at CLI import time
-    from gpuplane.sources.loader import LoadResult
 
 
 def _ids(value: str) -> set[str]:
@@ -100,60 +95,46 @@ def lint(
     # JSON): the cyclic GC only costs time here (3-4x on 20,000 objects), memory is freed at exit.
     gc.disable()
 
-    from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
-    from gpuplane.rule_catalog import all_rules
+    from gpuplane.app import lint as lint_app  # for start-up time
+    from gpuplane.app.outcome import CLI, AppError
 
     if dry_run and not fix:
         fail("--dry-run only makes sense with --fix")
-    known = {meta.id for meta in all_rules()}
-    for flag, value in (("--disable", disable), ("--enable", enable)):
-        unknown = sorted(_ids(value) - known)
-        if unknown:
-            fail(f"{flag}: unknown rule id '{unknown[0]}' (see `gpuplane rules`)")
+    request = lint_app.LintRequest(
+        paths=paths,
+        cluster=cluster,
+        context=kube_context,
+        kubeconfig=kubeconfig,
+        disable=frozenset(_ids(disable)),
+        enable=frozenset(_ids(enable)),
+        config=config,
+        fail_on=fail_on,
+        skip_non_manifests=skip_non_manifests,
+        enable_all=enable_all,
+    )
     try:
-        config_path = config or find_config()
-        cfg = load_config(config_path) if config_path else LintConfig()
-    except ConfigError as exc:
+        outcome = lint_app.run(request, cli_messages(), CLI)
+    except AppError as exc:
         fail(str(exc))
-    cfg.disable |= _ids(disable)
-    if enable_all:
-        cfg.profile = "all"
-    if enable:
-        cfg.enable = _ids(enable)  # --disable still wins over --enable for the same id
-    threshold = fail_on or cfg.fail_on or "error"
-
-    loaded = _load(paths, skip_non_manifests)
-    bad_input = bool(loaded.errors)
-    for error in loaded.errors:
-        click.echo(str(error), err=True)
-
-    state = None
-    if cluster:
-        state, cluster_errors = load_cluster_or_fail(cluster, kube_context, kubeconfig)
-        bad_input = bad_input or cluster_errors
-
-    from gpuplane.lint.engine import run_lint
-
-    result = run_lint(loaded.objects, cluster=state, config=cfg)
-    for failure in result.failures:
-        click.echo(
-            f"gpuplane: rule {failure.rule} failed on this input ({failure.message}); "
-            "other rules ran normally",
-            err=True,
-        )
+    result, loaded, threshold, bad_input = (
+        outcome.result,
+        outcome.loaded,
+        outcome.threshold,
+        outcome.bad_input,
+    )
 
     if fix:
         from gpuplane.lint.fix import apply_fixes
 
-        outcome = apply_fixes(result.findings, dry_run=dry_run)
+        fixes = apply_fixes(result.findings, dry_run=dry_run)
         if dry_run:
-            sys.stdout.write(outcome.diff)
-        for problem in outcome.problems:
+            sys.stdout.write(fixes.diff)
+        for problem in fixes.problems:
             click.echo(f"gpuplane: --fix: {problem}", err=True)
         verb = "would fix" if dry_run else "fixed"
-        click.echo(f"gpuplane: {verb} {outcome.applied} finding(s) in {len(outcome.files)} file(s)", err=True)
-        if not dry_run and outcome.applied:
-            fixed = {id(f) for f in outcome.fixed}
+        click.echo(f"gpuplane: {verb} {fixes.applied} finding(s) in {len(fixes.files)} file(s)", err=True)
+        if not dry_run and fixes.applied:
+            fixed = {id(f) for f in fixes.fixed}
             result.findings = [f for f in result.findings if id(f) not in fixed]
 
     # With nothing usable read, a text "No findings in 0 objects" would read like a clean bill of
@@ -164,27 +145,6 @@ def lint(
     if bad_input:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if result.reaches(threshold) else EXIT_OK)
-
-
-def _load(paths: tuple[str, ...], skip_non_manifests: bool = False) -> LoadResult:
-    """Load every PATH, noting on stderr each one that holds no manifest at all.
-
-    An empty folder or empty stdin (a chart whose templates all render empty) is not an
-    error, exit 0, but "No findings" alone would hide that nothing was checked.
-    """
-    from gpuplane.sources import load_paths
-    from gpuplane.sources.loader import STDIN, LoadResult
-
-    loaded = LoadResult()
-    for path in paths:
-        part = load_paths([path], skip_non_manifests=skip_non_manifests)
-        for note in part.skipped:
-            click.echo(f"gpuplane: skipped {note}", err=True)
-        if not part.objects and not part.errors and not part.skipped:
-            where = "standard input" if path == STDIN else path
-            click.echo(f"gpuplane: no manifests found in {where}", err=True)
-        loaded.extend(part)
-    return loaded
 
 
 def _emit(result: object, fmt: str) -> None:

@@ -11,8 +11,10 @@ Everything here is read-only: cluster sources are only read (a snapshot, or ``li
 the same get/list-only reader as the CLI), and ``generate`` writes only into a fresh temporary
 folder (or a folder the caller names) and never applies anything.
 
-Adding a tool touches this module only: write the function, then add a :class:`ToolSpec` to
-:data:`TOOLS`.
+Adding a tool touches this module only: write the function with the :func:`tool` decorator
+(name, title, description) above it; :data:`TOOLS` lists the tools in declaration order. The
+semantics a tool shares with its CLI command (rule ids, config discovery, loading) live in
+:mod:`gpuplane.app`, which both call.
 
 This module is imported only by ``gpuplane mcp`` (never at ``gpuplane --help`` time), so it
 may import pydantic at the top; the engines are still imported inside each tool, so listing
@@ -22,18 +24,20 @@ tools stays cheap and one engine's import error cannot take the server down.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from gpuplane.app.inputs import INLINE_NAME, ClusterCache
+from gpuplane.app.outcome import MCP, AppError, Messages
+from gpuplane.ruleset.registry import CATEGORIES
+
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
     from gpuplane.sources.loader import LoadResult
 
-INLINE_NAME = "<input>"
 MAX_QUESTION = 2000  # same bound as `gpuplane ask`
 
 
@@ -61,6 +65,21 @@ class ToolSpec:
     reads_cluster: bool = False
     # True when the tool writes local files (``generate``): then it is not readOnlyHint.
     writes_files: bool = False
+
+
+_TOOLS: list[ToolSpec] = []
+
+
+def tool(
+    name: str, title: str, description: str, *, reads_cluster: bool = False, writes_files: bool = False
+) -> Callable[[Callable[..., ToolOutput]], Callable[..., ToolOutput]]:
+    """Register the decorated function as the MCP tool ``name`` (its signature is the schema)."""
+
+    def register(fn: Callable[..., ToolOutput]) -> Callable[..., ToolOutput]:
+        _TOOLS.append(ToolSpec(name, title, description, fn, reads_cluster, writes_files))
+        return fn
+
+    return register
 
 
 # -- shared parameter types ----------------------------------------------------------------------
@@ -143,84 +162,24 @@ def require_usable(loaded: LoadResult) -> None:
         raise ToolInputError(f"nothing usable in the manifests: {errors[0]}{more}")
 
 
-class ClusterCache:
-    """The last few snapshot states, reused while their files are unchanged.
-
-    An assistant asks several questions about the same snapshot (why_pending, then inventory,
-    then lint against it); parsing and indexing it again each time costs ~100 ms on the demo
-    and seconds on a 150,000-pod dump. The key is every snapshot file's path, size and mtime,
-    so an edited or replaced file is read again. ``live`` is never cached (the cluster moves).
-    Only read-only engines may share a cached state; an engine that changes the state it is
-    given must call :func:`load_cluster` with ``fresh=True``.
-    """
-
-    def __init__(self, size: int = 4) -> None:
-        self.size = size
-        self._entries: dict[tuple[Any, ...], tuple[ClusterState, list[str]]] = {}
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(source: str) -> tuple[Any, ...] | None:
-        """Identity of a snapshot's content on disk; None when it cannot be cached."""
-        from gpuplane.sources.loader import iter_manifest_files
-
-        try:
-            if os.path.isdir(source):
-                files = sorted(iter_manifest_files(source))
-            elif os.path.isfile(source):
-                files = [source]
-            else:
-                return None
-            stats = tuple(
-                (os.path.abspath(f), st.st_size, st.st_mtime_ns) for f in files for st in (os.stat(f),)
-            )
-        except OSError:
-            return None
-        return (source, *stats)
-
-    def get(self, key: tuple[Any, ...]) -> tuple[ClusterState, list[str]] | None:
-        with self._lock:
-            return self._entries.get(key)
-
-    def put(self, key: tuple[Any, ...], value: tuple[ClusterState, list[str]]) -> None:
-        with self._lock:
-            self._entries.pop(key, None)
-            self._entries[key] = value
-            while len(self._entries) > self.size:
-                self._entries.pop(next(iter(self._entries)))
-
-
 CLUSTERS = ClusterCache()
 
 
 def load_cluster(
     cluster: str, context: str | None, kubeconfig: str | None, *, fresh: bool = False
 ) -> tuple[ClusterState, list[str]]:
-    """The cluster state and its load errors; nothing usable at all is a tool error."""
-    from gpuplane.sources.cluster import LIVE, load_cluster_state
+    """The cluster state (cached while its snapshot files are unchanged) and its load errors;
+    nothing usable at all is a tool error."""
+    from gpuplane.app.inputs import load_cluster as load
 
-    source = _check_path(cluster, "cluster")
-    key = None if fresh or source == LIVE else ClusterCache.key(source)
-    cached = CLUSTERS.get(key) if key is not None else None
-    if cached is not None:
-        return cached[0], list(cached[1])
-    state, errors = load_cluster_state(source, context=context, kubeconfig=kubeconfig)
-    messages = [str(e) for e in errors]
-    if messages and state.empty:
-        raise ToolInputError(f"nothing usable in cluster source {source!r}: {messages[0]}")
-    if key is not None:
-        CLUSTERS.put(key, (state, messages))
-    return state, list(messages)
-
-
-def _config_start(paths: list[str] | None) -> str | None:
-    """Where to look upward for .gpuplane.yaml: the first path's folder (the CLI uses its cwd, which
-    for an assistant-started server is rarely the project)."""
-    first = paths[0].strip() if paths else ""
-    if not first or first == "-":
-        return None
-    full = os.path.abspath(first)
-    return full if os.path.isdir(full) else os.path.dirname(full)
+    messages = Messages()
+    try:
+        state = load(
+            _check_path(cluster, "cluster"), context, kubeconfig, messages, MCP, cache=CLUSTERS, fresh=fresh
+        )
+    except AppError as exc:
+        raise ToolInputError(str(exc)) from None
+    return state, messages.errors
 
 
 def _with_errors(document: dict[str, Any], errors: list[str]) -> dict[str, Any]:
@@ -236,6 +195,16 @@ def _errors_note(errors: list[str]) -> str:
 # -- lint and rules --------------------------------------------------------------------------------
 
 
+@tool(
+    "lint",
+    "Lint Kubernetes manifests for GPU/AI mistakes",
+    "Find what in Kubernetes manifests will break, stall, waste GPUs or leak isolation (GPU requests "
+    "without limits, missing tolerations, training jobs without gang scheduling, shared RWO volumes "
+    "...). Input: manifest text and/or paths, optionally a cluster for context. Returns findings "
+    "with rule id, severity, file, line, message and fix, like `gpuplane lint -f json`. Read-only: "
+    "never edits files.",
+    reads_cluster=True,
+)
 def lint(
     manifests: Manifests = None,
     paths: Paths = None,
@@ -256,39 +225,30 @@ def lint(
     ] = None,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane lint -f json``; never rewrites files (no --fix)."""
-    from gpuplane.lint.config import ConfigError, LintConfig, find_config, load_config
-    from gpuplane.lint.engine import run_lint
+    from gpuplane.app import lint as lint_app
+    from gpuplane.app.inputs import config_start
     from gpuplane.report.lint_text import summary_line
-    from gpuplane.rule_catalog import all_rules
 
-    known = {meta.id for meta in all_rules()}
-    for name, ids in (("disable", disable), ("enable", enable)):
-        unknown = sorted(set(ids or ()) - known)
-        if unknown:
-            raise ToolInputError(f"{name}: unknown rule id '{unknown[0]}' (see the list_rules tool)")
+    if not (manifests and manifests.strip()) and not paths:
+        raise ToolInputError("give manifests (YAML/JSON text) or paths (files or folders), or both")
+    checked = tuple(_check_path(p, "paths") for p in paths or ())
+    request = lint_app.LintRequest(
+        paths=checked,
+        inline=manifests,
+        cluster=_check_path(cluster, "cluster") if cluster else None,
+        context=context,
+        kubeconfig=kubeconfig,
+        disable=frozenset(disable or ()),
+        enable=frozenset(enable or ()),
+        config=_check_path(config, "config") if config else None,
+        config_start=config_start(paths or ()),
+    )
+    messages = Messages()
     try:
-        if config:
-            cfg = load_config(_check_path(config, "config"))
-        else:
-            found = find_config(_config_start(paths))
-            cfg = load_config(found) if found else LintConfig()
-    except ConfigError as exc:
+        outcome = lint_app.run(request, messages, MCP, cache=CLUSTERS)
+    except AppError as exc:
         raise ToolInputError(str(exc)) from None
-    cfg.disable |= set(disable or ())
-    if enable:
-        cfg.enable = set(enable)
-
-    loaded = load_manifests(manifests, paths)
-    require_usable(loaded)
-    errors = [str(e) for e in loaded.errors]
-    state = None
-    if cluster:
-        state, cluster_errors = load_cluster(cluster, context, kubeconfig)
-        errors += cluster_errors
-    result = run_lint(loaded.objects, cluster=state, config=cfg)
-    errors += [
-        f"rule {f.rule} failed on this input ({f.message}); other rules ran normally" for f in result.failures
-    ]
+    result, errors = outcome.result, messages.errors
     summary = summary_line(result.summary())
     rules = sorted({f.rule for f in result.findings})
     if rules:
@@ -296,20 +256,18 @@ def lint(
     return ToolOutput(_with_errors(result.to_json(), errors), summary + _errors_note(errors))
 
 
-Category = Literal[
-    "gpu",
-    "placement",
-    "sharing",
-    "distributed",
-    "tenancy",
-    "storage",
-    "serving",
-    "autoscaling",
-    "operator",
-    "cluster",
-]
+# The rule categories of the shared registry (spec/rules.md order), as the schema's enum.
+if TYPE_CHECKING:
+    Category = str
+else:
+    Category = Literal[CATEGORIES]
 
 
+@tool(
+    "list_rules",
+    "List gpuplane lint rules",
+    "List every lint rule (id, severity, category, summary), like `gpuplane rules -f json`.",
+)
 def list_rules(
     category: Annotated[Category | None, Field(description="Only the rules of this category.")] = None,
 ) -> ToolOutput:
@@ -333,6 +291,12 @@ def list_rules(
     return ToolOutput({"rules": rules}, f"{_plural(len(rules), 'rule')}{where}")
 
 
+@tool(
+    "explain_rule",
+    "Explain a lint rule",
+    "The docs page (Markdown) of one lint rule: what it catches, why it matters, how to fix it, like "
+    "`gpuplane explain ID`.",
+)
 def explain_rule(
     rule_id: Annotated[
         str, Field(description="A lint rule id, e.g. gpu-request-without-limit.", min_length=1)
@@ -363,6 +327,14 @@ def explain_rule(
 # -- cluster engines -------------------------------------------------------------------------------
 
 
+@tool(
+    "why_pending",
+    "Explain Pending pods as kube-scheduler would",
+    "Explain why pods are Pending: the exact FailedScheduling message kube-scheduler would write for "
+    "this cluster state and Kubernetes version, the per-node reasons, plus gang/quota/queue causes "
+    "and fixes, like `gpuplane why-pending -f json`.",
+    reads_cluster=True,
+)
 def why_pending(
     cluster: Cluster,
     pod: Annotated[str | None, Field(description="Explain only this pod, as NAMESPACE/NAME.")] = None,
@@ -401,6 +373,16 @@ def why_pending(
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
+@tool(
+    "simulate",
+    "Simulate submitting workloads to a cluster over time",
+    "Place workloads on a model of the cluster as the chosen scheduler would (kube-scheduler with "
+    "preemption, Volcano, coscheduling or Kueue), over time, with ResourceQuota admission, API "
+    "validation and Karpenter / Cluster Autoscaler scale-up with cold starts: placements, pods left "
+    "pending with the exact message, a GPU timeline, utilization, makespan and gang deadlocks, like "
+    "`gpuplane simulate -f json`. Read-only: the cluster is only read and nothing is applied.",
+    reads_cluster=True,
+)
 def simulate(
     cluster: Cluster,
     manifests: Manifests = None,
@@ -467,6 +449,13 @@ def simulate(
     return ToolOutput(document, text + _errors_note(errors))
 
 
+@tool(
+    "inventory",
+    "GPU inventory of a cluster",
+    "GPU capacity by node, pool and model: GPU model, count, allocatable, allocated, free, MIG and "
+    "time-slicing layout, problem flags, like `gpuplane inventory -f json`.",
+    reads_cluster=True,
+)
 def inventory(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconfig = None) -> ToolOutput:
     """Same engine and document as ``gpuplane inventory -f json``."""
     from gpuplane.diagnose.inventory import build_inventory
@@ -482,6 +471,14 @@ def inventory(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubecon
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
+@tool(
+    "diagnose",
+    "Diagnose a GPU cluster",
+    "What is wrong with a cluster's GPU stack and capacity right now: the cluster rules (device "
+    "plugin, GPU Operator, drivers, MIG, gangs partially running, Pending pods ...) plus every lint "
+    "rule on the cluster's own workloads, with the GPU inventory, like `gpuplane diagnose -f json`.",
+    reads_cluster=True,
+)
 def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconfig = None) -> ToolOutput:
     """Same engine and document as ``gpuplane diagnose -f json``."""
     from gpuplane.diagnose.engine import run_diagnose
@@ -508,6 +505,13 @@ def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconf
 # -- advise and ask --------------------------------------------------------------------------------
 
 
+@tool(
+    "advise_mig",
+    "Plan a MIG layout",
+    "The fewest GPUs of the given model(s) whose valid MIG configurations host a demand of MIG "
+    "instances, with the per-GPU layout and a ready mig-parted config, like `gpuplane advise mig -f "
+    "json`. An unknown profile for the model gives feasible=false with the reason.",
+)
 def advise_mig(
     gpu: Annotated[
         list[str],
@@ -564,6 +568,12 @@ class SharingWorkload(BaseModel):
     count: int = Field(1, description="Number of replicas.", ge=1)
 
 
+@tool(
+    "advise_sharing",
+    "Choose a GPU sharing mode",
+    "Recommend none / time-slicing / MPS / MIG / DRA for a workload mix on one GPU model, with "
+    "reasons, trade-offs and the configs to apply, like `gpuplane advise sharing -f json`.",
+)
 def advise_sharing(
     gpu: Annotated[str, Field(description="GPU model of the pool, e.g. A100-80GB or L4.", min_length=1)],
     workloads: Annotated[list[SharingWorkload], Field(description="The workload mix.", min_length=1)],
@@ -587,6 +597,12 @@ def advise_sharing(
     return ToolOutput(document, f"recommendation: {result.recommendation} ({modes})")
 
 
+@tool(
+    "advise_capacity",
+    "Size GPU node pools and cost",
+    "Nodes per GPU model and monthly cost for a GPU demand on a cloud provider, with headroom and "
+    "cold-start spares, like `gpuplane advise capacity -f json`.",
+)
 def advise_capacity(
     demand: Annotated[
         dict[str, int],
@@ -638,35 +654,19 @@ def advise_capacity(
     )
 
 
-def ask(
-    question: Annotated[
-        str, Field(description="A question about GPUs on Kubernetes, in plain words.", min_length=1)
-    ],
-    max_sections: Annotated[
-        int, Field(description="How many knowledge-base sections the answer may draw on.", ge=1, le=5)
-    ] = 3,
-) -> ToolOutput:
-    """Same engine and document as ``gpuplane ask -f json``, always offline (the caller is the LLM)."""
-    from gpuplane.knowledge import KnowledgeError
-    from gpuplane.knowledge.answer import answer
-
-    question = " ".join(question.split())
-    if not question:
-        raise ToolInputError("the question is empty")
-    if len(question) > MAX_QUESTION:
-        raise ToolInputError(f"the question is longer than {MAX_QUESTION} characters")
-    try:
-        result = answer(question, max_sections=max_sections)
-    except KnowledgeError as exc:
-        raise ToolInputError(f"knowledge base: {exc}") from None
-    sources = ", ".join(str(s["section"]) for s in result.sources)
-    summary = f"answer from {sources}" if sources else "no knowledge-base section matches this question"
-    return ToolOutput(result.to_json(), summary)
-
-
 # -- generate --------------------------------------------------------------------------------------
 
 
+@tool(
+    "generate",
+    "Render a GPU platform blueprint into manifests",
+    "Render a platform blueprint (GPU Operator, sharing/MIG, scheduler, quotas, autoscaler, storage, "
+    "workload templates) into validated manifests and Helm values in a folder, like `gpuplane "
+    "generate BLUEPRINT -o DIR`. Writes only into output_dir or a new temporary folder and returns "
+    "the file list, objects and design decisions; it never applies anything to a cluster. A "
+    "blueprint with contradictions is refused with every problem named.",
+    writes_files=True,
+)
 def generate(
     blueprint: Annotated[
         str | None, Field(description="The platform blueprint as YAML text (see the blueprint_schema tool).")
@@ -774,6 +774,11 @@ def generate(
     return ToolOutput(document, summary)
 
 
+@tool(
+    "blueprint_schema",
+    "Blueprint JSON Schema",
+    "The JSON Schema of the blueprint the generate tool takes, like `gpuplane generate --schema`.",
+)
 def blueprint_schema() -> ToolOutput:
     """``gpuplane generate --schema``: the JSON Schema of a blueprint, to write one for generate."""
     from gpuplane.generate.blueprint import json_schema
@@ -785,114 +790,38 @@ def blueprint_schema() -> ToolOutput:
     )
 
 
-# -- the table ---------------------------------------------------------------------------------------
-
-TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        "lint",
-        "Lint Kubernetes manifests for GPU/AI mistakes",
-        "Find what in Kubernetes manifests will break, stall, waste GPUs or leak isolation (GPU requests "
-        "without limits, missing tolerations, training jobs without gang scheduling, shared RWO volumes ...). "
-        "Input: manifest text and/or paths, optionally a cluster for context. Returns findings with rule id, "
-        "severity, file, line, message and fix, like `gpuplane lint -f json`. Read-only: never edits files.",
-        lint,
-        reads_cluster=True,
-    ),
-    ToolSpec(
-        "list_rules",
-        "List gpuplane lint rules",
-        "List every lint rule (id, severity, category, summary), like `gpuplane rules -f json`.",
-        list_rules,
-    ),
-    ToolSpec(
-        "explain_rule",
-        "Explain a lint rule",
-        "The docs page (Markdown) of one lint rule: what it catches, why it matters, how to fix it, like "
-        "`gpuplane explain ID`.",
-        explain_rule,
-    ),
-    ToolSpec(
-        "why_pending",
-        "Explain Pending pods as kube-scheduler would",
-        "Explain why pods are Pending: the exact FailedScheduling message kube-scheduler would write for this "
-        "cluster state and Kubernetes version, the per-node reasons, plus gang/quota/queue causes and fixes, "
-        "like `gpuplane why-pending -f json`.",
-        why_pending,
-        reads_cluster=True,
-    ),
-    ToolSpec(
-        "simulate",
-        "Simulate submitting workloads to a cluster over time",
-        "Place workloads on a model of the cluster as the chosen scheduler would (kube-scheduler with "
-        "preemption, Volcano, coscheduling or Kueue), over time, with ResourceQuota admission, API validation "
-        "and Karpenter / Cluster Autoscaler scale-up with cold starts: placements, pods left pending with the "
-        "exact message, a GPU timeline, utilization, makespan and gang deadlocks, like `gpuplane simulate -f "
-        "json`. Read-only: the cluster is only read and nothing is applied.",
-        simulate,
-        reads_cluster=True,
-    ),
-    ToolSpec(
-        "inventory",
-        "GPU inventory of a cluster",
-        "GPU capacity by node, pool and model: GPU model, count, allocatable, allocated, free, MIG and "
-        "time-slicing layout, problem flags, like `gpuplane inventory -f json`.",
-        inventory,
-        reads_cluster=True,
-    ),
-    ToolSpec(
-        "diagnose",
-        "Diagnose a GPU cluster",
-        "What is wrong with a cluster's GPU stack and capacity right now: the cluster rules (device plugin, "
-        "GPU Operator, drivers, MIG, gangs partially running, Pending pods ...) plus every lint rule on the "
-        "cluster's own workloads, with the GPU inventory, like `gpuplane diagnose -f json`.",
-        diagnose,
-        reads_cluster=True,
-    ),
-    ToolSpec(
-        "advise_mig",
-        "Plan a MIG layout",
-        "The fewest GPUs of the given model(s) whose valid MIG configurations host a demand of MIG instances, "
-        "with the per-GPU layout and a ready mig-parted config, like `gpuplane advise mig -f json`. An unknown "
-        "profile for the model gives feasible=false with the reason.",
-        advise_mig,
-    ),
-    ToolSpec(
-        "advise_sharing",
-        "Choose a GPU sharing mode",
-        "Recommend none / time-slicing / MPS / MIG / DRA for a workload mix on one GPU model, with reasons, "
-        "trade-offs and the configs to apply, like `gpuplane advise sharing -f json`.",
-        advise_sharing,
-    ),
-    ToolSpec(
-        "advise_capacity",
-        "Size GPU node pools and cost",
-        "Nodes per GPU model and monthly cost for a GPU demand on a cloud provider, with headroom and "
-        "cold-start spares, like `gpuplane advise capacity -f json`.",
-        advise_capacity,
-    ),
-    ToolSpec(
-        "generate",
-        "Render a GPU platform blueprint into manifests",
-        "Render a platform blueprint (GPU Operator, sharing/MIG, scheduler, quotas, autoscaler, storage, "
-        "workload templates) into validated manifests and Helm values in a folder, like `gpuplane generate "
-        "BLUEPRINT -o DIR`. Writes only into output_dir or a new temporary folder and returns the file list, "
-        "objects and design decisions; it never applies anything to a cluster. A blueprint with "
-        "contradictions is refused with every problem named.",
-        generate,
-        writes_files=True,
-    ),
-    ToolSpec(
-        "blueprint_schema",
-        "Blueprint JSON Schema",
-        "The JSON Schema of the blueprint the generate tool takes, like `gpuplane generate --schema`.",
-        blueprint_schema,
-    ),
-    ToolSpec(
-        "ask",
-        "Ask the GPU-on-Kubernetes knowledge base",
-        "Answer a question from gpuplane's built-in knowledge base (device plugin, GPU Operator, MIG, "
-        "time-slicing, MPS, DRA, Kueue, Volcano, gang scheduling, quotas ...), offline, with the sections it "
-        "used, like `gpuplane ask -f json`.",
-        ask,
-    ),
+@tool(
+    "ask",
+    "Ask the GPU-on-Kubernetes knowledge base",
+    "Answer a question from gpuplane's built-in knowledge base (device plugin, GPU Operator, MIG, "
+    "time-slicing, MPS, DRA, Kueue, Volcano, gang scheduling, quotas ...), offline, with the "
+    "sections it used, like `gpuplane ask -f json`.",
 )
+def ask(
+    question: Annotated[
+        str, Field(description="A question about GPUs on Kubernetes, in plain words.", min_length=1)
+    ],
+    max_sections: Annotated[
+        int, Field(description="How many knowledge-base sections the answer may draw on.", ge=1, le=5)
+    ] = 3,
+) -> ToolOutput:
+    """Same engine and document as ``gpuplane ask -f json``, always offline (the caller is the LLM)."""
+    from gpuplane.knowledge import KnowledgeError
+    from gpuplane.knowledge.answer import answer
+
+    question = " ".join(question.split())
+    if not question:
+        raise ToolInputError("the question is empty")
+    if len(question) > MAX_QUESTION:
+        raise ToolInputError(f"the question is longer than {MAX_QUESTION} characters")
+    try:
+        result = answer(question, max_sections=max_sections)
+    except KnowledgeError as exc:
+        raise ToolInputError(f"knowledge base: {exc}") from None
+    sources = ", ".join(str(s["section"]) for s in result.sources)
+    summary = f"answer from {sources}" if sources else "no knowledge-base section matches this question"
+    return ToolOutput(result.to_json(), summary)
+
+
+# Every tool, in the order the server lists them (the order of the decorators above).
+TOOLS: tuple[ToolSpec, ...] = tuple(_TOOLS)

@@ -1,0 +1,87 @@
+"""What a command gives back besides its document: unusable-input errors and ordered messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+class AppError(ValueError):
+    """The input is unusable: one line saying why (the CLI exits 2, MCP returns a tool error)."""
+
+
+MessageKind = Literal["note", "warning", "error", "input-error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One thing worth telling the user, in the order it happened.
+
+    ``note``: informational (a skipped file, nothing found in a folder). ``warning``: the
+    result may be off (cluster version skew). ``error``: an input problem the command worked
+    around (a bad snapshot item, a rule that failed); ``input-error``: the same, but a
+    :class:`~gpuplane.sources.loader.LoadError` whose text already starts with its file name.
+    """
+
+    kind: MessageKind
+    text: str
+
+
+@dataclass(slots=True)
+class Messages:
+    """The messages of one command, kept in order and passed to ``listener`` as they come."""
+
+    listener: Callable[[Message], None] | None = None
+    items: list[Message] = field(default_factory=list)
+
+    def add(self, kind: MessageKind, text: str) -> None:
+        message = Message(kind, text)
+        self.items.append(message)
+        if self.listener is not None:
+            self.listener(message)
+
+    def note(self, text: str) -> None:
+        self.add("note", text)
+
+    def warning(self, text: str) -> None:
+        self.add("warning", text)
+
+    def error(self, text: str) -> None:
+        self.add("error", text)
+
+    def input_error(self, text: str) -> None:
+        self.add("input-error", text)
+
+    @property
+    def errors(self) -> list[str]:
+        """Every input problem, as the MCP documents list them in ``errors``."""
+        return [m.text for m in self.items if m.kind in ("error", "input-error")]
+
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """How the calling front end names options and where it points for the rule list.
+
+    ``streams`` is True when the caller shows each message as it comes (the CLI's stderr): an
+    unusable-input error then says only what failed; otherwise (MCP) it carries the first
+    problem too, the caller having no other place to see it. ``refuse_empty``: manifests that
+    gave nothing but errors are an :class:`AppError` (MCP: an empty result would read as "no
+    findings"); the CLI prints the errors and exits 2 itself.
+    """
+
+    option_prefix: str
+    rules_hint: str
+    streams: bool
+    refuse_empty: bool
+
+    def option(self, name: str) -> str:
+        return f"{self.option_prefix}{name}"
+
+
+CLI = Surface(option_prefix="--", rules_hint="`gpuplane rules`", streams=True, refuse_empty=False)
+MCP = Surface(option_prefix="", rules_hint="the list_rules tool", streams=False, refuse_empty=True)
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
