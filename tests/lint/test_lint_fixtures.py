@@ -28,6 +28,9 @@ def _cases() -> list[tuple[str, Path]]:
         for file in sorted(folder.glob("*.yaml")):
             if file.name != "cluster.yaml":
                 cases.append((folder.name, file))
+        # manifests-only/: the same rule on manifests alone, without the folder's cluster.yaml
+        for file in sorted((folder / "manifests-only").glob("*.yaml")):
+            cases.append((folder.name, file))
     return cases
 
 

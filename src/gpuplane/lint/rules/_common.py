@@ -136,6 +136,25 @@ def term_expressions(term: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in exprs if isinstance(e, dict)] if isinstance(exprs, list) else []
 
 
+def targeted_node_label_keys(ps: Any) -> set[str]:
+    """Node label keys the pod requires: its nodeSelector keys and the keys of its required node
+    affinity expressions (the labels that decide where it may run)."""
+    keys = {k for k in node_selector(ps) if isinstance(k, str)}
+    for term in required_terms(ps):
+        keys.update(e["key"] for e in term_expressions(term) if isinstance(e.get("key"), str))
+    return keys
+
+
+# Node labels only GKE sets (GKE docs "About GPUs in GKE", "Compute classes"): a pod that requires
+# one runs on GKE, whose API server adds the GPU toleration itself (ExtendedResourceToleration).
+GKE_NODE_LABEL_PREFIXES = ("cloud.google.com/gke-", "cloud.google.com/compute-class")
+
+
+def targets_gke(ps: Any) -> bool:
+    """The pod requires GKE nodes (``cloud.google.com/gke-accelerator``, ``gke-nodepool``, ...)."""
+    return any(key.startswith(GKE_NODE_LABEL_PREFIXES) for key in targeted_node_label_keys(ps))
+
+
 def tolerations(ps: Any) -> list[dict[str, Any]]:
     tols = pod_spec(ps).get("tolerations")
     return [t for t in tols if isinstance(t, dict)] if isinstance(tols, list) else []

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from gpuplane.k8s.workloads.kubeflow import REPLICA_FIELDS
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import Finding, SetValue
-from gpuplane.lint.rules._common import as_int, obj_label
+from gpuplane.lint.rules._common import as_dict, as_int, as_str, obj_label
 from gpuplane.lint.rules.distributed._shared import _ns
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
@@ -18,6 +18,17 @@ if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
 
 PODGROUP_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io", "scheduling.volcano.sh")
+# Schedulers that gang a workload's pods on their own, with no PodGroup in the manifest:
+# KAI's pod-grouper makes one PodGroup per top owner (NVIDIA/KAI-Scheduler pkg/podgrouper), Volcano's
+# PodGroup controller one per owner (volcano-sh/volcano pkg/controllers/podgroup), YuniKorn places
+# an application's pods together (apache/yunikorn-k8shim, gang scheduling with task groups).
+GANG_SCHEDULERS = ("kai-scheduler", "volcano", "yunikorn")
+
+
+def _gang_scheduler(group: list[PodSet]) -> str | None:
+    """The gang-aware scheduler every pod of the workload names, if any."""
+    names = {as_str(as_dict(ps.template.get("spec")).get("schedulerName")) for ps in group}
+    return names.pop() if len(names) == 1 and next(iter(names)) in GANG_SCHEDULERS else None
 
 
 def _by_source(podsets: list[PodSet]) -> dict[int, list[PodSet]]:
@@ -50,6 +61,8 @@ def gang_scheduling_missing(ctx: LintContext) -> Iterator[Finding]:
         if total < 2:
             continue
         if any(ps.gang is not None or ps.queue for ps in group):
+            continue
+        if _gang_scheduler(group) is not None:
             continue
         yield ctx.report(
             src,

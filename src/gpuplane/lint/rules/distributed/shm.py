@@ -43,6 +43,34 @@ def runs_ml_framework(container: dict[str, Any]) -> bool:
     return bool(parts) and _ML_WORDS.search(" ".join(parts).lower()) is not None
 
 
+# DataLoader worker counts on the command line: PyTorch's example scripts (--workers / -j), Hugging
+# Face Trainer (--dataloader_num_workers), Lightning and most training scripts (--num-workers).
+_WORKERS_ARG = re.compile(
+    r"(?:^|\s)(?:--(?:workers|num[-_]workers|dataloader[-_]num[-_]workers|num[-_]data[-_]workers)|-j)"
+    r"(?:=|\s+)(\d+)(?=\s|$)"
+)
+_WORKERS_ENV = ("NUM_WORKERS", "DATALOADER_NUM_WORKERS")
+
+
+def dataloader_workers(container: dict[str, Any]) -> int | None:
+    """The DataLoader worker processes the container is told to start, None when it does not say.
+
+    Worker processes hand batches to the trainer through /dev/shm; with 0 workers (PyTorch's
+    default) the main process loads data itself and shared memory is not used for it."""
+    parts = [
+        str(a)
+        for key in ("command", "args")
+        for a in (container.get(key) if isinstance(container.get(key), list) else [container.get(key)])
+        if isinstance(a, (str, int))
+    ]
+    counts = [int(m.group(1)) for m in _WORKERS_ARG.finditer(" ".join(parts))]
+    for _i, env in dict_items(container.get("env")):
+        value = env.get("value")
+        if env.get("name") in _WORKERS_ENV and isinstance(value, str) and value.strip().isdigit():
+            counts.append(int(value))
+    return max(counts) if counts else None
+
+
 def _volume_index(spec: dict[str, Any]) -> dict[str, tuple[int, dict[str, Any]]]:
     out: dict[str, tuple[int, dict[str, Any]]] = {}
     for i, vol in dict_items(spec.get("volumes")):
@@ -102,7 +130,13 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
             if gpus == 0 or ps.shm_managed(c.index):
                 continue
             framework = runs_ml_framework(c.data)
-            if not ((training and (framework or gpus >= 2)) or (framework and gpus >= 2)):
+            if not (training or framework):
+                continue
+            # /dev/shm is really used by several GPUs in one pod (NCCL's intra-node SHM/P2P transport,
+            # one process per GPU) or by DataLoader worker processes; one GPU with no (or 0)
+            # workers never fills the 64 MiB default.
+            workers = dataloader_workers(c.data)
+            if gpus < 2 and not (workers and workers > 0):
                 continue
             mount = _shm_mount(c.data)
             if mount is not None:

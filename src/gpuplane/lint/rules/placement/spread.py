@@ -8,6 +8,7 @@ from typing import Any
 from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
 from gpuplane.lint.finding import Finding
+from gpuplane.lint.rules._collectives import workload_communicates
 from gpuplane.lint.rules._common import (
     ZONE_LABELS,
     as_dict,
@@ -90,6 +91,9 @@ def training_spread_across_zones(ctx: LintContext) -> Iterator[Finding]:
         total = sum(max(ps.count, 0) for ps in sets)
         if total < 2:
             continue
+        source = sets[0].source
+        if not workload_communicates(source, [ps.template for ps in ctx.podsets if ps.source is source]):
+            continue  # independent pods: nothing crosses zones
         loose: list[Any] = []
         for ps in sets:
             scatter = _scattering(ps)

@@ -11,9 +11,7 @@ from gpuplane.k8s.tolerations import NO_SCHEDULE, tolerations_tolerate_taint
 from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
 from gpuplane.lint.finding import Finding
-from gpuplane.lint.rules._common import (
-    where,
-)
+from gpuplane.lint.rules._common import targets_gke, where
 from gpuplane.ruleset import rule
 
 # Taints the node lifecycle controller and cloud providers manage: transient, not a pool design.
@@ -35,10 +33,15 @@ def _ert_tolerations(resources: Iterable[str]) -> list[Toleration]:
     return [Toleration(key=name, operator="Exists", effect=NO_SCHEDULE) for name in resources]
 
 
+ERT_PLUGIN = "ExtendedResourceToleration"
+
+
 def _ert_enabled(ctx: LintContext) -> bool:
-    """Evidence that the ExtendedResourceToleration admission plugin runs in the cluster: GKE
-    nodes, or a running pod that carries exactly the toleration the plugin adds for an
-    accelerator it requests."""
+    """Evidence that the ExtendedResourceToleration admission plugin runs in the cluster: the user
+    declares it (.gpuplane.yaml ``cluster.admission-plugins``), GKE nodes, or a running pod that
+    carries exactly the toleration the plugin adds for an accelerator it requests."""
+    if ERT_PLUGIN in ctx.admission_plugins:
+        return True
     cluster = ctx.cluster
     if cluster is None:
         return False
@@ -88,6 +91,9 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
         # typed pod: a toleration or selector the API would reject is left out (pod-template-invalid)
         pod = ps.pod()
         tols: list[Toleration] = pod.spec.tolerations
+        if ert or targets_gke(ps):
+            # the API server adds {key: <resource>, operator: Exists} for each requested resource
+            tols = [*tols, *_ert_tolerations(wanted)]
         holder = ctx.holder(ps)
         path = (*ps.spec_path, "tolerations") if pod_spec(ps).get("tolerations") else ps.spec_path
         if cluster is None or not cluster.nodes:
@@ -110,8 +116,6 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
                 candidates.append(node)
         if not candidates:
             continue  # no node offers the resource: gpu-unknown-resource-name / gpu-selector-matches-no-node
-        if ert:
-            tols = [*tols, *_ert_tolerations(wanted)]
         blocking: dict[tuple[str, str | None, str], int] = {}
         free_node = False
         for node in candidates:
