@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint import kinds
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
-from gpuplane.lint.rules._common import as_str, dict_items, where
+from gpuplane.lint.rules._common import as_list, as_str, dict_items, where
 from gpuplane.ruleset import rule
 
 if TYPE_CHECKING:
@@ -59,8 +59,7 @@ def dataloader_workers(container: dict[str, Any]) -> int | None:
     default) the main process loads data itself and shared memory is not used for it."""
     parts = [
         str(a)
-        for key in ("command", "args")
-        for a in (container.get(key) if isinstance(container.get(key), list) else [container.get(key)])
+        for a in (*as_list(container.get("command")), *as_list(container.get("args")))
         if isinstance(a, (str, int))
     ]
     counts = [int(m.group(1)) for m in _WORKERS_ARG.finditer(" ".join(parts))]
