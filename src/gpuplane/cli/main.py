@@ -8,6 +8,8 @@ reference/python-stack.md: eager imports of rich/pydantic/ruamel triple start-up
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 import click
 
@@ -26,6 +28,7 @@ class LazyGroup(click.Group):
         if entry is None:
             return None
         module, attr, _ = entry
+        _RUN.command = cmd_name
         return getattr(importlib.import_module(module), attr)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -35,8 +38,31 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+class _Run:
+    """What the top-level error handler needs to know about this run."""
+
+    command = ""  # the subcommand being run ("" before one is chosen)
+    debug = False  # --debug (or GPUPLANE_DEBUG=1): print the traceback of an internal error
+
+
+_RUN = _Run()
+
+
+def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    _RUN.debug = _RUN.debug or value
+    return value
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="gpuplane")
+@click.option(
+    "--debug",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_set_debug,
+    help="On an internal error, print the traceback too.",
+)
 def cli() -> None:
     """gpuplane: a Kubernetes specialist for AI workloads.
 
@@ -47,10 +73,52 @@ def cli() -> None:
       gpuplane why-pending --cluster live        # why are my GPU pods Pending?
       gpuplane explain gpu-request-without-limit # what a rule means and how to fix it
 
-    Exit codes: 0 ok, 1 findings at or above --fail-on, 2 unusable input or arguments.
+    Exit codes: 0 ok, 1 findings at or above --fail-on, 2 unusable input or arguments,
+    3 internal error (a bug: please report it).
     """
 
 
+EXIT_INTERNAL = 3
+
+
+def internal_error_line(exc: BaseException, step: str) -> str:
+    """``internal error in STEP (where): Type: message; please report ...``, one line.
+
+    ``where`` is the innermost gpuplane frame of the traceback (file and function), so the
+    report names the code that failed without a traceback. The message is cut to one line.
+    """
+    import traceback
+
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = frame.filename.replace(os.sep, "/")
+        if "/gpuplane/" in path:
+            where = f" ({path[path.rindex('/gpuplane/') + 1 :]}:{frame.lineno} in {frame.name})"
+            break
+    text = " ".join(str(exc).split())
+    if len(text) > 200:
+        text = text[:197] + "..."
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return (
+        f"gpuplane: internal error in {step or 'gpuplane'}{where}: {detail}; please report it "
+        "(rerun with --debug for the traceback)"
+    )
+
+
 def main() -> None:
-    """Run the full click CLI (the console script enters through ``gpuplane.cli.entry``)."""
-    cli(prog_name="gpuplane")
+    """Run the full click CLI (the console script enters through ``gpuplane.cli.entry``).
+
+    click handles usage errors itself (exit 2); any other exception is a bug of gpuplane, not a
+    finding: one line on stderr and exit 3, never 1 (which CI reads as "findings found"); the
+    traceback only with ``--debug`` or ``GPUPLANE_DEBUG=1``.
+    """
+    _RUN.debug = os.environ.get("GPUPLANE_DEBUG", "") not in ("", "0")
+    try:
+        cli(prog_name="gpuplane")
+    except Exception as exc:
+        if _RUN.debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(internal_error_line(exc, _RUN.command) + "\n")
+        sys.exit(EXIT_INTERNAL)
