@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpuplane.k8s.cluster import ClusterState, load_cluster_state
+from gpuplane.k8s.cluster import ClusterState
+from gpuplane.sources.cluster import load_cluster_state
 from gpuplane.usage.engine import UsageOptions, run_usage
 from gpuplane.usage.files import load_metrics_files
 from gpuplane.usage.metrics import (
