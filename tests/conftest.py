@@ -18,3 +18,8 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is not beside this clone (upstream corpus unavailable)")
     return SHARED
+
+
+# What the CLI's root command does before any command: kindless NVIDIA config files are
+# recognised (tests call the loader and engines directly, without the root command).
+import gpuplane.gpu.config_files  # noqa: E402, F401

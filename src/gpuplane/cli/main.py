@@ -76,6 +76,9 @@ def cli() -> None:
     Exit codes: 0 ok, 1 findings at or above --fail-on, 2 unusable input or arguments,
     3 internal error (a bug: please report it).
     """
+    # The composition root: kindless NVIDIA config files become pseudo-objects for every command
+    # (a registration with the model layer's hook; the module is small and imports no YAML).
+    import gpuplane.gpu.config_files  # noqa: F401
 
 
 EXIT_INTERNAL = 3

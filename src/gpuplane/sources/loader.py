@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from gpuplane.k8s import kindless
 from gpuplane.k8s.manifest import FieldPath, LoadError, Manifest
 from gpuplane.sources import limits
 from gpuplane.sources.locate import _ROOT, DocumentLocator, LineIndex
@@ -934,7 +935,7 @@ def _collect(
         return
     kind = data.get("kind")
     if not kind or not isinstance(kind, str):
-        pseudo = wrap_nvidia_config(data, path)
+        pseudo = kindless.wrap(data, path)
         if pseudo is None:
             result.errors.append(LoadError(path, line, _NO_KIND))
             return
@@ -970,44 +971,6 @@ def _collect(
             result.objects.append(Manifest(item, path, item_line, doc, sub))
         return
     result.objects.append(Manifest(data, path, line, doc, locator.scoped(()) if locator else None))
-
-
-# Kindless NVIDIA config files, linted as pseudo-objects (docs/lint.md "Config files").
-PSEUDO_API_VERSION = "gpuplane.io/v1"
-DEVICE_PLUGIN_CONFIG_KIND = "DevicePluginConfig"
-MIG_PARTED_CONFIG_KIND = "MigPartedConfig"
-# Top-level keys of the device plugin's config file (NVIDIA/k8s-device-plugin api/config/v1/config.go).
-_DEVICE_PLUGIN_KEYS = ("sharing", "flags", "resources")
-
-
-def nvidia_config_kind(data: dict[str, Any]) -> str | None:
-    """The pseudo-kind of a kindless NVIDIA config document, or None.
-
-    A device-plugin config file (``--config-file``, ``CONFIG_FILE``) and a mig-parted
-    config file (``nvidia-mig-parted apply -f``) are plain YAML with ``version`` and no
-    ``kind``. Recognised by ``version`` plus ``mig-configs`` (mig-parted) or plus
-    ``sharing``/``flags``/``resources`` (device plugin); any other kindless document stays
-    an error. The version's value is not checked here: a wrong one is a finding.
-    """
-    if "version" not in data:
-        return None
-    if "mig-configs" in data:
-        return MIG_PARTED_CONFIG_KIND
-    if any(key in data for key in _DEVICE_PLUGIN_KEYS):
-        return DEVICE_PLUGIN_CONFIG_KIND
-    return None
-
-
-def wrap_nvidia_config(data: dict[str, Any], path: str) -> dict[str, Any] | None:
-    """A kindless NVIDIA config document as a pseudo-object (``data`` = the document), or None.
-
-    The name is the file's base name, so findings read ``DevicePluginConfig dp.yaml``.
-    """
-    kind = nvidia_config_kind(data)
-    if kind is None:
-        return None
-    name = os.path.basename(path) or path
-    return {"apiVersion": PSEUDO_API_VERSION, "kind": kind, "metadata": {"name": name}, "data": data}
 
 
 def _unwrapping(locator: DocumentLocator | None) -> Callable[[FieldPath], int | None] | None:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from gpuplane.lint import kinds
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.rules._common import as_dict, as_str, dict_items
-from gpuplane.sources.loader import PSEUDO_API_VERSION
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -19,8 +18,6 @@ if TYPE_CHECKING:
     from gpuplane.lint.context import ContainerRef, LintContext
 
 MIG_PARTED_KEY = "config.yaml"
-# Pseudo-objects the loader makes of kindless config files (docs/lint.md "Config files").
-PSEUDO_GROUP = PSEUDO_API_VERSION.split("/", 1)[0]
 # A ConfigMap data value that looks like a device-plugin config (top-level keys of
 # api/config/v1/config.go) or a mig-parted config.
 _DP_HINT = re.compile(r"^(sharing|flags)\s*:", re.MULTILINE)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from gpuplane.gpu.config_files import DEVICE_PLUGIN_CONFIG_KIND
+from gpuplane.k8s.kindless import PSEUDO_GROUP
 from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules.sharing._shared import (
-    PSEUDO_GROUP,
     _dp_configs,
     _referenced_dp_configmaps,
     _template_is_device_plugin,
 )
 from gpuplane.ruleset import rule
-from gpuplane.sources.loader import DEVICE_PLUGIN_CONFIG_KIND
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:

@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.gpu.config_files import MIG_PARTED_CONFIG_KIND
+from gpuplane.k8s.kindless import PSEUDO_GROUP
 from gpuplane.k8s.selectors import pod_matches_required_node_affinity
 from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import where
 from gpuplane.lint.rules.sharing._shared import (
     _MIG_HINT,
-    PSEUDO_GROUP,
     _classify,
     _configmap_data,
     _container_requests,
 )
 from gpuplane.ruleset import rule
-from gpuplane.sources.loader import MIG_PARTED_CONFIG_KIND
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
