@@ -20,7 +20,9 @@ def test_the_nvidia_recogniser_is_registered() -> None:
     assert nvidia_config_kind in kindless.registered()
 
 
-@pytest.mark.parametrize(("text", "kind"), [(DEVICE_PLUGIN, DEVICE_PLUGIN_CONFIG_KIND), (MIG_PARTED, MIG_PARTED_CONFIG_KIND)])
+@pytest.mark.parametrize(
+    ("text", "kind"), [(DEVICE_PLUGIN, DEVICE_PLUGIN_CONFIG_KIND), (MIG_PARTED, MIG_PARTED_CONFIG_KIND)]
+)
 def test_a_recognised_document_becomes_a_pseudo_object(text: str, kind: str) -> None:
     result = load_text(text, "configs/dp.yaml")
     assert result.errors == []
