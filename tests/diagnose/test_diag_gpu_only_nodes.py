@@ -61,7 +61,7 @@ def test_article_by_sound() -> None:
 
 def test_html_labels_not_advertised_gpus_by_cause(result) -> None:
     page = render_html(result)
-    titles = re.findall(r"<title>([^<]*not advertised[^<]*)</title>", page)
+    titles = re.findall(r'class="seg seg-dark"[^>]* title="([^"]*not advertised[^"]*)"', page)
     assert sorted(titles) == [
         "A100-40GB: 8 not advertised (MIG config failed)",
         "L40S: 4 not advertised (device plugin down)",

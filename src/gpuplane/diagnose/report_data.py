@@ -35,19 +35,86 @@ class Fragmentation:
 
 
 @dataclass(slots=True)
+class AllocationRow:
+    """One bar of the allocation charts: GPU units of a model or node pool, by state.
+
+    ``dark`` units are GPUs of nodes that advertise none (``gpu-node-not-advertising``);
+    ``dark_causes`` says why, as diagnose finds it ("MIG config failed", "device plugin down").
+    """
+
+    label: str
+    allocated: int = 0
+    free: int = 0
+    unhealthy: int = 0
+    dark: int = 0
+    dark_causes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class ReportData:
-    """What the HTML report's namespace, Pending-reason and fragmentation charts show."""
+    """What the HTML report's charts show."""
 
     # Pending GPU pods per scheduler reason (a pod counts once for each distinct reason).
     pending_reasons: dict[str, int] = field(default_factory=dict)
     # (namespace, GPU units held by placed pods, GPU units asked by Pending pods), largest first.
     namespaces: list[tuple[str, int, int]] = field(default_factory=list)
     fragmentation: Fragmentation = field(default_factory=Fragmentation)
+    # GPU units per GPU model and per node pool, sorted by label.
+    by_model: list[AllocationRow] = field(default_factory=list)
+    by_pool: list[AllocationRow] = field(default_factory=list)
 
 
 def build_report_data(facts: ClusterFacts, inventory: Inventory) -> ReportData:
     """The report's aggregations over one cluster's facts (explanations are the cached ones)."""
-    return ReportData(_pending_reasons(facts), _namespaces(facts), _fragmentation(facts, inventory))
+    causes = _dark_causes(facts, inventory)
+    return ReportData(
+        _pending_reasons(facts),
+        _namespaces(facts),
+        _fragmentation(facts, inventory),
+        _allocation(inventory, "model", causes),
+        _allocation(inventory, "pool", causes),
+    )
+
+
+def _dark_causes(facts: ClusterFacts, inventory: Inventory) -> dict[str, str]:
+    """Node -> why its GPUs are not advertised: the first failing link of its enablement chain
+    (the same words as the ``gpu-node-not-advertising`` finding)."""
+    from gpuplane.diagnose import inventory as inv
+    from gpuplane.diagnose.rules.enablement import not_advertised_cause
+
+    out: dict[str, str] = {}
+    for node in inventory.nodes:
+        if not any(flag.flag == inv.FLAG_NOT_ADVERTISING for flag in node.flags):
+            continue
+        obj = facts.state.node_by_name.get(node.name)
+        if obj is None:
+            continue
+        try:
+            out[node.name] = not_advertised_cause(facts, obj)
+        except Exception:  # a label is a nicety: the chart still shows the count
+            continue
+    return out
+
+
+def _allocation(inventory: Inventory, key: str, causes: dict[str, str]) -> list[AllocationRow]:
+    from gpuplane.diagnose import inventory as inv
+
+    rows: dict[str, AllocationRow] = {}
+    for node in inventory.nodes:
+        label = node.model_key if key == "model" else node.pool
+        row = rows.setdefault(label, AllocationRow(label))
+        units = node.units()
+        dark = node.gpus if any(flag.flag == inv.FLAG_NOT_ADVERTISING for flag in node.flags) else 0
+        row.allocated += min(units.allocated, units.allocatable)
+        row.free += units.free
+        row.unhealthy += max(units.capacity - units.allocatable, 0)
+        row.dark += dark
+        cause = causes.get(node.name)
+        if dark and cause and cause not in row.dark_causes:
+            row.dark_causes.append(cause)
+    for row in rows.values():
+        row.dark_causes.sort()
+    return [rows[label] for label in sorted(rows)]
 
 
 def _pending_reasons(facts: ClusterFacts) -> dict[str, int]:

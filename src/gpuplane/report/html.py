@@ -1,30 +1,35 @@
 """``gpuplane diagnose -f html``: one self-contained page with charts and tables.
 
-Self-contained on purpose: the report is mailed, attached to tickets and opened
-on air-gapped bastions, so it has inline CSS, charts drawn here as inline SVG,
-no JavaScript, no fonts or images to fetch; a Content-Security-Policy of
-``default-src 'none'`` makes the browser refuse any request the page might try.
+Self-contained on purpose: the report is mailed, attached to tickets and opened on air-gapped
+bastions, so it has inline CSS, charts drawn as HTML boxes sized in percent, no fonts or images to
+fetch. A Content-Security-Policy of ``default-src 'none'`` makes the browser refuse any request the
+page might try; the one inline script (the findings filter) is allowed by its SHA-256 hash only.
+Without JavaScript the page is complete: every finding is listed, info findings folded.
 
-Charts: GPU allocation by model, by node pool and by namespace (stacked bars),
-why GPU pods are Pending (scheduler reasons), free GPUs per node (the
-fragmentation histogram), findings by severity. Tables: every finding with its
-evidence and fix, the per-node inventory. Element ids and classes (``chart-*``,
-``finding``, ``inventory``) are stable: tests and users' scripts select them.
+Charts are HTML, not SVG, so labels wrap instead of being clipped and bars take the width of their
+card from 700 to 1600 px: GPU allocation by model, by node pool and by namespace (stacked bars),
+why GPU pods are Pending (scheduler reasons), free GPUs per node (the fragmentation histogram),
+findings by severity. Findings are grouped by severity (error and warning open, info folded) with a
+filter box; then the per-node inventory. Element ids and classes (``chart-*``, ``seg seg-<series>``,
+``finding``, ``node``, ``findings-<severity>``) are stable: tests and users' scripts select them.
+
+This module only draws: every number comes from :class:`gpuplane.diagnose.report_data.ReportData`
+and the diagnose result (docs/architecture.md: reports never compute).
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import base64
+import hashlib
 from html import escape
 from typing import TYPE_CHECKING
 
-from gpuplane.diagnose import inventory as inv
 from gpuplane.diagnose.evidence import ClusterFinding
 
 if TYPE_CHECKING:
     from gpuplane.diagnose.engine import DiagnoseResult
     from gpuplane.diagnose.inventory import NodeInventory
-    from gpuplane.diagnose.report_data import ReportData
+    from gpuplane.diagnose.report_data import AllocationRow, ReportData
     from gpuplane.lint.finding import Finding
 
 # (series id, legend, colour) for the GPU allocation charts.
@@ -38,38 +43,73 @@ NAMESPACE_SERIES = (
     ("running", "held by placed pods", "#3b6fd4"),
     ("pending", "asked by Pending pods", "#b07cd6"),
 )
+SEVERITIES = ("error", "warning", "info")
 SEVERITY_COLOURS = {"error": "#d64545", "warning": "#e0a030", "info": "#3b9fd4"}
-BAR_HEIGHT = 22
-LABEL_WIDTH = 210
-PLOT_WIDTH = 440
 MAX_PENDING_REASONS = 10
+HISTOGRAM_PX = 150  # height of the tallest histogram column
+MAX_BIN_LABELS = 16  # wider histograms label every n-th bin (and the last)
 
 CSS = """
+*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
-header{background:#1d2330;color:#fff;padding:18px 28px}
-header h1{margin:0 0 4px;font-size:22px} header p{margin:0;color:#c6ccd8;font-size:14px}
-main{padding:20px 28px;max-width:1400px}
+header{background:#1d2330;color:#fff;padding:18px 24px}
+header h1{margin:0 0 4px;font-size:22px;overflow-wrap:anywhere} header p{margin:0;color:#c6ccd8;font-size:14px}
+main{padding:18px 24px;max-width:1600px;margin:0 auto}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:18px}
 .card{background:#fff;border-radius:8px;padding:10px 16px;min-width:110px;box-shadow:0 1px 2px #0002}
 .card b{display:block;font-size:22px} .card span{font-size:12px;color:#5b6373}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(660px,1fr));gap:16px}
-figure{background:#fff;margin:0;border-radius:8px;padding:12px 16px;box-shadow:0 1px 2px #0002}
-figcaption{font-weight:600;margin-bottom:6px} figure p.note{font-size:12px;color:#5b6373;margin:4px 0 0}
-svg text{font-size:12px;fill:#1d2330} svg .axis{stroke:#aab0bd}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,560px),1fr));gap:16px}
+figure{background:#fff;margin:0;border-radius:8px;padding:12px 16px;box-shadow:0 1px 2px #0002;min-width:0}
+figcaption{font-weight:600;margin-bottom:8px} figure p.note{font-size:12px;color:#5b6373;margin:6px 0 0}
+.chart{font-size:12px}
+.bar{display:grid;grid-template-columns:minmax(6em,34%) minmax(0,1fr) 4.5em;gap:8px;align-items:center;margin:5px 0}
+.bar .label{text-align:right;overflow-wrap:anywhere;line-height:1.25}
+.track{display:flex;height:20px;background:#eef0f4;border-radius:3px;overflow:hidden;min-width:0}
+.seg{display:block;height:100%;min-width:0}
+.bar .total{font-variant-numeric:tabular-nums;white-space:nowrap}
+.hist{display:grid;gap:4px;align-items:end}
+.bin{display:flex;flex-direction:column;align-items:stretch;justify-content:flex-end;text-align:center;min-width:0}
+.bin .count{line-height:16px;font-variant-numeric:tabular-nums;overflow-wrap:anywhere}
+.bin .col{display:block;background:#3b6fd4;border-radius:2px 2px 0 0}
+.bin .bin-label{line-height:16px;border-top:1px solid #aab0bd;overflow-wrap:anywhere}
+.axis-title{font-size:12px;color:#5b6373;margin-top:2px}
 section{margin-top:24px} h2{font-size:18px;margin:0 0 8px}
-table{border-collapse:collapse;width:100%;background:#fff;font-size:13px;box-shadow:0 1px 2px #0002}
-th,td{text-align:left;vertical-align:top;padding:6px 8px;border-bottom:1px solid #e4e7ec}
-th{background:#eef0f4;position:sticky;top:0}
+.filter{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:0 0 10px;font-size:13px}
+.filter input{font:inherit;padding:5px 8px;border:1px solid #c4c9d4;border-radius:6px;width:min(100%,26em)}
+details.sev-group{background:#fff;border-radius:8px;box-shadow:0 1px 2px #0002;margin:0 0 12px;padding:4px 0}
+details.sev-group>summary{cursor:pointer;padding:8px 12px;font-weight:600}
+details.sev-group>summary .shown{font-weight:400;color:#5b6373;margin-left:6px}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:13px;table-layout:fixed}
+th,td{text-align:left;vertical-align:top;padding:6px 8px;border-bottom:1px solid #e4e7ec;overflow-wrap:anywhere}
+th{background:#eef0f4}
+table.findings col.c-rule{width:22%} table.findings col.c-object{width:26%}
+table.inventory{box-shadow:0 1px 2px #0002;font-size:12px}
+table.inventory col.c-node{width:20%} table.inventory col.c-num{width:8%} table.inventory col.c-layout{width:17%}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .sev{font-weight:700;text-transform:uppercase;font-size:11px;padding:2px 6px;border-radius:4px;color:#fff}
 .sev-error{background:#d64545}.sev-warning{background:#e0a030}.sev-info{background:#3b9fd4}
 ul.evidence{margin:4px 0 0;padding-left:18px;color:#444b59;font-size:12px}
-pre.fix{white-space:pre-wrap;margin:4px 0 0;font-size:12px;background:#f3f5f8;padding:4px 6px;border-radius:4px}
-.flag{display:inline-block;background:#fde8e8;color:#9b1c1c;border-radius:4px;padding:1px 5px;margin:1px;font-size:11px}
+pre.fix{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0 0;font-size:12px;background:#f3f5f8;padding:4px 6px;border-radius:4px}
+.flag{display:inline-block;background:#fde8e8;color:#9b1c1c;border-radius:4px;padding:1px 5px;margin:1px;font-size:11px;overflow-wrap:anywhere;max-width:100%}
 .muted{color:#8a91a0}
-p.legend{margin:2px 0 0;font-size:12px} p.legend span{margin-right:14px}
+p.legend{margin:6px 0 0;font-size:12px;display:flex;flex-wrap:wrap;gap:4px 14px}
 p.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
 """
+
+# The findings filter: hides rows whose text does not contain the query, opens groups with matches,
+# hides groups without. Allowed by its hash in the Content-Security-Policy.
+FILTER_JS = (
+    "(function(){var box=document.getElementById('finding-filter');if(!box)return;"
+    "var out=document.getElementById('filter-count');"
+    "box.addEventListener('input',function(){var q=box.value.trim().toLowerCase(),total=0;"
+    "document.querySelectorAll('details.sev-group').forEach(function(g){var n=0;"
+    "g.querySelectorAll('tr.finding').forEach(function(r){var hit=!q||r.textContent.toLowerCase().indexOf(q)>=0;"
+    "r.hidden=!hit;if(hit)n++;});g.querySelector('.shown').textContent=q?n+' shown':'';"
+    "g.hidden=!!q&&n===0;if(q&&n)g.open=true;total+=n;});"
+    "out.textContent=q?total+' finding(s) match':'';});})();"
+)
+FILTER_JS_HASH = base64.b64encode(hashlib.sha256(FILTER_JS.encode()).digest()).decode()
+CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{FILTER_JS_HASH}'"
 
 
 def render_html(result: DiagnoseResult) -> str:
@@ -81,11 +121,10 @@ def render_html(result: DiagnoseResult) -> str:
     state = result.state
     version = result.inventory.kubernetes_version
     title = f"gpuplane diagnose: {state.source or 'cluster'}"
-    dark = _dark_causes(result)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
         f"<header><h1>{escape(title)}</h1><p>"
@@ -95,17 +134,16 @@ def render_html(result: DiagnoseResult) -> str:
         "<main>",
         _cards(summary),
         '<div class="charts">',
-        _allocation_chart("chart-by-model", "GPU allocation by model", _group_nodes(result, "model", dark)),
-        _allocation_chart("chart-by-pool", "GPU allocation by node pool", _group_nodes(result, "pool", dark)),
+        _allocation_chart("chart-by-model", "GPU allocation by model", data.by_model),
+        _allocation_chart("chart-by-pool", "GPU allocation by node pool", data.by_pool),
         _namespace_chart(data),
         _pending_chart(data),
         _fragmentation_chart(data),
         _severity_chart(summary),
         "</div>",
-        _findings_table("cluster-findings", "Cluster findings", result.cluster_findings),
-        _findings_table("workload-findings", "Workload findings", result.workload_findings),
+        _findings(result.cluster_findings, result.workload_findings),
         _inventory_table(result.inventory.nodes),
-        "</main></body></html>",
+        f"</main><script>{FILTER_JS}</script></body></html>",
     ]
     return "\n".join(parts) + "\n"
 
@@ -128,73 +166,12 @@ def _cards(summary: dict[str, int]) -> str:
     return f'<div class="cards" id="summary">{cards}</div>'
 
 
-# -- chart data ---------------------------------------------------------------------------------
+# -- charts -------------------------------------------------------------------------------------
 
-
-def _node_values(node: NodeInventory) -> dict[str, int]:
-    units = node.units()
-    dark = node.gpus if any(flag.flag == inv.FLAG_NOT_ADVERTISING for flag in node.flags) else 0
-    return {
-        "allocated": min(units.allocated, units.allocatable),
-        "free": units.free,
-        "unhealthy": max(units.capacity - units.allocatable, 0),
-        "dark": dark,
-    }
-
-
-def _dark_causes(result: DiagnoseResult) -> dict[str, str]:
-    """Node -> why its GPUs are not advertised, as diagnose finds it ("MIG config failed",
-    "device plugin down", ...): the first failing link of the node's enablement chain."""
-    from gpuplane.diagnose.facts import facts_for
-    from gpuplane.diagnose.rules.enablement import not_advertised_cause
-
-    out: dict[str, str] = {}
-    facts = None
-    for node in result.inventory.nodes:
-        if not any(flag.flag == inv.FLAG_NOT_ADVERTISING for flag in node.flags):
-            continue
-        obj = result.state.node_by_name.get(node.name)
-        if obj is None:
-            continue
-        if facts is None:
-            facts = facts_for(result.state)
-        try:
-            out[node.name] = not_advertised_cause(facts, obj)
-        except Exception:  # a label is a nicety: the chart still shows the count
-            continue
-    return out
-
-
-def _dark_label(causes: list[str]) -> str:
-    return f"not advertised ({'; '.join(causes)})" if causes else "not advertised"
-
-
-def _group_nodes(
-    result: DiagnoseResult, key: str, causes: dict[str, str] | None = None
-) -> list[tuple[str, list[int], dict[str, str]]]:
-    """Rows ``(label, values per ALLOCATION_SERIES, {series id: segment label})``: the
-    not-advertised segment is labelled by its causes."""
-    causes = causes or {}
-    groups: dict[str, Counter[str]] = {}
-    dark: dict[str, list[str]] = {}
-    for node in result.inventory.nodes:
-        label = node.model_key if key == "model" else node.pool
-        values = _node_values(node)
-        groups.setdefault(label, Counter()).update(values)
-        cause = causes.get(node.name)
-        if values["dark"] and cause and cause not in dark.setdefault(label, []):
-            dark[label].append(cause)
-    return [
-        (label, [counts[s[0]] for s in ALLOCATION_SERIES], {"dark": _dark_label(sorted(dark.get(label, [])))})
-        for label, counts in sorted(groups.items())
-    ]
-
-
-# -- SVG charts ---------------------------------------------------------------------------------
+Row = tuple[str, list[int], dict[str, str]]  # (label, value per series, {series id: segment name})
 
 
 def _legend(series: tuple[tuple[str, str, str], ...]) -> str:
-    """HTML legend under a chart (wraps on narrow pages, unlike SVG text)."""
     items = "".join(
         f'<span class="legend legend-{sid}"><i style="background:{colour}"></i>{escape(label)}</span>'
         for sid, label, colour in series
@@ -202,53 +179,43 @@ def _legend(series: tuple[tuple[str, str, str], ...]) -> str:
     return f'<p class="legend">{items}</p>'
 
 
+def _pct(value: int, top: int) -> str:
+    return f"{100 * value / top:.2f}%"
+
+
 def _stacked_bars(
-    chart_id: str,
-    title: str,
-    rows: list[tuple[str, list[int], dict[str, str]]],
-    series: tuple[tuple[str, str, str], ...],
-    note: str = "",
+    chart_id: str, title: str, rows: list[Row], series: tuple[tuple[str, str, str], ...], note: str = ""
 ) -> str:
-    """Rows ``(label, values per series, {series id: this row's segment label})``; the legend
-    of a series whose rows name it differently lists those names."""
+    """Horizontal stacked bars; the legend of a series whose rows name it differently lists those names."""
     if not rows:
         return _empty_figure(chart_id, title, "nothing to show")
     series = _legend_series(rows, series)
     top = max(sum(values) for _, values, _ in rows) or 1
-    height = 20 + len(rows) * (BAR_HEIGHT + 8)
-    svg = [
-        f'<svg class="chart stacked" role="img" aria-label="{escape(title)}" width="{LABEL_WIDTH + PLOT_WIDTH + 60}" '
-        f'height="{height}" xmlns="http://www.w3.org/2000/svg">'
-    ]
-    y = 10
+    out = [f'<div class="chart stacked" role="img" aria-label="{escape(title)}">']
     for label, values, names in rows:
-        svg.append(
-            f'<g class="bar" data-label="{escape(label)}">'
-            f'<text x="{LABEL_WIDTH - 8}" y="{y + 15}" text-anchor="end">{escape(_clip(label))}</text>'
-        )
-        x = float(LABEL_WIDTH)
+        segs = []
         for (sid, name, colour), value in zip(series, values, strict=True):
             if value <= 0:
                 continue
-            name = names.get(sid, name)
-            width = PLOT_WIDTH * value / top
-            svg.append(
-                f'<rect class="seg seg-{sid}" x="{x:.1f}" y="{y}" width="{width:.1f}" height="{BAR_HEIGHT}" '
-                f'fill="{colour}" data-value="{value}"><title>{escape(label)}: {value} {escape(name)}</title></rect>'
+            tip = f"{label}: {value} {names.get(sid, name)}"
+            segs.append(
+                f'<span class="seg seg-{sid}" style="width:{_pct(value, top)};background:{colour}" '
+                f'data-value="{value}" title="{escape(tip)}"></span>'
             )
-            x += width
-        svg.append(f'<text x="{x + 6:.1f}" y="{y + 15}">{sum(values)}</text></g>')
-        y += BAR_HEIGHT + 8
-    svg.append("</svg>")
+        out.append(
+            f'<div class="bar" data-label="{escape(label)}"><span class="label">{escape(label)}</span>'
+            f'<span class="track">{"".join(segs)}</span><span class="total">{sum(values)}</span></div>'
+        )
+    out.append("</div>")
     caption = f'<p class="note">{escape(note)}</p>' if note else ""
     return (
-        f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(svg)}{_legend(series)}'
+        f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(out)}{_legend(series)}'
         f"{caption}</figure>"
     )
 
 
 def _legend_series(
-    rows: list[tuple[str, list[int], dict[str, str]]], series: tuple[tuple[str, str, str], ...]
+    rows: list[Row], series: tuple[tuple[str, str, str], ...]
 ) -> tuple[tuple[str, str, str], ...]:
     out = []
     for i, (sid, name, colour) in enumerate(series):
@@ -263,57 +230,50 @@ def _legend_series(
 
 
 def _bars(chart_id: str, title: str, rows: list[tuple[str, int, str]], note: str = "") -> str:
-    """Single-series horizontal bars: (label, value, colour)."""
+    """Single-series horizontal bars: (label, value, colour). Labels wrap, never clipped."""
     if not rows:
         return _empty_figure(chart_id, title, note or "nothing to show")
     top = max(value for _, value, _ in rows) or 1
-    height = 20 + len(rows) * (BAR_HEIGHT + 8)
-    svg = [
-        f'<svg class="chart bars" role="img" aria-label="{escape(title)}" width="{LABEL_WIDTH + PLOT_WIDTH + 60}" '
-        f'height="{height}" xmlns="http://www.w3.org/2000/svg">'
-    ]
-    y = 10
+    out = [f'<div class="chart bars" role="img" aria-label="{escape(title)}">']
     for label, value, colour in rows:
-        width = PLOT_WIDTH * value / top if value else 0
-        svg.append(
-            f'<g class="bar" data-label="{escape(label)}"><text x="{LABEL_WIDTH - 8}" y="{y + 15}" '
-            f'text-anchor="end">{escape(_clip(label, 29))}<title>{escape(label)}</title></text>'
-            f'<rect class="seg" x="{LABEL_WIDTH}" y="{y}" width="{width:.1f}" height="{BAR_HEIGHT}" '
-            f'fill="{colour}" data-value="{value}"><title>{escape(label)}: {value}</title></rect>'
-            f'<text x="{LABEL_WIDTH + width + 6:.1f}" y="{y + 15}">{value}</text></g>'
+        seg = (
+            f'<span class="seg" style="width:{_pct(value, top)};background:{colour}" data-value="{value}" '
+            f'title="{escape(label)}: {value}"></span>'
+            if value
+            else ""
         )
-        y += BAR_HEIGHT + 8
-    svg.append("</svg>")
+        out.append(
+            f'<div class="bar" data-label="{escape(label)}"><span class="label">{escape(label)}</span>'
+            f'<span class="track">{seg}</span><span class="total">{value}</span></div>'
+        )
+    out.append("</div>")
     caption = f'<p class="note">{escape(note)}</p>' if note else ""
-    return f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(svg)}{caption}</figure>'
+    return f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(out)}{caption}</figure>'
 
 
 def _histogram(chart_id: str, title: str, bins: list[tuple[str, int]], note: str) -> str:
+    """Vertical columns; the count sits above each column inside the chart's own height, so the
+    tallest column's label is never cut."""
     if not bins:
         return _empty_figure(chart_id, title, note)
     top = max(count for _, count in bins) or 1
-    plot_h = 160
-    step = min(56, (PLOT_WIDTH + LABEL_WIDTH) // max(len(bins), 1))
-    width = 50 + step * len(bins) + 20
-    svg = [
-        f'<svg class="chart histogram" role="img" aria-label="{escape(title)}" width="{width}" '
-        f'height="{plot_h + 60}" xmlns="http://www.w3.org/2000/svg">',
-        f'<line class="axis" x1="40" y1="{plot_h + 10}" x2="{width - 10}" y2="{plot_h + 10}"/>',
+    every = -(-len(bins) // MAX_BIN_LABELS)
+    out = [
+        f'<div class="chart hist" role="img" aria-label="{escape(title)}" '
+        f'style="grid-template-columns:repeat({len(bins)},minmax(0,1fr))">'
     ]
-    x = 50
-    for label, count in bins:
-        h = plot_h * count / top
-        svg.append(
-            f'<g class="bin" data-label="{escape(label)}"><rect class="seg" x="{x}" y="{plot_h + 10 - h:.1f}" '
-            f'width="{step - 10}" height="{h:.1f}" fill="#3b6fd4" data-value="{count}">'
-            f"<title>{count} node(s) with {escape(label)} free</title></rect>"
-            f'<text x="{x + (step - 10) / 2:.1f}" y="{plot_h + 26}" text-anchor="middle">{escape(label)}</text>'
-            f'<text x="{x + (step - 10) / 2:.1f}" y="{plot_h + 6 - h:.1f}" text-anchor="middle">{count}</text></g>'
+    for i, (label, count) in enumerate(bins):
+        shown = label if i % every == 0 or i == len(bins) - 1 else ""
+        height = round(HISTOGRAM_PX * count / top)
+        out.append(
+            f'<div class="bin" data-label="{escape(label)}" title="{count} node(s) with {escape(label)} free">'
+            f'<span class="count">{count if count or every == 1 else ""}</span>'
+            f'<span class="col seg" style="height:{height}px" data-value="{count}"></span>'
+            f'<span class="bin-label">{escape(shown)}</span></div>'
         )
-        x += step
-    svg.append(f'<text x="40" y="{plot_h + 48}">free GPU units per node &#8594;</text></svg>')
+    out.append('</div><div class="axis-title">free GPU units per node &#8594;</div>')
     return (
-        f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(svg)}'
+        f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>{"".join(out)}'
         f'<p class="note">{escape(note)}</p></figure>'
     )
 
@@ -321,16 +281,19 @@ def _histogram(chart_id: str, title: str, bins: list[tuple[str, int]], note: str
 def _empty_figure(chart_id: str, title: str, note: str) -> str:
     return (
         f'<figure id="{chart_id}"><figcaption>{escape(title)}</figcaption>'
-        f'<svg class="chart empty" width="300" height="40" xmlns="http://www.w3.org/2000/svg">'
-        f'<text x="0" y="24">{escape(note)}</text></svg></figure>'
+        f'<div class="chart empty"><p class="note">{escape(note)}</p></div></figure>'
     )
 
 
-def _clip(text: str, width: int = 26) -> str:
-    return text if len(text) <= width else text[: width - 1] + "\u2026"
+def _dark_label(causes: list[str]) -> str:
+    return f"not advertised ({'; '.join(causes)})" if causes else "not advertised"
 
 
-def _allocation_chart(chart_id: str, title: str, rows: list[tuple[str, list[int], dict[str, str]]]) -> str:
+def _allocation_chart(chart_id: str, title: str, data: list[AllocationRow]) -> str:
+    rows: list[Row] = [
+        (r.label, [r.allocated, r.free, r.unhealthy, r.dark], {"dark": _dark_label(r.dark_causes)})
+        for r in data
+    ]
     return _stacked_bars(
         chart_id,
         title,
@@ -341,9 +304,7 @@ def _allocation_chart(chart_id: str, title: str, rows: list[tuple[str, list[int]
 
 
 def _namespace_chart(data: ReportData) -> str:
-    rows: list[tuple[str, list[int], dict[str, str]]] = [
-        (name, [running, pending], {}) for name, running, pending in data.namespaces
-    ]
+    rows: list[Row] = [(name, [running, pending], {}) for name, running, pending in data.namespaces]
     return _stacked_bars(
         "chart-by-namespace",
         "GPU allocation by namespace",
@@ -354,20 +315,13 @@ def _namespace_chart(data: ReportData) -> str:
 
 
 def _pending_chart(data: ReportData) -> str:
-    counts = data.pending_reasons
-    rows = [
-        (reason, count, "#b07cd6")
-        for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[
-            :MAX_PENDING_REASONS
-        ]
-    ]
+    ordered = sorted(data.pending_reasons.items(), key=lambda item: (-item[1], item[0]))
+    rows = [(reason, count, "#b07cd6") for reason, count in ordered[:MAX_PENDING_REASONS]]
+    note = "Pending GPU pods per scheduler reason (a pod counts once per distinct reason)."
+    if len(ordered) > MAX_PENDING_REASONS:
+        note += f" The {MAX_PENDING_REASONS} most frequent of {len(ordered)} reasons."
     return _bars(
-        "chart-pending-reasons",
-        "Why GPU pods are Pending",
-        rows,
-        "Pending GPU pods per scheduler reason (a pod counts once per distinct reason)."
-        if rows
-        else "No Pending GPU pods.",
+        "chart-pending-reasons", "Why GPU pods are Pending", rows, note if rows else "No Pending GPU pods."
     )
 
 
@@ -375,53 +329,72 @@ def _fragmentation_chart(data: ReportData) -> str:
     frag = data.fragmentation
     if not frag.bins:
         return _empty_figure("chart-fragmentation", "Free GPUs per node", "No schedulable GPU node.")
-    bins = frag.bins
     note = f"{frag.free_units} free units on {frag.schedulable_nodes} schedulable GPU nodes"
     if frag.largest_pending_request:
         note += (
             f"; the largest Pending pod asks for {frag.largest_pending_request} on one node: "
             f"{frag.nodes_hosting_largest} node(s) can host it"
         )
-    return _histogram("chart-fragmentation", "Free GPUs per node (fragmentation)", bins, note + ".")
+    return _histogram("chart-fragmentation", "Free GPUs per node (fragmentation)", frag.bins, note + ".")
 
 
 def _severity_chart(summary: dict[str, int]) -> str:
-    rows = [(sev, summary[sev], SEVERITY_COLOURS[sev]) for sev in ("error", "warning", "info")]
+    rows = [(sev, summary[sev], SEVERITY_COLOURS[sev]) for sev in SEVERITIES]
     return _bars("chart-severity", "Findings by severity", rows)
 
 
-# -- tables -------------------------------------------------------------------------------------
+# -- findings -----------------------------------------------------------------------------------
 
 
-def _findings_table(table_id: str, title: str, findings: list[Finding]) -> str:
-    head = f'<section id="{table_id}"><h2>{escape(title)} ({len(findings)})</h2>'
-    if not findings:
+def _finding_row(finding: Finding, scope: str) -> str:
+    obj = finding.object
+    where = f"{obj.namespace}/" if obj.namespace else ""
+    location = ""
+    if obj.path and finding.line > 0:
+        location = f'<br><span class="muted">{escape(obj.path)}:{finding.line}</span>'
+    elif obj.path and not isinstance(finding, ClusterFinding):
+        location = f'<br><span class="muted">{escape(obj.path)}</span>'
+    evidence = ""
+    if isinstance(finding, ClusterFinding) and finding.evidence:
+        items = "".join(f"<li>{escape(item.text())}</li>" for item in finding.evidence)
+        evidence = f'<ul class="evidence">{items}</ul>'
+    return (
+        f'<tr class="finding sev-row-{escape(finding.severity)}" data-rule="{escape(finding.rule)}" '
+        f'data-scope="{scope}"><td>{escape(finding.rule)}<br><span class="muted">{scope}</span></td>'
+        f"<td>{escape(obj.kind)} {escape(where + obj.name)}{location}</td>"
+        f'<td>{escape(finding.message)}<pre class="fix">fix: {escape(finding.fix)}</pre>{evidence}</td></tr>'
+    )
+
+
+def _findings(cluster: list[Finding], workload: list[Finding]) -> str:
+    """Findings grouped by severity: errors and warnings open, info folded."""
+    total = len(cluster) + len(workload)
+    head = f'<section id="findings"><h2>Findings ({total})</h2>'
+    if not total:
         return head + '<p class="muted">None.</p></section>'
-    rows = [
-        '<table class="findings"><thead><tr><th>severity</th><th>rule</th><th>object</th>'
-        "<th>finding</th></tr></thead><tbody>"
+    parts = [
+        head,
+        '<p class="filter"><label for="finding-filter">Filter</label>'
+        '<input type="search" id="finding-filter" placeholder="rule, object, namespace or text" '
+        'autocomplete="off"><span id="filter-count" class="muted"></span></p>',
     ]
-    for finding in findings:
-        obj = finding.object
-        where = f"{obj.namespace}/" if obj.namespace else ""
-        location = ""
-        if obj.path and finding.line > 0:
-            location = f'<br><span class="muted">{escape(obj.path)}:{finding.line}</span>'
-        elif obj.path and not isinstance(finding, ClusterFinding):
-            location = f'<br><span class="muted">{escape(obj.path)}</span>'
-        evidence = ""
-        if isinstance(finding, ClusterFinding) and finding.evidence:
-            items = "".join(f"<li>{escape(item.text())}</li>" for item in finding.evidence)
-            evidence = f'<ul class="evidence">{items}</ul>'
-        rows.append(
-            f'<tr class="finding sev-row-{escape(finding.severity)}" data-rule="{escape(finding.rule)}">'
-            f'<td><span class="sev sev-{escape(finding.severity)}">{escape(finding.severity)}</span></td>'
-            f"<td>{escape(finding.rule)}</td>"
-            f"<td>{escape(obj.kind)} {escape(where + obj.name)}{location}</td>"
-            f'<td>{escape(finding.message)}<pre class="fix">fix: {escape(finding.fix)}</pre>{evidence}</td></tr>'
+    for sev in SEVERITIES:
+        rows = [_finding_row(f, "cluster") for f in cluster if f.severity == sev]
+        rows += [_finding_row(f, "workload") for f in workload if f.severity == sev]
+        if not rows:
+            continue
+        opened = " open" if sev != "info" else ""
+        parts.append(
+            f'<details class="sev-group" id="findings-{sev}"{opened}><summary>'
+            f'<span class="sev sev-{sev}">{sev}</span> {len(rows)} finding{"s" if len(rows) != 1 else ""}'
+            '<span class="shown"></span></summary>'
+            '<table class="findings"><colgroup><col class="c-rule"><col class="c-object"><col></colgroup>'
+            "<thead><tr><th>rule</th><th>object</th><th>finding</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table></details>"
         )
-    rows.append("</tbody></table></section>")
-    return head + "".join(rows)
+    parts.append("</section>")
+    return "".join(parts)
 
 
 def _inventory_table(nodes: list[NodeInventory]) -> str:
@@ -429,8 +402,10 @@ def _inventory_table(nodes: list[NodeInventory]) -> str:
     if not nodes:
         return head + '<p class="muted">No GPU nodes.</p></section>'
     rows = [
-        '<table class="inventory"><thead><tr><th>node</th><th>pool</th><th>model</th><th>GPUs</th>'
-        "<th>allocatable</th><th>allocated</th><th>free</th><th>layout</th><th>flags</th></tr></thead><tbody>"
+        '<table class="inventory"><colgroup><col class="c-node"><col><col><col class="c-num"><col class="c-num">'
+        '<col class="c-num"><col class="c-num"><col class="c-layout"><col></colgroup>'
+        "<thead><tr><th>node</th><th>pool</th><th>model</th><th>GPUs</th><th>allocatable</th><th>allocated</th>"
+        "<th>free</th><th>layout</th><th>flags</th></tr></thead><tbody>"
     ]
     for node in nodes:
         units = node.units()
