@@ -16,6 +16,8 @@ from collections import Counter
 from gpuplane.gpu.resources import classify, is_gpu_resource, parse_mig_profile
 from gpuplane.k8s.tolerations import find_untolerated_taint
 from gpuplane.scheduler.framework import NodeInfo
+from gpuplane.scheduler.plugins.inter_pod_affinity import ERR_REASON_AFFINITY as AFFINITY_REASON
+from gpuplane.scheduler.plugins.inter_pod_affinity import NAME as AFFINITY_PLUGIN
 from gpuplane.scheduler.plugins.node_resources_fit import INSUFFICIENT
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.why_pending.model import (
@@ -170,6 +172,26 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
                 "give the job a higher PriorityClass only if it may evict other work",
             )
         )
+    if outcome is not None and outcome.nominated_node is None:
+        lost = [
+            j
+            for j, status in outcome.tried.items()
+            if status is not None and status.plugin == AFFINITY_PLUGIN and AFFINITY_REASON in status.reasons
+        ]
+        if lost:
+            ranked.append(
+                Cause(
+                    "preemption-removes-affinity",
+                    RANK_PREEMPTION,
+                    len(lost),
+                    f"preemption cannot help on {len(lost)} node(s): its dry run evicts every lower-priority pod "
+                    "there first, including the pods that satisfy this pod's required pod affinity, so the node "
+                    "then fails InterPodAffinity (kube-scheduler does not reprieve affinity targets: "
+                    "SelectVictimsOnNode)",
+                    "give the pods this pod needs (its podAffinity targets) a priority >= this pod's, or free "
+                    "the resources another way",
+                )
+            )
     _gang_cause(sched, expl, requests)
     # Most decisive first (rank), and within a rank the cause that explains the most nodes
     # (sorted is stable: ties keep the order they were found in).

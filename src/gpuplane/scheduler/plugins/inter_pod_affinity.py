@@ -166,6 +166,32 @@ class InterPodAffinity(FilterPlugin):
                         anti_counts[(t.key, labels[t.key])] += 1
         return affinity_counts, anti_counts
 
+    @staticmethod
+    def _without(
+        ctx: PodContext,
+        affinity: list[Term],
+        counts: Counter[tuple[str, str]],
+        labels: dict[str, str],
+        removed: list[Pod] | tuple[()],
+    ) -> Counter[tuple[str, str]]:
+        """The affinity counts with pods removed from this node (a preemption dry run):
+        upstream's ``RemovePod`` PreFilter extension (``updateWithPod`` with -1) takes each
+        removed pod matching all the terms off every term's (key, value) of the node, and
+        drops entries that reach zero, so the map can become empty."""
+        ns_labels = ctx.index.namespace_labels
+        gone = sum(
+            1
+            for p in removed
+            if all(t.matches(p, ns_labels(p.metadata.namespace or "default")) for t in affinity)
+        )
+        if not gone:
+            return counts
+        adjusted = Counter(counts)
+        for t in affinity:
+            if t.key in labels:
+                adjusted[(t.key, labels[t.key])] -= gone
+        return Counter({k: v for k, v in adjusted.items() if v != 0})
+
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         state = ctx.state.require(AffinityState)
         affinity, anti, existing = state.affinity, state.anti, state.existing
@@ -177,6 +203,8 @@ class InterPodAffinity(FilterPlugin):
         labels = node.labels
         removed = ctx.removed.get(node.index, ())
         if affinity:
+            if removed:
+                affinity_counts = self._without(ctx, affinity, affinity_counts, labels, removed)
             pods_exist = True
             for t in affinity:
                 value = labels.get(t.key)
