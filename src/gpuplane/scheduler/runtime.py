@@ -187,6 +187,11 @@ class Framework:
                 status = plugin.filter(ctx, infos[j])
                 if status is None:
                     keep.append(j)
+                elif status.code == Code.ERROR:
+                    # RunFilterPlugins wraps a non-rejection; findNodesThatFitPod aborts the cycle.
+                    diag.error = f'running "{plugin.name}" filter plugin: {status.message}'
+                    diag.feasible = np.empty(0, dtype=np.int64)
+                    return diag
                 else:
                     groups.setdefault(status, []).append(j)
             alive = np.array(keep, dtype=np.int64)

@@ -11,23 +11,29 @@ is never tried and no FailedScheduling event is written.
 PreFilter: claims not reserved for too many other pods, and their device classes must exist.
 Filter: an allocated claim must reach the node (its allocation node selector); unallocated
 claims need enough free devices of the class's driver on the node (``cannot allocate all
-claims``). Device selectors are CEL; gpuplane reads the driver from the usual
-``device.driver == "..."`` selector and counts devices, it does not evaluate other CEL.
+claims``). A device serves a request when every selector of its DeviceClass and of the
+request evaluates to true (CEL, ``dra_cel.py``); devices are taken request by request in slice
+order (upstream's allocator also backtracks across requests: not modelled). A selector that
+fails at runtime (a missing attribute) is a Filter error, as the allocator returns it:
+``claim <ns>/<name>: selector #<i>: CEL runtime error: ...``. ResourceSlices for all nodes or
+a node selector (shared devices) are not modelled: only slices with ``nodeName``.
 PostFilter (v1.34-v1.36) adds its no-op text before the preemption clause: see preemption.py.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
 from gpuplane.k8s.objects import NodeSelector
 from gpuplane.k8s.selectors import node_selector_matches
 from gpuplane.scheduler.context import PodContext
-from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
+from gpuplane.scheduler.framework import Code, NodeInfo, Status, unresolvable
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
+from gpuplane.scheduler.plugins.dra_cel import CelRuntimeError, device_variable
+from gpuplane.scheduler.plugins.dra_cel import matches as cel_matches
 from gpuplane.sources.manifest import Manifest
 
 NAME = "DynamicResources"
@@ -41,12 +47,30 @@ ERR_CLAIM_IN_USE = "resourceclaim in use"
 ERR_NO_DEVICE_CLASS = "request {}: device class {} does not exist"
 ERR_NOT_ON_NODE = "resourceclaim not available on the node"
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
-_DRIVER_RE = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
 
 
-def _requests(claim: Manifest) -> list[tuple[str, str, int, bool]]:
-    """``(name, deviceClassName, count, all)`` per request (v1 ``exactly`` or v1beta1 flat)."""
-    out: list[tuple[str, str, int, bool]] = []
+@dataclass(frozen=True, slots=True)
+class DeviceRequest:
+    """One request of a claim (v1 ``exactly`` or v1beta1 flat)."""
+
+    name: str
+    device_class: str
+    count: int
+    all: bool
+    selectors: tuple[str, ...]
+
+
+def _selectors(body: dict[str, Any]) -> tuple[str, ...]:
+    out = []
+    for sel in body.get("selectors") or ():
+        expr = (sel.get("cel") or {}).get("expression") if isinstance(sel, dict) else None
+        if isinstance(expr, str):
+            out.append(expr)
+    return tuple(out)
+
+
+def _requests(claim: Manifest) -> list[DeviceRequest]:
+    out: list[DeviceRequest] = []
     for req in claim.get("spec", "devices", "requests", default=[]) or []:
         if not isinstance(req, dict):
             continue
@@ -55,22 +79,22 @@ def _requests(claim: Manifest) -> list[tuple[str, str, int, bool]]:
         mode = body.get("allocationMode") or "ExactCount"
         count = body.get("count") or 1
         out.append(
-            (str(req.get("name", "")), str(body.get("deviceClassName", "")), int(count), mode == "All")
+            DeviceRequest(
+                str(req.get("name", "")),
+                str(body.get("deviceClassName", "")),
+                int(count),
+                mode == "All",
+                _selectors(body),
+            )
         )
     return out
 
 
-def _class_driver(device_class: Manifest) -> str | None:
-    for sel in device_class.get("spec", "selectors", default=[]) or []:
-        expr = (sel.get("cel") or {}).get("expression", "") if isinstance(sel, dict) else ""
-        match = _DRIVER_RE.search(expr or "")
-        if match:
-            return match.group(1)
-    return None
+Device = tuple[str, str, str, dict[str, Any]]  # (driver, pool, name, the device variable)
 
 
-def _slices_by_node(ctx: PodContext) -> dict[str, list[tuple[str, str, str]]]:
-    """Node name -> ``(driver, pool, device)`` of the devices its ResourceSlices publish."""
+def _slices_by_node(ctx: PodContext) -> dict[str, list[Device]]:
+    """Node name -> the devices its ResourceSlices publish, in slice order."""
     cached = ctx.index.cache.get(NAME + "/slices")
     if cached is None:
         cached = {}
@@ -82,9 +106,24 @@ def _slices_by_node(ctx: PodContext) -> dict[str, list[tuple[str, str, str]]]:
             pool = str(obj.get("spec", "pool", "name") or "")
             for dev in obj.get("spec", "devices", default=[]) or []:
                 if isinstance(dev, dict):
-                    cached.setdefault(node, []).append((driver, pool, str(dev.get("name", ""))))
+                    cached.setdefault(node, []).append(
+                        (driver, pool, str(dev.get("name", "")), device_variable(driver, dev))
+                    )
         ctx.index.cache[NAME + "/slices"] = cached
     return cached
+
+
+def _selects(owner: str, expressions: tuple[str, ...], device: dict[str, Any]) -> bool:
+    """Every expression true for the device (``selectorsMatch``); an expression the library
+    cannot parse counts as true. ``owner`` prefixes a runtime error (``class X`` / ``claim ns/x``)."""
+    for i, expression in enumerate(expressions):
+        try:
+            result = cel_matches(expression, device)
+        except CelRuntimeError as exc:
+            raise CelRuntimeError(f"{owner}: selector #{i}: CEL runtime error: {exc}") from None
+        if result is False:
+            return False
+    return True
 
 
 def _allocated_devices(ctx: PodContext) -> set[tuple[str, str, str]]:
@@ -183,9 +222,11 @@ class DynamicResources(FilterPlugin):
             ):
                 return None, unresolvable(NAME, ERR_CLAIM_IN_USE)
             if not claim.get("status", "allocation"):
-                for req_name, class_name, _, _ in _requests(claim):
-                    if class_name not in classes:
-                        return None, unresolvable(NAME, ERR_NO_DEVICE_CLASS.format(req_name, class_name))
+                for request in _requests(claim):
+                    if request.device_class not in classes:
+                        return None, unresolvable(
+                            NAME, ERR_NO_DEVICE_CLASS.format(request.name, request.device_class)
+                        )
         ctx.state.write(ClaimsState(found, classes))
         return None, None
 
@@ -194,12 +235,9 @@ class DynamicResources(FilterPlugin):
         if state is None or not state.claims:
             return None
         claims, classes = state.claims, state.classes
-        devices = _slices_by_node(ctx).get(node.name, [])
         allocated = _allocated_devices(ctx)
-        free: dict[str, int] = {}
-        for driver, pool, dev in devices:
-            if (driver, pool, dev) not in allocated:
-                free[driver] = free.get(driver, 0) + 1
+        free = [d for d in _slices_by_node(ctx).get(node.name, []) if (d[0], d[1], d[2]) not in allocated]
+        taken: set[int] = set()
         for claim in claims:
             allocation = claim.get("status", "allocation")
             if allocation:
@@ -212,14 +250,26 @@ class DynamicResources(FilterPlugin):
                     if selector is not None and not node_selector_matches(selector, node.node):
                         return unresolvable(NAME, ERR_NOT_ON_NODE)
                 continue
-            for _, class_name, count, all_mode in _requests(claim):
-                class_driver = _class_driver(classes[class_name]) if class_name in classes else None
-                available = free.get(class_driver, 0) if class_driver else sum(free.values())
-                need = max(available, 1) if all_mode else count
-                if available < need:
+            owner = f"claim {claim.namespace or 'default'}/{claim.name}"
+            for request in _requests(claim):
+                device_class = classes.get(request.device_class)
+                class_selectors = (
+                    _selectors(device_class.get("spec") or {}) if device_class is not None else ()
+                )
+                try:
+                    fitting = [
+                        k
+                        for k, dev in enumerate(free)
+                        if k not in taken
+                        and _selects(f"class {request.device_class}", class_selectors, dev[3])
+                        and _selects(owner, request.selectors, dev[3])
+                    ]
+                except CelRuntimeError as exc:
+                    return Status(Code.ERROR, (str(exc),), NAME)
+                need = max(len(fitting), 1) if request.all else request.count
+                if len(fitting) < need:
                     return unresolvable(NAME, ERR_CANNOT_ALLOCATE)
-                if class_driver:
-                    free[class_driver] = available - need
+                taken.update(fitting[:need])
         return None
 
 
