@@ -98,7 +98,8 @@ def _qualified(name: str, driver: str) -> tuple[str, str]:
 
 def device_variable(driver: str, device: dict[str, Any]) -> dict[str, Any]:
     """The ``device`` variable for one ResourceSlice device (v1 flat or v1beta1 ``basic``)."""
-    body = device.get("basic") if isinstance(device.get("basic"), dict) else device
+    basic = device.get("basic")
+    body: dict[str, Any] = basic if isinstance(basic, dict) else device
     attributes: dict[str, dict[str, object]] = {}
     for name, raw in (body.get("attributes") or {}).items():
         value = _attribute_value(raw)
