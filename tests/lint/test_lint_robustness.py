@@ -57,7 +57,6 @@ EXPECTED: dict[tuple[str, bool], list[tuple[str, int]]] = {
     ],
     # args: 42 (lines 10 / 6 / 26) and command: "..." (line 25) are refused by the API (Container.args/command: []string)
     ("r4.yaml", False): [
-        ("gpu-rollout-surge-deadlock", 4),
         ("gpu-taint-not-tolerated", 6),
         ("pod-template-invalid", 10),
         ("pod-template-invalid", 11),

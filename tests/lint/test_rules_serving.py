@@ -61,9 +61,14 @@ def test_short_startup_probe_is_raised() -> None:
 
 
 def test_rollout_fix_replaces_in_place() -> None:
-    fixed = yaml.safe_load(fixed_text("gpu-rollout-surge-deadlock", SERVER))
+    # without a cluster only an explicit maxUnavailable 0 is reported (the defaults are no decision)
+    explicit = SERVER.replace(
+        "  replicas: 2\n", "  replicas: 2\n  strategy: {rollingUpdate: {maxUnavailable: 0}}\n"
+    )
+    assert lint_rule("gpu-rollout-surge-deadlock", SERVER) == []
+    fixed = yaml.safe_load(fixed_text("gpu-rollout-surge-deadlock", explicit))
     assert fixed["spec"]["strategy"] == {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-    assert lint_rule("gpu-rollout-surge-deadlock", fixed_text("gpu-rollout-surge-deadlock", SERVER)) == []
+    assert lint_rule("gpu-rollout-surge-deadlock", fixed_text("gpu-rollout-surge-deadlock", explicit)) == []
 
 
 def test_rollout_silent_when_cluster_has_spare_gpus() -> None:

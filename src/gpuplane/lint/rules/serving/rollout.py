@@ -43,6 +43,16 @@ def _spare_gpus(ctx: LintContext, need: dict[str, int]) -> bool | None:
     return False
 
 
+def _autoscaler_present(ctx: LintContext) -> bool:
+    """The cluster runs a node autoscaler that adds a node for a Pending surge pod: a Karpenter
+    NodePool, or a Cluster Autoscaler pod (image ``cluster-autoscaler``)."""
+    if ctx.by_kind("NodePool", "karpenter.sh", include_cluster=True):
+        return True
+    cluster = ctx.cluster
+    pods = cluster.pods if cluster is not None else []
+    return any("cluster-autoscaler" in (c.image or "") for pod in pods for c in pod.spec.containers)
+
+
 @rule(
     id="gpu-rollout-surge-deadlock",
     severity="warning",
@@ -73,8 +83,17 @@ def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
         if surge is None or unavailable is None or unavailable > 0 or surge <= 0:
             continue
         need = ctx.gpu_requests(ps)
-        if need and _spare_gpus(ctx, need):
-            continue
+        spare = _spare_gpus(ctx, need) if need else None
+        if spare is None:
+            # no cluster: the upstream defaults (25%/25%) are no decision of the author; an explicit
+            # maxUnavailable 0 is, and it stalls wherever the pool is full: info, not a verdict
+            if "maxUnavailable" not in rolling:
+                continue
+            severity = "info"
+        elif spare or _autoscaler_present(ctx):
+            continue  # a node can host the surge pod now, or the autoscaler adds one
+        else:
+            severity = "warning"
         if "maxUnavailable" in rolling:
             path: FieldPath = ("spec", "strategy", "rollingUpdate", "maxUnavailable")
         elif "strategy" in spec:
@@ -84,16 +103,36 @@ def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
         else:
             path = ("spec",)
         gpus = ", ".join(f"{n}: {c}" for n, c in sorted(need.items())) or "GPUs"
+        evidence = (
+            "no node of the cluster has the spare GPUs and no autoscaler would add one, so the rollout "
+            "stalls with the surge pod Pending (Insufficient GPUs)"
+            if severity == "warning"
+            else "on a full GPU pool without an autoscaler the rollout stalls with the surge pod Pending "
+            "(Insufficient GPUs)"
+        )
+        if replicas > 1:
+            fix = (
+                "Set spec.strategy.rollingUpdate to maxSurge: 0 and maxUnavailable: 1 (replace pods one at a "
+                "time), or keep spare GPU capacity for the surge pod."
+            )
+            patch: tuple[SetValue, ...] = (
+                SetValue(("spec", "strategy", "rollingUpdate", "maxSurge"), 0),
+                SetValue(("spec", "strategy", "rollingUpdate", "maxUnavailable"), 1),
+            )
+        else:
+            # one replica: maxUnavailable 1 (or Recreate) takes the service down on every rollout,
+            # so there is no mechanical fix, only a capacity decision
+            fix = (
+                "Keep spare GPU capacity (or a node autoscaler) for the surge pod; maxUnavailable: 1 would "
+                "take this single-replica service down on every rollout."
+            )
+            patch = ()
         yield ctx.report(
             src,
             path,
             f"{obj_label(src)} ({replicas} replica(s), {gpus} per pod) rolls out with maxSurge {surge} and "
-            f"maxUnavailable {unavailable}: every new pod needs spare GPUs before an old one stops, so on a full "
-            "GPU pool the rollout stalls with the surge pod Pending (Insufficient GPUs).",
-            "Set spec.strategy.rollingUpdate to maxSurge: 0 and maxUnavailable: 1 (replace pods in place), "
-            "or keep spare GPU capacity for the surge pod.",
-            patch=(
-                SetValue(("spec", "strategy", "rollingUpdate", "maxSurge"), 0),
-                SetValue(("spec", "strategy", "rollingUpdate", "maxUnavailable"), 1),
-            ),
+            f"maxUnavailable {unavailable}: every new pod needs spare GPUs before an old one stops; {evidence}.",
+            fix,
+            patch=patch,
+            severity=severity,
         )
