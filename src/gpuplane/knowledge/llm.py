@@ -1,7 +1,9 @@
 """Optional LLM mode for ``gpuplane ask``: an OpenAI-compatible chat endpoint, grounded.
 
 Enabled only when ``GPUPLANE_LLM_BASE_URL`` is set (with ``GPUPLANE_LLM_MODEL`` and,
-if the server needs one, ``GPUPLANE_LLM_API_KEY``). The model receives the
+if the server needs one, ``GPUPLANE_LLM_API_KEY`` or a file named by
+``GPUPLANE_LLM_API_KEY_FILE``; never credentials in the URL). Redirects are not followed (the
+key would go to another host) and URLs are printed without userinfo or query. The model receives the
 retrieved sections as its only context and may call gpuplane's own engines as
 tools (knowledge search, rule docs, lint of a manifest) — the k8sgpt lesson:
 structured, verified facts first, the model only explains them. Plain
@@ -24,6 +26,9 @@ from gpuplane.knowledge.search import Hit, index
 ENV_BASE_URL = "GPUPLANE_LLM_BASE_URL"
 ENV_MODEL = "GPUPLANE_LLM_MODEL"
 ENV_API_KEY = "GPUPLANE_LLM_API_KEY"
+ENV_API_KEY_FILE = "GPUPLANE_LLM_API_KEY_FILE"  # a file holding the key (e.g. a mounted secret)
+MAX_KEY_FILE_BYTES = 4096
+MAX_RESPONSE_BYTES = 8 << 20  # a chat completion is kilobytes; more is not an answer
 DEFAULT_MODEL = "gpt-4o-mini"
 TIMEOUT_S = 60.0
 MAX_TOOL_ROUNDS = 4
@@ -50,6 +55,46 @@ class LLMConfig:
     model: str
     api_key: str | None
     timeout: float = TIMEOUT_S
+    api_key_file: str | None = None  # read when the endpoint is first called (errors are LLMErrors)
+
+
+def display_url(url: str) -> str:
+    """``url`` as it may be printed: no ``user:password@``, no query or fragment (tokens live there)."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host + (f":{port}" if port is not None else "")
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _api_key(cfg: LLMConfig) -> str | None:
+    """The key from the environment, else from ``GPUPLANE_LLM_API_KEY_FILE``; never from the URL."""
+    if cfg.api_key or not cfg.api_key_file:
+        return cfg.api_key
+    try:
+        with open(cfg.api_key_file, "rb") as fh:
+            raw = fh.read(MAX_KEY_FILE_BYTES + 1)
+    except OSError as exc:
+        raise LLMError(f"{ENV_API_KEY_FILE}: cannot read {cfg.api_key_file}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_KEY_FILE_BYTES:
+        raise LLMError(f"{ENV_API_KEY_FILE}: {cfg.api_key_file} is larger than {MAX_KEY_FILE_BYTES} bytes")
+    key = raw.decode("utf-8", "replace").strip()
+    return key or None
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Refuse every redirect: following one would re-send the Authorization header (and the
+    question) to wherever the endpoint points, and print that host's reply as the answer."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 def config_from_env(environ: dict[str, str] | None = None) -> LLMConfig | None:
@@ -62,6 +107,7 @@ def config_from_env(environ: dict[str, str] | None = None) -> LLMConfig | None:
         base_url=base.rstrip("/"),
         model=env.get(ENV_MODEL, "").strip() or DEFAULT_MODEL,
         api_key=env.get(ENV_API_KEY, "").strip() or None,
+        api_key_file=env.get(ENV_API_KEY_FILE, "").strip() or None,
     )
 
 
@@ -147,29 +193,43 @@ def run_tool(name: str, arguments: str | dict[str, Any] | None) -> str:
 
 
 def _post(cfg: LLMConfig, payload: dict[str, Any]) -> dict[str, Any]:
+    import urllib.parse
+
     url = cfg.base_url + "/chat/completions"
+    shown = display_url(url)
     if not url.startswith(("http://", "https://")):
-        raise LLMError(f"{ENV_BASE_URL} must be an http(s) URL, got {cfg.base_url!r}")
+        raise LLMError(f"{ENV_BASE_URL} must be an http(s) URL, got {display_url(cfg.base_url)!r}")
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        raise LLMError(
+            f"{ENV_BASE_URL} must not carry credentials (user:password@); "
+            f"put the key in {ENV_API_KEY} or {ENV_API_KEY_FILE}"
+        )
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if cfg.api_key:
-        headers["Authorization"] = f"Bearer {cfg.api_key}"
+    api_key = _api_key(cfg)
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
     request = urllib.request.Request(url, data=json.dumps(payload).encode(), headers=headers, method="POST")
+    opener = urllib.request.build_opener(_NoRedirects)
     try:
-        with urllib.request.urlopen(
-            request, timeout=cfg.timeout
-        ) as response:  # the URL is the user's own endpoint
-            body = response.read()
+        with opener.open(request, timeout=cfg.timeout) as response:  # the URL is the user's own endpoint
+            body = response.read(MAX_RESPONSE_BYTES + 1)
     except urllib.error.HTTPError as exc:
-        raise LLMError(f"{url} answered HTTP {exc.code}") from None
+        moved = " (a redirect: not followed, the key is sent only to the configured URL)"
+        raise LLMError(
+            f"{shown} answered HTTP {exc.code}" + (moved if 300 <= exc.code < 400 else "")
+        ) from None
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise LLMError(f"cannot reach {url}: {reason}") from None
+        raise LLMError(f"cannot reach {shown}: {reason}") from None
+    if len(body) > MAX_RESPONSE_BYTES:
+        raise LLMError(f"{shown} returned more than {MAX_RESPONSE_BYTES >> 20} MiB")
     try:
         doc = json.loads(body)
     except ValueError:
-        raise LLMError(f"{url} did not return JSON") from None
+        raise LLMError(f"{shown} did not return JSON") from None
     if not isinstance(doc, dict):
-        raise LLMError(f"{url} returned an unexpected document")
+        raise LLMError(f"{shown} returned an unexpected document")
     return doc
 
 
