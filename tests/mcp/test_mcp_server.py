@@ -31,6 +31,7 @@ MANIFESTS = "examples/manifests"
 BLUEPRINT = "examples/blueprints/eks-training.yaml"
 SIM_CLUSTER = "examples/simulate/cluster.yaml"
 SIM_JOBS = "examples/simulate/deadlock-jobs.yaml"
+USAGE_METRICS = "examples/usage/demo-metrics.json"
 
 TOOL_NAMES = {
     "lint",
@@ -46,6 +47,7 @@ TOOL_NAMES = {
     "generate",
     "blueprint_schema",
     "simulate",
+    "usage",
 }
 
 INLINE_POD = """\
@@ -100,6 +102,8 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "why_pending_no_cluster": ("why_pending", {"cluster": "no/such/snapshot.yaml"}),
     "inventory": ("inventory", {"cluster": DEMO}),
     "diagnose": ("diagnose", {"cluster": DEMO}),
+    "usage": ("usage", {"cluster": DEMO, "metrics_files": [USAGE_METRICS]}),
+    "usage_no_source": ("usage", {"cluster": DEMO}),
     "simulate": ("simulate", {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS]}),
     "simulate_volcano": ("simulate", {"cluster": SIM_CLUSTER, "paths": [SIM_JOBS], "scheduler": "volcano"}),
     "simulate_bad_version": (
@@ -205,7 +209,7 @@ def test_lists_exactly_the_gpuplane_tools_with_schemas(served: dict[str, Any]) -
         assert ann.read_only_hint is (tool.name != "generate")
         assert ann.destructive_hint is (tool.name == "generate")
         assert ann.open_world_hint is (
-            tool.name in {"lint", "why_pending", "inventory", "diagnose", "simulate"}
+            tool.name in {"lint", "why_pending", "inventory", "diagnose", "simulate", "usage"}
         )
     assert tools["why_pending"].input_schema["required"] == ["cluster"]
     assert tools["explain_rule"].input_schema["required"] == ["rule_id"]
@@ -358,6 +362,23 @@ def test_diagnose_equals_cli(served: dict[str, Any]) -> None:
     assert data.pop("errors") == []
     assert data == expected
     assert "gang-partially-running" in {f["rule"] for f in data["findings"]}
+
+
+def test_usage_equals_cli(served: dict[str, Any]) -> None:
+    data = dict(ok(served, "usage"))
+    expected = cli_json("usage", "--cluster", DEMO, "--metrics", USAGE_METRICS, "-f", "json")
+    assert data.pop("errors") == []
+    assert data == expected
+    assert (
+        served["results"]["usage"]
+        .content[0]
+        .text.startswith(
+            "11 workloads, 788.8 GPU-hours allocated, 721.9 active; 9 findings (gpu-data-starved, "
+        )
+    )
+    assert error(served, "usage_no_source") == (
+        "Error executing tool usage: give one metrics source: prometheus URL or metrics FILE"
+    )
 
 
 # -- advise, ask -----------------------------------------------------------------------------------

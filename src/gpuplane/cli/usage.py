@@ -18,22 +18,6 @@ from gpuplane.cli.common import (
 )
 
 
-def _end_time(text: str | None) -> float:
-    import time
-    from datetime import datetime
-
-    if not text:
-        return time.time()
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        fail(f"--end {text!r}: expected RFC 3339 (2026-03-10T09:40:00Z) or Unix seconds")
-
-
 @click.command()
 @click.option(
     "--prometheus", metavar="URL", default=None, help="Prometheus server (or Thanos/Mimir query API)."
@@ -181,56 +165,41 @@ def usage(
     2 unusable input (no source, unreadable file, a server error).
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
-    from gpuplane.usage.engine import UsageOptions, run_usage
-    from gpuplane.usage.metrics import Grid, UsageInputError, choose_step, parse_duration
+    from gpuplane.app import usage as usage_app
+    from gpuplane.app.outcome import AppError
 
-    if bool(prometheus) == bool(metrics_files):
-        fail("give one metrics source: --prometheus URL or --metrics FILE")
-    try:
-        window = parse_duration(since)
-        step_s = parse_duration(step) if step else None
-        if prometheus:
-            from gpuplane.usage.prometheus import config_from, fetch_series
-
-            config = config_from(
-                prometheus,
-                token_file=prometheus_token_file,
-                username=prometheus_username,
-                password_file=prometheus_password_file,
-                ca_file=prometheus_ca,
-                cert_file=prometheus_cert,
-                key_file=prometheus_key,
-                insecure_skip_verify=prometheus_insecure_skip_verify,
-                timeout_s=prometheus_timeout,
-                selector=selector,
-            )
-            chosen = step_s or choose_step(window)
-            if window / chosen > 11_000:
-                fail(f"--step {step}: {window // chosen} points per series, more than Prometheus's 11,000")
-            series = fetch_series(config, Grid.for_window(_end_time(end), window, chosen))
-        else:
-            from gpuplane.usage.files import load_metrics_files
-
-            series = load_metrics_files(list(metrics_files), step=step_s)
-    except UsageInputError as exc:
-        fail(str(exc))
-
-    state = None
-    errors = False
-    if cluster:
-        state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
-    options = UsageOptions(
-        active_threshold=active_threshold / 100,
+    request = usage_app.UsageRequest(
+        prometheus=prometheus,
+        metrics_files=metrics_files,
+        since=since,
+        end=end,
+        step=step,
+        selector=selector,
+        token_file=prometheus_token_file,
+        username=prometheus_username,
+        password_file=prometheus_password_file,
+        ca_file=prometheus_ca,
+        cert_file=prometheus_cert,
+        key_file=prometheus_key,
+        insecure_skip_verify=prometheus_insecure_skip_verify,
+        timeout_s=prometheus_timeout,
+        active_threshold_pct=active_threshold,
         idle_hours=idle_hours,
-        notebook_timeout_min=notebook_idle_timeout,
+        notebook_idle_timeout_min=notebook_idle_timeout,
         prices_file=prices_file,
         heatmap=fmt == "html",
     )
     try:
-        result = run_usage(series, state, options)
-    except UsageInputError as exc:
+        series = usage_app.read_series(request)
+    except AppError as exc:
         fail(str(exc))
-    except ValueError as exc:  # a bad --prices file (advise capacity's CapacityInputError)
+    state = None
+    errors = False
+    if cluster:
+        state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
+    try:
+        result = usage_app.run(request, series, state)
+    except AppError as exc:
         fail(str(exc))
 
     if fmt == "html":

@@ -502,6 +502,92 @@ def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconf
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
+@tool(
+    "usage",
+    "GPU usage from DCGM metrics",
+    "What the GPUs really do: the NVIDIA DCGM exporter's series (engine activity, memory, MIG "
+    "instances) from a Prometheus server or offline files, joined with the cluster's pods. Per "
+    "workload, namespace and node pool: GPU-hours allocated and active, mean/p95 activity, peak "
+    "memory, idle stretches; findings gpu-allocated-idle, gpu-underused, gpu-memory-oversized, "
+    "gpu-data-starved with the change that fixes each and its saving in GPU-hours and dollars "
+    "(estimates), like `gpuplane usage -f json`. Read-only: only GET /api/v1/query_range.",
+    reads_cluster=True,
+)
+def usage(
+    metrics_files: Annotated[
+        list[str] | None,
+        Field(
+            description="Offline metrics: saved Prometheus range-query answers (JSON) or OpenMetrics / "
+            "text samples with timestamps (docs/usage.md)."
+        ),
+    ] = None,
+    prometheus: Annotated[
+        str | None,
+        Field(
+            description="Prometheus URL instead of files. Credentials come from the server's environment "
+            "(GPUPLANE_PROMETHEUS_TOKEN, or GPUPLANE_PROMETHEUS_USERNAME/PASSWORD) or prometheus_token_file."
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        Field(description="Cluster for owners, teams, pools and prices: a snapshot file/folder or `live`."),
+    ] = None,
+    since: Annotated[str, Field(description="Window to read from Prometheus, e.g. 7d, 24h.")] = "7d",
+    end: Annotated[
+        str | None, Field(description="End of the window (RFC 3339 or Unix seconds; default now).")
+    ] = None,
+    selector: Annotated[
+        str, Field(description='Extra matchers for every DCGM series, e.g. cluster="prod".')
+    ] = "",
+    prometheus_token_file: Annotated[str | None, Field(description="A file holding a bearer token.")] = None,
+    prometheus_ca: Annotated[str | None, Field(description="CA bundle for an https Prometheus.")] = None,
+    idle_hours: Annotated[
+        float, Field(description="An idle stretch at least this long is gpu-allocated-idle.", gt=0)
+    ] = 4.0,
+    active_threshold: Annotated[
+        float,
+        Field(description="Engine activity (%) at or above which a GPU counts as working.", ge=0, le=100),
+    ] = 5.0,
+    notebook_idle_timeout: Annotated[
+        int, Field(description="Idle timeout (minutes) proposed for notebooks.", ge=1)
+    ] = 60,
+    context: KubeContext = None,
+    kubeconfig: Kubeconfig = None,
+) -> ToolOutput:
+    """Same service and document as ``gpuplane usage -f json``."""
+    from gpuplane.app import usage as usage_app
+
+    request = usage_app.UsageRequest(
+        prometheus=prometheus,
+        metrics_files=tuple(_check_path(p, "metrics_files") for p in metrics_files or ()),
+        since=since,
+        end=end,
+        selector=selector,
+        token_file=prometheus_token_file,
+        ca_file=prometheus_ca,
+        active_threshold_pct=active_threshold,
+        idle_hours=idle_hours,
+        notebook_idle_timeout_min=notebook_idle_timeout,
+    )
+    try:
+        series = usage_app.read_series(request, option_prefix="")
+        state, errors = load_cluster(cluster, context, kubeconfig) if cluster else (None, [])
+        result = usage_app.run(request, series, state)
+    except AppError as exc:
+        raise ToolInputError(str(exc)) from None
+    document = result.to_json()
+    totals = document["summary"]
+    rules = list(dict.fromkeys(f["rule"] for f in document["findings"]))
+    money = f", ~${totals['saving_usd']:,.0f}" if totals["saving_usd"] is not None else ""
+    summary = (
+        f"{_plural(totals['workloads'], 'workload')}, {totals['allocated_gpu_hours']:,.1f} GPU-hours allocated, "
+        f"{totals['active_gpu_hours']:,.1f} active; {_plural(totals['findings'], 'finding')}"
+        + (f" ({', '.join(rules)})" if rules else "")
+        + f", saving {totals['saving_gpu_hours']:,.1f} GPU-hours{money} (estimates)"
+    )
+    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+
+
 # -- advise and ask --------------------------------------------------------------------------------
 
 
