@@ -59,11 +59,15 @@ def test_quantities_follow_parse_quantity(value: object, exact: Fraction | None,
     assert kinds.quantity_count(value) == count
 
 
-def test_as_int() -> None:
-    assert [as_int(v, None) for v in (3, "4", " 5 ", True, "x", 1.5, None)] == [
+def test_as_int_reads_counts_as_the_api_server_decodes_them() -> None:
+    """One contract with workload expansion (gpuplane.k8s.fields): a string is no count, because
+    the API server refuses ``replicas: "3"`` (sigs.k8s.io/json: cannot unmarshal string into an
+    int32 field); YAML's ``3.0`` is 3 (kubectl marshals the float to JSON as ``3``)."""
+    assert [as_int(v, None) for v in (3, 3.0, "4", " 5 ", True, "x", 1.5, None)] == [
         3,
-        4,
-        5,
+        3,
+        None,
+        None,
         None,
         None,
         None,

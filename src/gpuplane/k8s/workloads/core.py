@@ -9,10 +9,11 @@ the size once resumed in ``resume_count``.
 
 from __future__ import annotations
 
+from gpuplane.k8s.fields import annotation_int
 from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.objects import to_dict
 from gpuplane.k8s.workloads import daemon
-from gpuplane.k8s.workloads.gangs import KUEUE_JOB_MIN_PARALLELISM, _int_text, finish
+from gpuplane.k8s.workloads.gangs import KUEUE_JOB_MIN_PARALLELISM, finish
 from gpuplane.k8s.workloads.model import (
     ExpandContext,
     PodSet,
@@ -109,7 +110,7 @@ def expand_job(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     if ps is None:
         return []
     # Kueue partial admission: the Job may start with fewer pods, down to this annotation's value
-    min_parallelism = _int_text(obj.annotations.get(KUEUE_JOB_MIN_PARALLELISM))
+    min_parallelism = annotation_int(obj.annotations.get(KUEUE_JOB_MIN_PARALLELISM))
     return finish(obj, [ps], ctx.related, kueue_min=min_parallelism)
 
 

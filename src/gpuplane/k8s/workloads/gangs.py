@@ -14,6 +14,7 @@ Three ways pods end up placed all-or-nothing, in the order they are checked:
 
 from __future__ import annotations
 
+from gpuplane.k8s.fields import annotation_int
 from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads.model import Gang, PodSet, Related, as_dict, as_int, as_str, dig
 
@@ -78,22 +79,15 @@ def template_gang(template: dict, obj: Manifest, related: Related | None) -> Gan
         return Gang("volcano", group, min_member, queue or ("default" if pg else None))
     if scheduler == VOLCANO_SCHEDULER:
         # no group annotation: Volcano makes a PodGroup per owner, minMember from the owner's annotation
-        min_member = as_int(_int_text(obj.annotations.get(VOLCANO_MIN_MEMBER)), None)
+        min_member = as_int(annotation_int(obj.annotations.get(VOLCANO_MIN_MEMBER)), None)
         if min_member and min_member > 1:
             return Gang("volcano", "", min_member, volcano_queue(meta) or volcano_queue(obj.metadata))
 
     kueue_group = as_str(labels.get(KUEUE_POD_GROUP))
     if kueue_group:
-        total = as_int(_int_text(annotations.get(KUEUE_POD_GROUP_TOTAL)), None)
+        total = as_int(annotation_int(annotations.get(KUEUE_POD_GROUP_TOTAL)), None)
         return Gang("kueue", kueue_group, total, as_str(labels.get(KUEUE_QUEUE)))
     return None
-
-
-def _int_text(value: object) -> int | None:
-    """Annotation values are strings: ``"4"`` -> 4."""
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return as_int(value, None)
 
 
 def _podgroup(

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from gpuplane.k8s.fields import as_dict, as_int, as_list, as_str, dig
 from gpuplane.k8s.manifest import FieldPath, Manifest
 from gpuplane.k8s.objects import EmptyDirSource, Pod, Volume, VolumeMount, prune_nulls
 
@@ -259,46 +260,8 @@ class Related:
 # -- small, defensive field readers (malformed input must never raise) ----------------------
 
 
-def as_dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list:
-    return value if isinstance(value, list) else []
-
-
-def as_int(value: Any, default: int | None) -> int | None:
-    """An integer field; ``default`` when missing or not an integer (bools are not integers)."""
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return default
-
-
-def as_str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def nonneg(value: int | None) -> int:
     return value if value is not None and value > 0 else 0
-
-
-def dig(data: Any, *path: str | int) -> Any:
-    """Walk nested dicts/lists; None when a step is missing or mistyped."""
-    node = data
-    for step in path:
-        if isinstance(step, int):
-            if not isinstance(node, list) or not 0 <= step < len(node):
-                return None
-            node = node[step]
-        elif isinstance(node, dict):
-            node = node.get(step)
-        else:
-            return None
-    return node
 
 
 # -- typed conversion of templates ---------------------------------------------------------
@@ -515,3 +478,6 @@ def role_from_name(name: str, default: str) -> str:
         if hint in lowered:
             return hint
     return default
+
+
+__all__ = ["as_dict", "as_int", "as_list", "as_str", "dig"]  # re-exported for the workload modules

@@ -11,9 +11,13 @@ server rejects such fields; rule ``pod-template-invalid`` reports them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 # IsExtendedResourceName has one implementation (k8s/validation.py); rules import it from here.
+from gpuplane.k8s import fields
+from gpuplane.k8s.fields import as_dict as as_dict
+from gpuplane.k8s.fields import as_int as as_int
+from gpuplane.k8s.fields import as_list as as_list
 from gpuplane.k8s.validation import is_extended_resource as is_extended_resource
 from gpuplane.lint.context import object_label, pod_spec
 
@@ -58,37 +62,10 @@ ZONE_LABELS = (
 )
 
 
-_D = TypeVar("_D", int, None, int | None)
-
-
-def as_int(value: Any, default: _D) -> int | _D:
-    """An integer field written as a number or a digit string (``replicas: "3"``), else ``default``.
-
-    YAML booleans are not counts, even though Python's ``bool`` is an ``int``.
-    """
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return default
-
-
-def as_dict(value: Any) -> dict[Any, Any]:
-    """``value`` when it is a mapping, else an empty dict (do not mutate the result)."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """``value`` when it is a sequence, else an empty list (do not mutate the result)."""
-    return value if isinstance(value, list) else []
-
-
 def as_str(value: Any, default: str = "") -> str:
-    """``value`` when it is a string, else ``default``: safe to hash, compare and call
-    string methods on (a list or a map where a name belongs is not a name)."""
-    return value if isinstance(value, str) else default
+    """:func:`gpuplane.k8s.fields.as_str` with the rules' default, the empty string: safe to hash,
+    compare and call string methods on (a list or a map where a name belongs is not a name)."""
+    return fields.as_str(value, default)
 
 
 def dict_items(value: Any) -> list[tuple[int, dict[Any, Any]]]:
