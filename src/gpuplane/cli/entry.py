@@ -32,6 +32,11 @@ def main() -> None:
     """Answer help/version instantly; otherwise run the full CLI."""
     _die_quietly_on_closed_pipe()
     args = sys.argv[1:]
+    if args[:1] == ["__complete"]:  # cobra's protocol: what kubectl_complete-gpuplane wrappers call
+        from gpuplane.cli.complete import main as complete_main
+
+        complete_main(args[1:])
+        return
     if args == ["--version"]:
         from gpuplane import __version__
 
