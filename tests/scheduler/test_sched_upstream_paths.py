@@ -317,3 +317,55 @@ def test_cel_helpers() -> None:
     assert device["attributes"] == {"example.com": {"x": 3}}
     assert dra_cel.matches("device.attributes['example.com'].x > 2", device) is True
     assert dra_cel.matches("device.attributes['example.com'].?x.orValue(0) > 2", device) is None
+
+
+# -- 6. Nominated pods: pkg/scheduler/framework/runtime/framework.go
+#       RunFilterPluginsWithNominatedPods / addGEPriorityNominatedPods (AddPod extensions of
+#       InterPodAffinity; NodeInfo.AddPod for ports), two passes when nominated pods were added.
+
+
+def _nominated(name: str, priority: int, labels: dict | None = None, spec: dict | None = None) -> dict:
+    body = pod(name, priority=priority, labels=labels, spec=spec)
+    body["status"]["nominatedNodeName"] = "a"
+    return body
+
+
+def _anti(app: str) -> dict:
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}
+    return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+
+
+def test_nominated_pod_anti_affinity_counts_for_lower_priority() -> None:
+    guard = _nominated("guard", 100, spec=_anti("web"))
+    low = [node("a"), guard, pod("p", priority=50, labels={"app": "web"})]
+    assert message(low, version="1.34") == (
+        "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules. "
+        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for "
+        "incoming pod."
+    )
+    # Nominated pods of lower priority are not added: the node is free for a higher-priority pod.
+    high = [node("a"), guard, pod("p", priority=200, labels={"app": "web"})]
+    assert _explain(high).stage == "schedulable"
+
+
+def test_affinity_satisfied_only_by_a_nominated_pod_fails_the_second_pass() -> None:
+    cache = _nominated("cache", 100, labels={"app": "cache"})
+    docs = [node("a"), cache, pod("p", priority=50, spec=_affinity_to("cache"))]
+    assert message(docs, version="1.34") == (
+        f"0/1 nodes are available: 1 node(s) didn't match pod affinity rules. {NO_CLAIMS}{NOT_HELPFUL}"
+    )
+
+
+def test_nominated_pod_host_port() -> None:
+    ports = {
+        "containers": [{"name": "main", "image": "nginx", "ports": [{"containerPort": 80, "hostPort": 8080}]}]
+    }
+    docs = [node("a"), _nominated("first", 100, spec=ports), pod("p", priority=50, spec=ports)]
+    assert message(docs, version="1.34") == (
+        "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports. "
+        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for "
+        "incoming pod."
+    )
+    # equal priority counts too (addGEPriorityNominatedPods: >=)
+    same = [node("a"), _nominated("first", 50, spec=ports), pod("p", priority=50, spec=ports)]
+    assert _explain(same).stage == "scheduler"

@@ -31,6 +31,9 @@ class PodContext:
     # Pods removed from / added to nodes for this cycle only (preemption dry runs,
     # nominated pods): node index -> pods.
     removed: dict[int, list[Pod]] = field(default_factory=dict)
+    # Pods nominated to a node (status.nominatedNodeName) with priority >= this pod's, counted
+    # as already on it (RunFilterPluginsWithNominatedPods): node index -> pods.
+    added: dict[int, list[Pod]] = field(default_factory=dict)
 
     @property
     def namespace(self) -> str:

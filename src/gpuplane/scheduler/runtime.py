@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, join_plugins
 from gpuplane.scheduler.index import ClusterIndex
@@ -146,7 +147,14 @@ class Framework:
     # -- Filter ------------------------------------------------------------------------------
 
     def run(self, ctx: PodContext, extra: np.ndarray | None = None) -> Diagnosis:
-        """PreFilter then Filter over every node; ``extra`` adds nominated pods' requests."""
+        """PreFilter then Filter over every node; ``extra`` adds nominated pods' requests.
+
+        ``RunFilterPluginsWithNominatedPods`` (runtime/framework.go): a node with pods nominated
+        to it of priority >= this pod's is filtered with them added (their requests in
+        ``extra``, the pods in ``ctx.added`` for InterPodAffinity and NodePorts), and when that
+        passes, filtered again without them: a pod must not depend on a nominated pod (its
+        required affinity satisfied only by one) since that pod may go elsewhere."""
+        ctx.added = nominated_pods(self.index, ctx)
         active, rejected, subset = self.run_prefilter(ctx)
         if rejected is not None:
             return rejected
@@ -195,8 +203,33 @@ class Framework:
                 else:
                     groups.setdefault(status, []).append(j)
             alive = np.array(keep, dtype=np.int64)
+        if ctx.added and len(alive):
+            alive = self._without_nominated(ctx, active_set, alive, groups)
         diag.feasible = alive
         return diag
+
+    def _without_nominated(
+        self, ctx: PodContext, active_set: set[int], alive: np.ndarray, groups: dict[Status, list[int]]
+    ) -> np.ndarray:
+        """The second pass of ``RunFilterPluginsWithNominatedPods`` on the nodes that passed with
+        nominated pods added. Static plugins and resource fits cannot turn worse without pods, so
+        only the other dynamic plugins run again."""
+        added, ctx.added = ctx.added, {}
+        try:
+            plugins = [
+                p for p in self.dynamic_plugins if id(p) in active_set and not isinstance(p, VectorFilter)
+            ]
+            infos = self.index.node_infos
+            keep: list[int] = []
+            for j in alive.tolist():
+                status = first_failure(ctx, plugins, infos[j]) if j in added else None
+                if status is None:
+                    keep.append(j)
+                else:
+                    groups.setdefault(status, []).append(j)
+            return np.array(keep, dtype=np.int64)
+        finally:
+            ctx.added = added
 
     def _run_static(
         self, ctx: PodContext, plugins: list[FilterPlugin], alive: np.ndarray, groups: dict[Status, list[int]]
@@ -234,6 +267,19 @@ class Framework:
     def filter_node(self, ctx: PodContext, active: list[FilterPlugin], node: NodeInfo) -> Status | None:
         """All active plugins on one node (used by preemption dry runs and the plugin table)."""
         return first_failure(ctx, active, node)
+
+
+def nominated_pods(index: ClusterIndex, ctx: PodContext) -> dict[int, list[Pod]]:
+    """``addGEPriorityNominatedPods``: per node, the other pods nominated there whose priority
+    is >= the pod's (the same set whose requests ``Scheduler._nominated_extra`` adds)."""
+    out: dict[int, list[Pod]] = {}
+    me = ctx.pod
+    for other, j in index.nominated:
+        if other is me or (me.metadata.uid and other.metadata.uid == me.metadata.uid):
+            continue
+        if index.priority(other) >= ctx.priority:
+            out.setdefault(j, []).append(other)
+    return out
 
 
 def first_failure(ctx: PodContext, plugins: list[FilterPlugin], node: NodeInfo) -> Status | None:

@@ -106,7 +106,8 @@ class InterPodAffinity(FilterPlugin):
                 term = Term(raw, other)
                 if term.matches(pod, ns_labels):
                     existing.append((term.key, node_idx, other))
-        if not affinity and not anti and not existing:
+        nominated_anti = any(_required(p, anti=True) for pods in ctx.added.values() for p in pods)
+        if not affinity and not anti and not existing and not nominated_anti:
             return False
         ctx.state.write(AffinityState(affinity, anti, existing))
         return True
@@ -167,6 +168,41 @@ class InterPodAffinity(FilterPlugin):
         return affinity_counts, anti_counts
 
     @staticmethod
+    def _with_nominated(
+        ctx: PodContext,
+        state: AffinityState,
+        labels: dict[str, str],
+        added: list[Pod],
+        affinity_counts: Counter[tuple[str, str]],
+        anti_counts: Counter[tuple[str, str]],
+        existing_counts: Counter[tuple[str, str]],
+    ) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], Counter[tuple[str, str]]]:
+        """The counts with the pods nominated to this node added: upstream's ``AddPod``
+        PreFilter extension (``updateWithPod`` with +1) on the cloned state that
+        ``addGEPriorityNominatedPods`` prepares for this node."""
+        ns_labels = ctx.index.namespace_labels
+        affinity_counts, anti_counts, existing_counts = (
+            Counter(affinity_counts),
+            Counter(anti_counts),
+            Counter(existing_counts),
+        )
+        own_ns = ns_labels(ctx.namespace)
+        for other in added:
+            other_ns = ns_labels(other.metadata.namespace or "default")
+            if state.affinity and all(t.matches(other, other_ns) for t in state.affinity):
+                for t in state.affinity:
+                    if t.key in labels:
+                        affinity_counts[(t.key, labels[t.key])] += 1
+            for t in state.anti:
+                if t.key in labels and t.matches(other, other_ns):
+                    anti_counts[(t.key, labels[t.key])] += 1
+            for raw in _required(other, anti=True):
+                term = Term(raw, other)
+                if term.key in labels and term.matches(ctx.pod, own_ns):
+                    existing_counts[(term.key, labels[term.key])] += 1
+        return affinity_counts, anti_counts, existing_counts
+
+    @staticmethod
     def _without(
         ctx: PodContext,
         affinity: list[Term],
@@ -202,6 +238,11 @@ class InterPodAffinity(FilterPlugin):
         )
         labels = node.labels
         removed = ctx.removed.get(node.index, ())
+        added = ctx.added.get(node.index, ())
+        if added:
+            affinity_counts, anti_counts, existing_counts = self._with_nominated(
+                ctx, state, labels, added, affinity_counts, anti_counts, existing_counts
+            )
         if affinity:
             if removed:
                 affinity_counts = self._without(ctx, affinity, affinity_counts, labels, removed)

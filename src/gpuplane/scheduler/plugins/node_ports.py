@@ -68,6 +68,9 @@ class NodePorts(FilterPlugin):
         if removed:
             freed = {p for pod in removed for p in pod_host_ports(pod)}
             used = used - freed
+        added = ctx.added.get(node.index)
+        if added:  # nominated pods count as already there (RunFilterPluginsWithNominatedPods)
+            used = used | {p for pod in added for p in pod_host_ports(pod)}
         if used and conflicts(ctx.state.require(PortsState).ports, used):
             return unschedulable(NAME, ERR_REASON)
         return None
