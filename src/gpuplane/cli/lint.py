@@ -46,6 +46,11 @@ def _ids(value: str) -> set[str]:
 @click.option("--fix", is_flag=True, help="Rewrite files in place for rules with a safe mechanical fix.")
 @click.option("--dry-run", is_flag=True, help="With --fix: print the diff instead of writing.")
 @click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="With --fix: rewrite the target of a symlinked file (default: leave symlinks alone).",
+)
+@click.option(
     "--skip-non-manifests",
     is_flag=True,
     help="Skip, with a note, files holding no Kubernetes object (no kind), even when named "
@@ -64,6 +69,7 @@ def lint(
     config: str | None,
     fix: bool,
     dry_run: bool,
+    follow_symlinks: bool,
     skip_non_manifests: bool,
 ) -> None:
     """Lint Kubernetes manifests for GPU and AI-workload mistakes.
@@ -100,6 +106,8 @@ def lint(
 
     if dry_run and not fix:
         fail("--dry-run only makes sense with --fix")
+    if follow_symlinks and not fix:
+        fail("--follow-symlinks only makes sense with --fix")
     request = lint_app.LintRequest(
         paths=paths,
         cluster=cluster,
@@ -126,7 +134,7 @@ def lint(
     if fix:
         from gpuplane.lint.fix import apply_fixes
 
-        fixes = apply_fixes(result.findings, dry_run=dry_run)
+        fixes = apply_fixes(result.findings, dry_run=dry_run, follow_symlinks=follow_symlinks)
         if dry_run:
             sys.stdout.write(fixes.diff)
         for problem in fixes.problems:

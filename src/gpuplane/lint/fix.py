@@ -212,8 +212,16 @@ def fix_text(text: str, findings: list[Finding]) -> tuple[str, list[Finding], li
     return "".join(pieces), fixed, problems
 
 
-def apply_fixes(findings: list[Finding], *, dry_run: bool = False) -> FixOutcome:
-    """Apply every fixable finding; write files (or, with ``dry_run``, return a unified diff)."""
+def apply_fixes(
+    findings: list[Finding], *, dry_run: bool = False, follow_symlinks: bool = False
+) -> FixOutcome:
+    """Apply every fixable finding; write files (or, with ``dry_run``, return a unified diff).
+
+    Files are rewritten through :func:`gpuplane.sources.writes.rewrite_file` (a unique temporary
+    file in the same folder, the original's mode and line endings kept); a symlink is refused
+    unless ``follow_symlinks``."""
+    from gpuplane.sources.writes import WriteRefused, line_ending, rewrite_file  # for start-up time
+
     outcome = FixOutcome()
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
@@ -222,10 +230,14 @@ def apply_fixes(findings: list[Finding], *, dry_run: bool = False) -> FixOutcome
     diffs: list[str] = []
     for path, items in sorted(by_file.items()):
         try:
-            with open(path, encoding="utf-8") as handle:
-                original = handle.read()
+            with open(path, "rb") as handle:
+                raw = handle.read()
+            original = raw.decode("utf-8").replace("\r\n", "\n")
         except OSError as exc:
             outcome.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+            continue
+        except UnicodeDecodeError:
+            outcome.problems.append(f"{path}: not UTF-8; not rewritten")
             continue
         if path.endswith(".json"):
             outcome.problems.append(f"{path}: JSON files are not rewritten; apply the fixes by hand")
@@ -234,6 +246,12 @@ def apply_fixes(findings: list[Finding], *, dry_run: bool = False) -> FixOutcome
         outcome.problems.extend(problems)
         if not fixed or updated == original:
             continue
+        if not dry_run:
+            try:
+                rewrite_file(path, updated, newline=line_ending(raw), follow_symlinks=follow_symlinks)
+            except OSError as exc:
+                outcome.problems.append(str(exc) if isinstance(exc, WriteRefused) else f"{path}: {exc}")
+                continue
         outcome.fixed.extend(fixed)
         outcome.applied += len(fixed)
         outcome.files.append(path)
@@ -246,10 +264,5 @@ def apply_fixes(findings: list[Finding], *, dry_run: bool = False) -> FixOutcome
                     tofile=f"b/{os.path.normpath(path)}",
                 )
             )
-        else:
-            tmp = f"{path}.gpuplane-fix.tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                handle.write(updated)
-            os.replace(tmp, path)
     outcome.diff = "".join(d if d.endswith("\n") else d + "\n" for d in diffs)
     return outcome
