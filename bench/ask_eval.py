@@ -21,6 +21,9 @@ sys.path.insert(0, str(ROOT / "src"))
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", choices=["tuning", "evaluation", "both"], default="both")
+    parser.add_argument(
+        "--fresh", action="store_true", help="score bench/ask/fresh.yaml instead (written after tuning)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     os.environ["GPUPLANE_CACHE_DIR"] = "off"
@@ -33,7 +36,10 @@ def main() -> int:
         return result.answer, result.known
 
     halves = HALVES if args.half == "both" else (args.half,)
-    report = evaluate(load(), ask, halves)
+    if args.fresh:
+        report = evaluate(load(ROOT / "bench" / "ask" / "fresh.yaml"), ask, ("fresh",))
+    else:
+        report = evaluate(load(), ask, halves)
     print(format_report(report))
     if args.verbose:
         for qid, missing in sorted(report.misses.items()):

@@ -17,6 +17,7 @@ import pytest
 
 from gpuplane.knowledge.answer import answer
 from gpuplane.knowledge.evaluation import (
+    DEFAULT_SET,
     COMPLETE,
     EVALUATION,
     NONE,
@@ -136,3 +137,11 @@ def test_in_scope_question_is_known_with_scored_sources() -> None:
         < result.answer.index("**Use:**")
         < result.answer.index("**Why")
     )
+
+
+def test_fresh_set_loads_and_is_its_own_half() -> None:
+    """bench/ask/fresh.yaml: questions written after tuning, scored with --fresh, never tuned on."""
+    fresh = load(DEFAULT_SET.parent / "fresh.yaml")
+    assert len(fresh.questions) >= 10 and len(fresh.probes) >= 3
+    assert {q.half for q in fresh.questions} == {"fresh"}
+    assert not {q.id for q in fresh.questions} & {q.id for q in QSET.questions}

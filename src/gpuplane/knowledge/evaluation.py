@@ -138,7 +138,7 @@ def evaluate(
 def format_report(report: Report) -> str:
     """Plain-text table: per half the totals, then per topic complete/partial/none."""
     lines = []
-    for half in HALVES:
+    for half in dict.fromkeys([*HALVES, *report.counts, *report.probes]):
         c = report.counts.get(half)
         if not c:
             continue
