@@ -110,17 +110,27 @@ def main() -> None:
         data = Path(tmp) / "data"
         t = time.perf_counter()
         for f in files:
-            subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(f), str(data)],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [promtool, "tsdb", "create-blocks-from", "openmetrics", str(f), str(data)],
+                check=True,
+                capture_output=True,
+            )
         print(f"promtool backfill: {time.perf_counter() - t:.1f} s")
         config = Path(tmp) / "prometheus.yml"
         config.write_text("global:\n  scrape_interval: 1h\n")
         port = free_port()
         proc = subprocess.Popen(
-            [prometheus, f"--config.file={config}", f"--storage.tsdb.path={data}",
-             "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{port}",
-             "--query.max-samples=200000000"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                prometheus,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={data}",
+                "--storage.tsdb.retention.time=100y",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--query.max-samples=200000000",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             for _ in range(600):
@@ -150,12 +160,20 @@ def main() -> None:
                 t = time.perf_counter()
                 client = prom.PrometheusClient(config_)
                 for query in bodies:
-                    client.get("/api/v1/query_range", {"query": query, "start": f"{grid.start:.3f}",
-                                                       "end": f"{grid.end:.3f}", "step": "60"})
+                    client.get(
+                        "/api/v1/query_range",
+                        {
+                            "query": query,
+                            "start": f"{grid.start:.3f}",
+                            "end": f"{grid.end:.3f}",
+                            "step": "60",
+                        },
+                    )
                 prom_s = time.perf_counter() - t
                 # gpuplane: decode the same answers onto the grid, then everything after.
                 t = time.perf_counter()
                 from gpuplane.usage.metrics import SCALE, SeriesSet
+
                 rebuilt = SeriesSet(grid)
                 for kind, query in series.queries.items():
                     result, _ = prom.decode_matrix(bodies[query], query)
@@ -165,11 +183,17 @@ def main() -> None:
                 ours_s = time.perf_counter() - t
                 prom_times.append(prom_s)
                 ours_times.append(ours_s)
-                points = sum(int((~__import__("numpy").isnan(s.values)).sum()) for v in rebuilt.series.values() for s in v)
-                print(f"run {run + 1}: prometheus {prom_s:.2f} s, gpuplane {ours_s:.2f} s "
-                      f"(fetch+process {fetch_total:.2f} s), {points:,} points, "
-                      f"{len(result_doc['workloads'])} workloads, {len(result_doc['findings'])} findings, "
-                      f"{sum(len(b) for b in bodies.values()) >> 20} MiB of JSON")
+                points = sum(
+                    int((~__import__("numpy").isnan(s.values)).sum())
+                    for v in rebuilt.series.values()
+                    for s in v
+                )
+                print(
+                    f"run {run + 1}: prometheus {prom_s:.2f} s, gpuplane {ours_s:.2f} s "
+                    f"(fetch+process {fetch_total:.2f} s), {points:,} points, "
+                    f"{len(result_doc['workloads'])} workloads, {len(result_doc['findings'])} findings, "
+                    f"{sum(len(b) for b in bodies.values()) >> 20} MiB of JSON"
+                )
             p, o = sorted(prom_times)[len(prom_times) // 2], sorted(ours_times)[len(ours_times) // 2]
             print(f"median: prometheus {p:.2f} s, gpuplane {o:.2f} s, ratio {o / p:.2f}x (target < 10x)")
         finally:

@@ -17,8 +17,8 @@ import pytest
 
 from gpuplane.knowledge.answer import answer
 from gpuplane.knowledge.evaluation import (
-    DEFAULT_SET,
     COMPLETE,
+    DEFAULT_SET,
     EVALUATION,
     NONE,
     PARTIAL,
