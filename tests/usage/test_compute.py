@@ -229,3 +229,40 @@ def test_samples_without_timestamps_are_refused(tmp_path: Path) -> None:
     path.write_text('DCGM_FI_DEV_GPU_UTIL{gpu="0"} 37\n')
     with pytest.raises(UsageInputError, match="has no timestamp"):
         load_metrics_files([str(path)])
+
+
+def test_pool_right_size_with_advise_capacity(tmp_path: Path) -> None:
+    # Two p4d.24xlarge (8 x A100-40GB) in one pool; at most 7 GPUs held at once, the largest pod
+    # holds 4: advise capacity says one p4d.24xlarge, $21.957642 x 730 h a month instead of two.
+    import yaml
+
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "usage" / "cluster.yaml"
+    items = yaml.safe_load(src.read_text())["items"]
+    node_a = next(i for i in items if i["kind"] == "Node" and i["metadata"]["name"] == "node-a")
+    node_b = yaml.safe_load(yaml.safe_dump(node_a))
+    node_b["metadata"]["name"] = "node-b"
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node_a, node_b]}))
+    state, errors = load_cluster_state(str(path))
+    assert errors == []
+    grid = Grid(1_773_000_060, STEP, 60)
+    series = SeriesSet(grid)
+    for gpu in range(7):
+        node, pod = ("node-a", "p-big") if gpu < 4 else ("node-b", f"p-{gpu}")
+        series.add(
+            "engine", {"gpu": str(gpu), "Hostname": node, "pod": pod, "namespace": "ns"}, np.full(60, 0.9)
+        )
+    (pool,) = run_usage(series, state).pools
+    assert (pool.key, pool.peak_allocated_gpus) == ("a100", 7.0)
+    assert pool.right_size == {
+        "nodes_now": 2,
+        "instance_type_now": "p4d.24xlarge",
+        "monthly_usd_now": 32058.16,
+        "gpus_needed_at_peak": 7,
+        "largest_pod_gpus": 4,
+        "nodes_needed": 1,
+        "instance_type": "p4d.24xlarge",
+        "monthly_usd_needed": 16029.08,
+        "estimate": True,
+        "advise": "gpuplane advise capacity --demand A100-40GB=7 --provider aws",
+    }

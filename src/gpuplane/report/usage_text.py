@@ -118,19 +118,50 @@ def render_usage(result: UsageResult, console: Console) -> None:
     console.print()
 
     pools = Table(title="By node pool", title_justify="left", show_edge=False)
-    for col in ("pool", "GPUs", "alloc GPU-h", "active", "free GPU-h", "cost $", "saving GPU-h"):
-        pools.add_column(col, justify="left" if col == "pool" else "right")
+    for col in (
+        "pool",
+        "GPUs",
+        "peak held",
+        "alloc GPU-h",
+        "active",
+        "free GPU-h",
+        "cost $",
+        "saving GPU-h",
+        "at peak",
+    ):
+        pools.add_column(col, justify="left" if col in ("pool", "at peak") else "right")
     for p in doc["pools"]:
+        fit = p["right_size"]
+        smaller = fit is not None and fit["nodes_needed"] < fit["nodes_now"]
         pools.add_row(
             p["pool"],
             f"{p['gpus']:g}",
+            f"{p['peak_allocated_gpus']:g}",
             _num(p["allocated_gpu_hours"]),
             _pct(p["active_share"]),
             _num(p["free_gpu_hours"]),
             _usd(p["cost_usd"]),
             _num(p["saving_gpu_hours"]),
+            f"{fit['nodes_needed']} x {fit['instance_type']} (now {fit['nodes_now']})"
+            if smaller and fit
+            else "-",
         )
     console.print(pools)
+    for p in doc["pools"]:
+        fit = p["right_size"]
+        if fit is not None and fit["nodes_needed"] < fit["nodes_now"]:
+            money = (
+                f": ~{_usd(fit['monthly_usd_now'] - fit['monthly_usd_needed'])}/month"
+                if fit["monthly_usd_now"] is not None and fit["monthly_usd_needed"] is not None
+                else ""
+            )
+            console.print(
+                f"pool {p['pool']}: at most {p['peak_allocated_gpus']:g} GPUs were held at once; "
+                f"{fit['nodes_needed']} x {fit['instance_type']} would host them (largest pod: "
+                f"{fit['largest_pod_gpus']} GPUs) instead of {fit['nodes_now']} x {fit['instance_type_now']}"
+                f"{money} ({fit['advise']})",
+                highlight=False,
+            )
     if summary["saving_gpu_hours"]:
         money = (
             f", ~{_usd(summary['saving_usd'])} (~{_usd(summary['saving_usd_per_month'])}/month at this rate)"

@@ -224,6 +224,9 @@ class GroupTotals:
     saving_usd: float = 0.0
     cost_usd: float | None = None
     workloads: int = 0
+    peak_allocated_gpus: float = 0.0  # pools only: most GPU-equivalents held at one point
+    right_size: dict[str, Any] | None = None  # pools only: advise capacity at the observed peak
+    held: np.ndarray | None = field(default=None, repr=False)
 
     def to_json(self, key_name: str) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -242,6 +245,8 @@ class GroupTotals:
             doc["gpus"] = round(self.gpus, 3)
             doc["free_gpu_hours"] = round(self.free_gpu_hours, 2)
             doc["cost_usd"] = round(self.cost_usd, 2) if self.cost_usd is not None else None
+            doc["peak_allocated_gpus"] = round(self.peak_allocated_gpus, 3)
+            doc["right_size"] = self.right_size
         return doc
 
 
@@ -271,6 +276,9 @@ def pool_totals(
             seen[pool].add(ident)
             totals.gpus += dev.share if not dev.shared_replicas > 1 else 1.0
         if dev.allocated:
+            if totals.held is None:
+                totals.held = np.zeros(len(values))
+            totals.held += present * dev.share
             totals.allocated_gpu_hours += hours
             totals.active_gpu_hours += (
                 float((present & (values >= threshold)).sum()) * hours_per_point * dev.share
@@ -280,7 +288,62 @@ def pool_totals(
                 totals.cost_usd = (totals.cost_usd or 0.0) + hours * price.usd_per_gpu_hour
         else:
             totals.free_gpu_hours += hours
+    for totals in out.values():
+        if totals.held is not None and totals.held.size:
+            totals.peak_allocated_gpus = float(totals.held.max())
     return out
+
+
+def right_size_pool(
+    totals: GroupTotals, pool_nodes: list[NodeInfo], max_pod_gpus: int, prices_file: str | None = None
+) -> dict[str, Any] | None:
+    """``advise capacity`` for the pool's observed peak of allocated GPUs, beside what the pool
+    has now: the nodes it would need of the best-fitting instance type that still hosts the
+    pool's largest pod (``max_pod_gpus`` GPUs on one node), and the monthly costs.
+
+    Whole-GPU pools only: a MIG pool's capacity is its slice layout (``advise mig``), a
+    time-shared pool's is its replicas. None when the pool mixes models, providers or types, or
+    one of them is unknown."""
+    import math
+
+    from gpuplane.advise.capacity import load_prices, plan_capacity
+
+    models = {n.model.name for n in pool_nodes if n.model is not None}
+    providers = {n.provider for n in pool_nodes}
+    types = {n.instance_type for n in pool_nodes}
+    if len(models) != 1 or len(providers) != 1 or len(types) != 1 or None in providers or None in types:
+        return None
+    if any(n.sharing_replicas > 1 or n.mig for n in pool_nodes):
+        return None
+    if totals.peak_allocated_gpus <= 0:
+        return None
+    model, provider, current_type = models.pop(), providers.pop(), types.pop()
+    assert provider is not None and current_type is not None
+    table = load_prices(prices_file)
+    plan = plan_capacity({model: math.ceil(totals.peak_allocated_gpus - 1e-9)}, provider, prices=table)
+    need = plan.models[0]
+    options = [
+        o
+        for o in ([need.choice] if need.choice else []) + need.alternatives
+        if o.gpus_per_node >= max_pod_gpus
+    ]
+    if not options:
+        return None
+    choice = options[0]
+    price_now = table.prices.get((provider, current_type))
+    monthly_now = len(pool_nodes) * price_now.usd_per_hour * table.hours_per_month if price_now else None
+    return {
+        "nodes_now": len(pool_nodes),
+        "instance_type_now": current_type,
+        "monthly_usd_now": round(monthly_now, 2) if monthly_now is not None else None,
+        "gpus_needed_at_peak": need.gpus_demand,
+        "largest_pod_gpus": max_pod_gpus,
+        "nodes_needed": choice.nodes,
+        "instance_type": choice.instance,
+        "monthly_usd_needed": round(choice.monthly_usd, 2) if choice.monthly_usd is not None else None,
+        "estimate": True,
+        "advise": f"gpuplane advise capacity --demand {model}={need.gpus_demand} --provider {provider}",
+    }
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from gpuplane.usage.compute import (
     gpu_hour_prices,
     heatmap,
     pool_totals,
+    right_size_pool,
     workload_stats,
 )
 from gpuplane.usage.findings import (
@@ -182,6 +183,18 @@ def run_usage(
         t.allocated_gpu_hours += s.allocated_gpu_hours
         t.active_gpu_hours += s.active_gpu_hours
     pools = pool_totals(devices, kind, grid.step, nodes, prices, opts.active_threshold)
+    pod_gpus: dict[tuple[str, str], int] = {}
+    pool_of_pod: dict[tuple[str, str], str] = {}
+    for dev in devices:
+        if dev.allocated and dev.node in nodes:
+            key = (dev.namespace, dev.pod)
+            pod_gpus[key] = pod_gpus.get(key, 0) + 1
+            pool_of_pod[key] = nodes[dev.node].pool
+    for name, totals in pools.items():
+        members = [info for info in nodes.values() if info.pool == name]
+        largest = max((n for k, n in pod_gpus.items() if pool_of_pod[k] == name), default=1)
+        if members:
+            totals.right_size = right_size_pool(totals, members, largest, opts.prices_file)
     for s in stats:
         for pool in s.pools or ["(not in cluster)"]:
             if pool in pools:

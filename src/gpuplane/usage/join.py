@@ -102,6 +102,7 @@ class NodeInfo:
     provider: str | None
     sharing_replicas: int
     sharing_strategy: str | None
+    mig: bool = False  # the node carries MIG devices (its capacity is a slice layout)
 
 
 @dataclass(slots=True)
@@ -141,6 +142,7 @@ def node_infos(state: ClusterState | None) -> dict[str, NodeInfo]:
             _provider(node.spec.provider_id),
             inv.sharing.replicas if inv.sharing else 1,
             inv.sharing.strategy if inv.sharing else None,
+            inv.mig is not None,
         )
     return out
 
