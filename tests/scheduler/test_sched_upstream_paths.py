@@ -369,3 +369,45 @@ def test_nominated_pod_host_port() -> None:
     # equal priority counts too (addGEPriorityNominatedPods: >=)
     same = [node("a"), _nominated("first", 50, spec=ports), pod("p", priority=50, spec=ports)]
     assert _explain(same).stage == "scheduler"
+
+
+# -- 5. Scoring: imagelocality/image_locality.go (Score, sumImageScores, scaledImageScore,
+#       calculatePriority, normalizedImageName); ties as schedule_one.go selectHost (random among
+#       the top scores upstream; the first in node order here).
+
+
+def _with_image(name: str, image: str, size: int) -> dict:
+    body = node(name)
+    body["status"]["images"] = [{"names": [image], "sizeBytes": size}]
+    return body
+
+
+def _placed(docs: list[dict]) -> str:
+    from gpuplane.scheduler.framework import ScheduleResult
+
+    s = scheduler(docs, "1.34")
+    result = s.schedule_one(s.cluster.pending_pods[0])
+    assert isinstance(result, ScheduleResult)
+    return result.node
+
+
+def test_image_locality_prefers_the_node_with_the_image() -> None:
+    from gpuplane.scheduler.context import PodContext
+    from gpuplane.scheduler.scoring import image_locality_score, pod_images
+
+    mib = 1024 * 1024
+    p = pod("p")  # image busybox -> busybox:latest (normalizedImageName)
+    docs = [node("a"), node("b"), _with_image("c", "busybox:latest", 500 * mib), p]
+    assert _placed(docs) == "c"
+    s = scheduler(docs, "1.34")
+    ctx: PodContext = s.context(s.cluster.pending_pods[0])
+    # 500 MiB x 1/3 of the nodes, mapped between 23 MiB and 1000 MiB: 100 * 150645418 // 1024458752
+    assert image_locality_score(ctx, 2, pod_images(ctx)) == 14
+    assert image_locality_score(ctx, 0, pod_images(ctx)) == 0
+
+
+def test_small_images_and_ties_keep_node_order() -> None:
+    # below minThreshold (23 MiB) every node scores 0: a tie, broken by node order here.
+    docs = [node("a"), node("b"), _with_image("c", "busybox:latest", 5 * 1024 * 1024), pod("p")]
+    assert _placed(docs) == "a"
+    assert _placed([node("a"), node("b"), pod("p")]) == "a"

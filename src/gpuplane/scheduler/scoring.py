@@ -6,8 +6,12 @@ noderesources/least_allocated.go), NodeResourcesBalancedAllocation 1
 (noderesources/balanced_allocation.go: ``(1 - std of usage fractions) * 100``),
 PodTopologySpread 2, InterPodAffinity 2, ImageLocality 1. Scoring uses the *non-zero*
 requests (0 cpu counts as 100m, 0 memory as 200Mi: pkg/scheduler/util/pod_resources.go).
-Soft topology spread, preferred pod affinity and image locality are not scored here (they
-only break ties between feasible nodes; simulate documents this).
+ImageLocality (imagelocality/image_locality.go) is scored from the nodes' ``status.images``.
+Soft topology spread (ScheduleAnyway) and preferred pod (anti-)affinity are not scored yet.
+
+Ties: upstream ``selectHost`` (pkg/scheduler/schedule_one.go) picks uniformly at random among
+the nodes with the top score (reservoir sampling), so two runs may place a pod differently;
+gpuplane picks the first of them in node order, so its answer is stable and repeatable.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ WEIGHTS = {
     "NodeAffinity": 2,
     "NodeResourcesFit": 1,
     "NodeResourcesBalancedAllocation": 1,
+    "ImageLocality": 1,
 }
 
 
@@ -79,6 +84,61 @@ def resource_scores(cpu_alloc: Any, cpu_used: Any, mem_alloc: Any, mem_used: Any
     return least * WEIGHTS["NodeResourcesFit"] + balanced * WEIGHTS["NodeResourcesBalancedAllocation"]
 
 
+# image_locality.go: image sizes below 23 MiB score 0, 1000 MiB per container scores the maximum.
+_MB = 1024 * 1024
+IMAGE_MIN_THRESHOLD = 23 * _MB
+IMAGE_MAX_CONTAINER_THRESHOLD = 1000 * _MB
+
+
+def normalized_image_name(name: str) -> str:
+    """``normalizedImageName``: ``:latest`` appended when the name has no tag."""
+    return name if name.rfind(":") > name.rfind("/") else name + ":latest"
+
+
+def _image_states(ctx: PodContext) -> dict[str, tuple[dict[int, int], int]]:
+    """Image name -> ({node index: size in bytes}, number of nodes holding it): the snapshot's
+    ``ImageStateSummary`` per node (memoized per node count: simulate adds nodes)."""
+    index = ctx.index
+    key = ("scoring/images", index.num_nodes)
+    cached = index.cache.get(key)
+    if cached is None:
+        sizes: dict[str, dict[int, int]] = {}
+        for info in index.node_infos:
+            for image in info.node.status.images:
+                for name in image.names:
+                    sizes.setdefault(name, {})[info.index] = int(image.size_bytes or 0)
+        cached = index.cache[key] = {name: (by_node, len(by_node)) for name, by_node in sizes.items()}
+    return cached
+
+
+def pod_images(ctx: PodContext) -> list[str]:
+    spec = ctx.pod.spec
+    return [normalized_image_name(c.image) for c in (*spec.init_containers, *spec.containers) if c.image]
+
+
+def image_locality_score(ctx: PodContext, j: int, images: list[str]) -> int:
+    """``ImageLocality.Score``: the sizes of the pod's (init) container images already on the
+    node, each scaled by the share of nodes holding it, mapped onto 0..100 between 23 MiB and
+    1000 MiB per container (``calculatePriority``)."""
+    states = _image_states(ctx)
+    total_nodes = ctx.index.num_nodes
+    total = 0
+    for name in images:
+        state = states.get(name)
+        if state is not None and j in state[0]:
+            total += int(state[0][j] * (state[1] / total_nodes))
+    spec = ctx.pod.spec
+    high = IMAGE_MAX_CONTAINER_THRESHOLD * (len(spec.init_containers) + len(spec.containers))
+    total = min(max(total, IMAGE_MIN_THRESHOLD), high)
+    return MAX_NODE_SCORE * (total - IMAGE_MIN_THRESHOLD) // (high - IMAGE_MIN_THRESHOLD)
+
+
+def has_local_images(ctx: PodContext) -> bool:
+    """Whether any node holds one of the pod's images (else ImageLocality scores 0 everywhere)."""
+    states = _image_states(ctx)
+    return any(name in states for name in pod_images(ctx))
+
+
 def _normalize(raw: dict[int, int], reverse: bool) -> dict[int, int]:
     """``helper.DefaultNormalizeScore``: scale to 0..100 by the max (reverse: 100 - that)."""
     top = max(raw.values(), default=0)
@@ -103,6 +163,7 @@ def score_nodes(ctx: PodContext, nodes: list[int]) -> dict[int, int]:
     taint_raw: dict[int, int] = {}
     totals: dict[int, int] = {}
     want_cpu, want_mem = want.get("cpu", 0), want.get("memory", 0)
+    images = pod_images(ctx) if has_local_images(ctx) else []
     for j in nodes:
         info = index.node_infos[j]
         alloc, requested = info.allocatable, info.requested
@@ -114,6 +175,8 @@ def score_nodes(ctx: PodContext, nodes: list[int]) -> dict[int, int]:
         )
         affinity_raw[j] = preferred_node_affinity_score(pod, info.node)
         taint_raw[j] = count_intolerable_prefer_no_schedule(info.node.spec.taints, pod.spec.tolerations)
+        if images:
+            totals[j] += image_locality_score(ctx, j, images) * WEIGHTS["ImageLocality"]
     for j, s in _normalize(affinity_raw, False).items():
         totals[j] += s * WEIGHTS["NodeAffinity"]
     for j, s in _normalize(taint_raw, True).items():

@@ -37,7 +37,13 @@ from gpuplane.scheduler.plugins.base import VectorFilter
 from gpuplane.scheduler.plugins.node_resources_fit import FitState
 from gpuplane.scheduler.preemption import PreemptionOutcome
 from gpuplane.scheduler.runtime import first_failure
-from gpuplane.scheduler.scoring import MAX_NODE_SCORE, WEIGHTS, resource_score, resource_scores
+from gpuplane.scheduler.scoring import (
+    MAX_NODE_SCORE,
+    WEIGHTS,
+    has_local_images,
+    resource_score,
+    resource_scores,
+)
 
 if TYPE_CHECKING:
     from gpuplane.scheduler.simulate.state import SimCluster
@@ -227,6 +233,8 @@ class FastPlacer:
         static = [p for p in fw.static_plugins if id(p) in active_ids]
         if any(p.static_key(ctx) for p in static):
             return None
+        if has_local_images(ctx):
+            return None  # ImageLocality differs node by node (status.images): the per-node path scores it
         infos = index.node_infos
         reps = index.class_reps
         ok = np.array([first_failure(ctx, static, infos[r]) is None for r in reps], dtype=bool)
