@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.context import LintContext
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
+from gpuplane.lint.placeholders import placeholder_fields, under_placeholder
 from gpuplane.ruleset import RuleMeta, load
-from gpuplane.sources.manifest import Manifest
+from gpuplane.sources.manifest import FieldPath, Manifest
 
 # The rule packages `gpuplane lint` runs by default, given to the neutral registry (gpuplane.ruleset);
 # callers that also accept the cluster rules pass the whole catalog (gpuplane.rule_catalog).
@@ -119,6 +120,22 @@ def run_lint(
             gc.enable()
 
 
+UNRENDERED_RULE = "manifest-unrendered-template"
+
+
+def _on_placeholder(finding: Finding, cache: dict[int, list[FieldPath]]) -> bool:
+    """The finding points at (or inside) a field holding an unrendered template placeholder.
+    Findings about the object as a whole (its name or namespace line) stay."""
+    path = finding.path
+    if len(path) <= 2 and path[:1] == ("metadata",):
+        return False
+    key = id(finding.object)
+    fields = cache.get(key)
+    if fields is None:
+        fields = cache[key] = placeholder_fields(finding.object)
+    return bool(fields) and under_placeholder(fields, path)
+
+
 def _run(
     objects: list[Manifest],
     cluster: ClusterState | None,
@@ -134,6 +151,7 @@ def _run(
     failures: list[RuleFailure] = []
     overrides = config.severity
     ignore_cache: dict[int, frozenset[str]] = {}
+    placeholder_cache: dict[int, list[FieldPath]] = {}
     seen: set[tuple[str, int, tuple]] = set()  # one finding per (rule, object, field): shared templates
     for meta in select_rules(config, with_cluster=cluster is not None, rules=rules):
         ctx.rule = meta
@@ -145,6 +163,8 @@ def _run(
                     silenced = ignore_cache[key] = ignored_rules(finding.object)
                 if silenced and (meta.id in silenced or "all" in silenced):
                     continue
+                if meta.id != UNRENDERED_RULE and _on_placeholder(finding, placeholder_cache):
+                    continue  # the field is not rendered yet: nothing to judge (manifest-unrendered-template)
                 dedupe = (meta.id, key, finding.path)
                 if dedupe in seen:
                     continue

@@ -35,7 +35,7 @@ RENDEZVOUS_ENV = frozenset(
     }
 )
 _LAUNCHER = re.compile(
-    r"torchrun|torch\.distributed\.(?:run|launch)|deepspeed|horovodrun|accelerate launch|--nnodes|"
+    r"torchrun|torch\.distributed\.(?:run|launch)|deepspeed|horovodrun|--nnodes|"
     r"--master[_-]addr|jax\.distributed|megatron|init_process_group|(?:all_reduce|all_gather|alltoall|"
     r"reduce_scatter|broadcast|sendrecv)_perf"
 )
@@ -150,7 +150,10 @@ def container_communicates(container: dict[str, Any]) -> bool | None:
         if isinstance(name, str) and name in RENDEZVOUS_ENV:
             return True
     words = _words(container)
-    if _LAUNCHER.search(" ".join(words)):
+    # quoted prose (an `echo "starting all_reduce_perf"`) is one word with blanks: not a command
+    if any(_LAUNCHER.search(w) for w in words if not any(ch.isspace() for ch in w)):
+        return True
+    if "accelerate" in words and "launch" in words:
         return True
     programs = list(_mpi_programs(words))
     if programs:

@@ -1,0 +1,61 @@
+"""Unrendered template placeholders in manifest fields (``${VAR}``, ``$VAR``, ``{{ ... }}``).
+
+Files meant for ``envsubst``, Helm or Kustomize replacements are often linted before they are
+rendered. Their placeholder fields are not wrong: they are not known yet. Rules must not judge
+them (a placeholder where the API wants an integer is no type error), and the object is analysed
+only in part (``manifest-unrendered-template`` says which fields were skipped).
+
+Shell text is not a template: ``command``/``args`` (scripts: ``$HOME``, ``${RANK}``), ConfigMap and
+Secret ``data``, and annotations (other tools' own templates) are not read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from gpuplane.sources.manifest import FieldPath, Manifest
+
+# ${VAR} / ${VAR:-default} anywhere (envsubst, Terraform templatefile, Flux postBuild), a whole value
+# that is $VAR, and Go-template actions {{ ... }} (Helm, gomplate).
+_PLACEHOLDER = re.compile(
+    r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:?+=-][^}]*)?\}|^\$[A-Za-z_][A-Za-z0-9_]*$|\{\{.*?\}\}"
+)
+_NOT_TEMPLATES = frozenset({"command", "args", "annotations"})
+_DATA_KINDS = frozenset({"ConfigMap", "Secret"})
+MAX_LISTED = 5
+
+
+def is_placeholder(value: Any) -> bool:
+    """A string holding an unrendered placeholder."""
+    return isinstance(value, str) and _PLACEHOLDER.search(value) is not None
+
+
+def _walk(value: Any, path: FieldPath) -> Iterator[FieldPath]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in _NOT_TEMPLATES:
+                continue
+            if isinstance(key, str) and _PLACEHOLDER.search(key):
+                yield (*path, key)
+                continue
+            yield from _walk(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _walk(item, (*path, i))
+    elif is_placeholder(value):
+        yield path
+
+
+def placeholder_fields(obj: Manifest) -> list[FieldPath]:
+    """Every field of ``obj`` whose key or value is an unrendered placeholder."""
+    data = obj.data
+    if obj.kind in _DATA_KINDS:
+        data = {k: v for k, v in data.items() if k not in ("data", "stringData", "binaryData")}
+    return list(_walk(data, ()))
+
+
+def under_placeholder(fields: list[FieldPath], path: FieldPath) -> bool:
+    """``path`` is one of ``fields`` (placeholders) or lies inside one."""
+    return any(tuple(path[: len(field)]) == tuple(field) for field in fields)
