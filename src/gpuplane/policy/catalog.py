@@ -246,6 +246,7 @@ NOT_EXPORTED: dict[str, str] = {
     "dcgm-exporter-disabled": "info: a practice, not an admission decision",
     "pod-template-invalid": "reported by the API server's own validation already",
     "manifest-unknown-field": "the API server's strict field validation (kubectl --validate=strict) already does it",
+    "manifest-unrendered-template": "about the file (unrendered placeholders), not an object being admitted",
 }
 
 
