@@ -16,7 +16,7 @@ import pytest
 
 from gpuplane.generate.blueprint import load_blueprint
 from gpuplane.generate.engine import generate
-from gpuplane.generate.output import write_bundle
+from gpuplane.generate.output import MANIFEST_NAME, write_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "blueprints"
@@ -33,7 +33,12 @@ NAMES = [
 
 
 def _tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every generated file (the write manifest aside: tests/generate/test_output_safety.py)."""
+    return {
+        str(p.relative_to(root)): p.read_text()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != MANIFEST_NAME
+    }
 
 
 @pytest.mark.parametrize("name", NAMES)

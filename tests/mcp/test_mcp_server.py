@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpuplane.cli.main import cli
+from gpuplane.generate.output import MANIFEST_NAME
 
 mcp_client = pytest.importorskip("mcp.client.stdio")
 from mcp.client.session import ClientSession  # noqa: E402
@@ -425,7 +426,9 @@ def test_generate_writes_the_same_files_as_cli(served: dict[str, Any], tmp_path:
     data = ok(served, "generate")
     assert data["output_dir"] == GEN_DIR
     cli_output("generate", BLUEPRINT, "-o", str(tmp_path))
-    cli_files = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    cli_files = sorted(  # the write manifest is the folder's bookkeeping, not an output file
+        str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file() and p.name != MANIFEST_NAME
+    )
     assert [f["path"] for f in data["files"]] == cli_files
     for entry in data["files"]:
         written = Path(GEN_DIR, entry["path"]).read_text(encoding="utf-8")

@@ -10,6 +10,11 @@ from gpuplane.cli.common import fail
 @click.command()
 @click.argument("blueprint", required=False, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None, help="Output folder.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Write into a non-empty -o folder that an earlier generate did not create (its files are kept).",
+)
 @click.option("--schema", is_flag=True, help="Print the blueprint JSON Schema and exit.")
 @click.option("--explain", "explain_decisions", is_flag=True, help="Print each design decision and why.")
 @click.option(
@@ -20,7 +25,12 @@ from gpuplane.cli.common import fail
     help="Folder of upstream CRDs: also validate custom resources against their schemas.",
 )
 def generate(
-    blueprint: str | None, output: str | None, schema: bool, explain_decisions: bool, crds_dir: str | None
+    blueprint: str | None,
+    output: str | None,
+    force: bool,
+    schema: bool,
+    explain_decisions: bool,
+    crds_dir: str | None,
 ) -> None:
     """Render a platform BLUEPRINT (YAML) into validated manifests and Helm values.
 
@@ -54,7 +64,7 @@ def generate(
         fail("give -o DIR for the output folder (or --explain to only print the decisions)")
     from gpuplane.generate.engine import generate as run
     from gpuplane.generate.explain import format_decisions
-    from gpuplane.generate.output import write_bundle
+    from gpuplane.generate.output import OutputRefused, write_bundle
 
     try:
         result = run(load_blueprint(blueprint), crds_dir)
@@ -71,7 +81,10 @@ def generate(
     if explain_decisions:
         click.echo(format_decisions(result.bundle.decisions))
     if output is not None:
-        paths = write_bundle(result.bundle, output)
+        try:
+            paths = write_bundle(result.bundle, output, force=force)
+        except OSError as exc:
+            fail(f"-o {exc}" if isinstance(exc, OutputRefused) else f"-o {output}: cannot write: {exc}")
         hint = "no CRD for them in --crds" if crds_dir else "give --crds"
         unchecked = (
             f"; not schema-checked ({hint}): {', '.join(result.unchecked_kinds)}"

@@ -8,7 +8,7 @@ object that ``gpuplane lint`` can read; the README gives the equivalent ``helm``
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -180,13 +180,111 @@ def _readme(bundle: Bundle, written: dict[str, list[str]]) -> str:
     return "\n".join(lines)
 
 
-def write_bundle(bundle: Bundle, out: str | Path) -> list[str]:
-    """Write everything under ``out`` (replacing generated stage folders); return relative paths."""
+# What generate wrote into a folder, one relative path a line, so the next run removes only that.
+# Plain text, not YAML/JSON: `gpuplane lint OUT/` walks *.yaml, *.yml and *.json.
+MANIFEST_NAME = ".gpuplane-generated"
+_MANIFEST_HEADER = "# written by gpuplane generate: the files below are replaced by the next run"
+
+
+class OutputRefused(OSError):
+    """``-o DIR`` cannot be written safely; the message says why (one line)."""
+
+
+def _previous_manifest(root: Path) -> list[str] | None:
+    """The files an earlier ``generate`` wrote into ``root`` (its manifest), or None."""
+    path = root / MANIFEST_NAME
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not lines or lines[0] != _MANIFEST_HEADER:
+        return None
+    return [line for line in lines[1:] if line.strip()]
+
+
+def _inside(root: Path, rel: str) -> Path | None:
+    """``root/rel`` when every step below ``root`` is a plain folder or file (no symlink, no ``..``)."""
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        return None
+    here = root
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            return None
+    return here
+
+
+def _prepare(root: Path, force: bool) -> None:
+    """Make ``root`` ready: created when missing; else refused when it is a symlink, not a folder,
+    or non-empty without a manifest of ours (unless ``force``); the files an earlier run wrote
+    (and only those) are removed, with the stage folders they leave empty."""
+    if root.is_symlink():
+        raise OutputRefused(f"{root}: is a symlink; generate does not write through symlinks")
+    if not root.exists():
+        try:
+            root.mkdir(parents=True)
+        except OSError as exc:
+            raise OutputRefused(f"{root}: cannot create: {exc.strerror or exc}") from None
+        return
+    if not root.is_dir():
+        raise OutputRefused(f"{root}: not a folder")
+    previous = _previous_manifest(root)
+    try:
+        empty = next(root.iterdir(), None) is None
+    except OSError as exc:
+        raise OutputRefused(f"{root}: cannot read: {exc.strerror or exc}") from None
+    if previous is None and not empty and not force:
+        raise OutputRefused(
+            f"{root}: not empty and not written by gpuplane generate (no {MANIFEST_NAME}); "
+            "choose an empty or new folder, or pass --force to write into it"
+        )
+    folders: set[Path] = set()
+    for rel in previous or ():
+        path = _inside(root, rel)
+        if path is not None and path.is_file():
+            path.unlink()
+            folders.update(p for p in path.parents if p != root and root in p.parents)
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):  # only when empty: a user's file in a stage folder stays
+            folder.rmdir()
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    """Create ``root/rel``, never following a symlink on the way (``O_NOFOLLOW`` on the file)."""
+    import os
+
+    path = _inside(root, rel)
+    if path is None:
+        raise OutputRefused(f"{root / rel}: a symlink on the way; not written")
+    for folder in reversed(path.parents):
+        if folder == root or root not in folder.parents:
+            continue
+        if folder.is_symlink():
+            raise OutputRefused(f"{folder}: is a symlink; not written")
+        if not folder.exists():
+            folder.mkdir()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        raise OutputRefused(f"{path}: cannot write: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def write_bundle(bundle: Bundle, out: str | Path, *, force: bool = False) -> list[str]:
+    """Write everything under ``out``; return the relative paths written.
+
+    ``out`` is created when missing. An existing folder must be empty or hold an earlier
+    generate's output (its ``.gpuplane-generated`` manifest), unless ``force``: then only the
+    files that earlier run wrote are removed first (never a file it did not write), and no
+    write follows a symlink. Raises :class:`OutputRefused` with one line otherwise.
+    """
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
-    for key in STAGES:
-        if (root / key).is_dir():
-            shutil.rmtree(root / key)
+    _prepare(root, force)
     written: dict[str, list[str]] = {}
     paths: list[str] = []
     for key, stage in bundle.stages.items():
@@ -220,11 +318,10 @@ def write_bundle(bundle: Bundle, out: str | Path) -> list[str]:
             kust["generators"] = sorted(generators)
         files["kustomization.yaml"] = dump(kust)
         for name, text in sorted(files.items()):
-            path = root / key / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            _write(root, f"{key}/{name}", text)
             paths.append(f"{key}/{name}")
         written[key] = resources + generators
-    (root / "README.md").write_text(_readme(bundle, written), encoding="utf-8")
+    _write(root, "README.md", _readme(bundle, written))
     paths.append("README.md")
+    _write(root, MANIFEST_NAME, "\n".join([_MANIFEST_HEADER, *paths, MANIFEST_NAME]) + "\n")
     return paths
