@@ -266,3 +266,21 @@ def test_pool_right_size_with_advise_capacity(tmp_path: Path) -> None:
         "estimate": True,
         "advise": "gpuplane advise capacity --demand A100-40GB=7 --provider aws",
     }
+
+
+@pytest.mark.parametrize(("gpus", "fires"), [(1, True), (2, False)])
+def test_underused_only_for_single_gpu_pods(state: ClusterState, gpus: int, fires: bool) -> None:
+    # 10 % activity and 2,000 MiB: one GPU fits a share; a pod spread over two GPUs (one NCCL job)
+    # is not split onto slices.
+    series = SeriesSet(Grid(1_773_000_060, STEP, 120))
+    for gpu in range(gpus):
+        labels = {
+            "gpu": str(gpu),
+            "Hostname": "node-a",
+            "pod": "chat-6d8f7c9b5-x2x9k",
+            "namespace": "serving",
+        }
+        series.add("engine", labels, np.full(120, 0.10))
+        series.add("fb_used", labels, np.full(120, 2000.0))
+    rules = [f.rule for f in run_usage(series, state).findings]
+    assert ("gpu-underused" in rules) is fires

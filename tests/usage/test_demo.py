@@ -113,3 +113,23 @@ def test_fail_on_and_source_errors(tmp_path: Path) -> None:
     result = runner.invoke(cli, ["usage", "--metrics", str(tmp_path / "missing.json")])
     assert result.exit_code == 2
     assert result.stderr == f"gpuplane: --metrics {tmp_path / 'missing.json'}: No such file or directory\n"
+
+
+def test_window_errors() -> None:
+    runner = CliRunner()
+    url = ["usage", "--prometheus", "http://127.0.0.1:9"]
+    result = runner.invoke(cli, [*url, "--since", "7d", "--step", "30s"])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "gpuplane: step 30s: 20160 points per series, more than Prometheus's 11,000\n",
+    )
+    result = runner.invoke(cli, [*url, "--end", "yesterday"])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "gpuplane: end 'yesterday': expected RFC 3339 (2026-03-10T09:40:00Z) or Unix seconds\n",
+    )
+    result = runner.invoke(cli, [*url, "--since", "a week"])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "gpuplane: 'a week' is not a duration like 7d, 24h or 90m\n",
+    )

@@ -132,37 +132,43 @@ def usage(
     output: str | None,
     fail_on: str,
 ) -> None:
-    """Tune GPU clusters from what the GPUs really do: idle and oversized allocations, and the fix.
+    """Tune GPU clusters from what the GPUs really do: idle and oversized allocations.
 
-    Reads the NVIDIA DCGM exporter's series (engine activity, SM activity, framebuffer used/free,
-    power, MIG instances) from Prometheus over a window, or from offline files, joins them with
-    the cluster's pods (owners, teams, node pools, prices), and reports per workload, namespace
-    and pool: GPU-hours allocated and active, mean/p95 activity, peak memory, idle stretches.
-    Findings come with the change that fixes them and its saving in GPU-hours and dollars
-    (estimates from on-demand list prices):
+    Reads the NVIDIA DCGM exporter's series (engine activity, memory, MIG
+    instances) from Prometheus over a window, or from offline files, and joins
+    them with the cluster's pods (owners, teams, node pools, prices). Reports per
+    workload, namespace and pool: GPU-hours allocated and active, mean/p95
+    activity, peak memory, idle stretches. Each finding comes with the change
+    that fixes it and its saving in GPU-hours and dollars (estimates from
+    on-demand list prices):
 
     \b
-      gpu-allocated-idle    idle for --idle-hours at a stretch: notebook idle timeout,
-                            scale to zero, or release a hung job's GPUs
-      gpu-underused         p95 fits a MIG slice or a GPU share (advise sharing)
-      gpu-memory-oversized  a MIG slice whose memory fits a smaller profile (advise mig)
-      gpu-data-starved      training at low activity while its nodes wait on I/O
+      gpu-allocated-idle    idle for --idle-hours at a stretch: a notebook
+                            idle timeout, scale to zero, or a hung job
+      gpu-underused         p95 fits a MIG slice or a GPU share
+                            (advise sharing)
+      gpu-memory-oversized  a MIG slice whose use fits a smaller profile
+                            (advise mig)
+      gpu-data-starved      training at low activity, nodes waiting on I/O
 
     \b
     Examples:
-      gpuplane usage --cluster examples/clusters/demo.yaml --metrics examples/usage/demo-metrics.json
-      gpuplane usage --prometheus http://prometheus.monitoring:9090 --cluster live --since 7d
-      gpuplane usage --prometheus https://prom.example.com --prometheus-token-file /var/run/token \\
-        --selector 'cluster="prod"' --cluster snapshot.yaml -f html -o usage.html
+      gpuplane usage --cluster examples/clusters/demo.yaml \\
+        --metrics examples/usage/demo-metrics.json
+      gpuplane usage --prometheus http://prometheus.monitoring:9090 \\
+        --cluster live --since 7d -f html -o usage.html
+      gpuplane usage --prometheus https://prom.example.com \\
+        --prometheus-token-file /var/run/token --selector 'cluster="prod"'
+
+    Credentials: GPUPLANE_PROMETHEUS_TOKEN (bearer), or
+    GPUPLANE_PROMETHEUS_USERNAME and GPUPLANE_PROMETHEUS_PASSWORD (basic); the
+    --prometheus-*-file options win. Read-only: only GET /api/v1/query_range is
+    sent. The queries and definitions are in docs/usage.md.
 
     \b
-    Credentials: GPUPLANE_PROMETHEUS_TOKEN (bearer), or GPUPLANE_PROMETHEUS_USERNAME and
-    GPUPLANE_PROMETHEUS_PASSWORD (basic); the --prometheus-*-file options win. Read-only: only
-    GET /api/v1/query_range is sent. The queries are in docs/usage.md.
-
-    \b
-    Exit codes: 0 done (or no finding reaches --fail-on), 1 a finding reaches --fail-on,
-    2 unusable input (no source, unreadable file, a server error).
+    Exit codes: 0 done (or no finding reaches --fail-on), 1 a finding
+    reaches --fail-on, 2 unusable input (no source, an unreadable file,
+    a server error).
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
     from gpuplane.app import usage as usage_app

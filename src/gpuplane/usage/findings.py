@@ -4,8 +4,8 @@
   an idle timeout (Kubeflow's notebook controller culls idle notebooks with ``ENABLE_CULLING`` /
   ``CULL_IDLE_TIME`` in minutes; JupyterHub's ``cull.timeout`` in seconds); inference: scale to
   zero when idle; jobs: release the GPUs (a job idle for hours is usually hung).
-- ``gpu-underused``: a whole GPU whose p95 activity and peak memory fit a MIG slice or a share of
-  a GPU: the mode and share come from ``advise sharing`` (its rules, its configs).
+- ``gpu-underused``: single-GPU pods whose p95 activity and peak memory fit a MIG slice or a share
+  of a GPU: the mode and share come from ``advise sharing`` (its rules, its configs).
 - ``gpu-memory-oversized``: a MIG slice whose peak memory (plus headroom) and compute fit a
   smaller profile of the same GPU; the layout comes from ``advise mig``.
 - ``gpu-data-starved``: a training workload with low mean activity while its nodes spend a large
@@ -237,7 +237,14 @@ def underused(s: WorkloadStats, window_h: float, already_saved: float) -> UsageF
     from gpuplane.advise.sharing import HIGH_UTIL_PCT
 
     whole = all(not d.profile and d.shared_replicas == 1 for d in s.devices.devices)
-    if not whole or s.observed_hours < MIN_OBSERVED_HOURS or s.activity_p95 is None:
+    # A pod holding several GPUs runs one job across them (NCCL, tensor parallelism): MIG
+    # instances do not talk peer-to-peer, and time-slicing would cut every rank at once.
+    per_pod: dict[str, int] = {}
+    for d in s.devices.devices:
+        per_pod[d.pod] = per_pod.get(d.pod, 0) + 1
+    if not whole or max(per_pod.values(), default=0) > 1:
+        return None
+    if s.observed_hours < MIN_OBSERVED_HOURS or s.activity_p95 is None:
         return None
     if s.activity_p95 * 100 >= HIGH_UTIL_PCT:
         return None
