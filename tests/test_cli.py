@@ -83,12 +83,25 @@ def test_fast_paths_through_the_console_script() -> None:
     assert out.stdout.startswith("Usage: gpuplane [OPTIONS] COMMAND [ARGS]...\n")
 
 
-def test_commands_needing_a_cluster_refuse_without_one() -> None:
+def test_commands_needing_a_cluster_refuse_without_one(tmp_path, monkeypatch) -> None:
+    """simulate needs --cluster; why-pending, diagnose and inventory read the current kube-context
+    like kubectl (issue 17), so with no kubeconfig at all they say so and exit 2."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST"):
+        monkeypatch.delenv(var, raising=False)
     runner = CliRunner()
-    for args in (["inventory"], ["why-pending"], ["diagnose"], ["simulate", "x.yaml"]):
+    result = runner.invoke(cli, ["simulate", "x.yaml"])
+    assert result.exit_code == 2
+    assert "Missing option '--cluster'" in result.output
+    for args in (["inventory"], ["why-pending"], ["diagnose"]):
         result = runner.invoke(cli, args)
         assert result.exit_code == 2, args
-        assert "Missing option '--cluster'" in result.output, args
+        assert result.stderr.splitlines() == [
+            "gpuplane: reading cluster (no usable kubeconfig)",
+            "gpuplane: live: cannot load the Kubernetes configuration: no kubeconfig found (tried --kubeconfig, "
+            "$KUBECONFIG, ~/.kube/config) and not running in a cluster",
+            "gpuplane: nothing usable in cluster source 'live'",
+        ], args
 
 
 def test_shell_completion_knows_the_commands() -> None:

@@ -300,6 +300,7 @@ def test_snapshot_command_reports_errors(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert result.output == (
+        "gpuplane: reading cluster (no usable kubeconfig)\n"  # issue 17: a live read names its context first
         f"gpuplane: live: cannot load the Kubernetes configuration: Configuration file {tmp_path / 'missing'} not found\n"
         f"gpuplane: nothing to write to {tmp_path / 'out.json'}\n"
     )

@@ -33,8 +33,20 @@ def format_option(*choices: str, default: str = "text") -> Callable[[Callable[..
     )
 
 
-def cluster_options(required: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--cluster SOURCE`` plus ``--context`` / ``--kubeconfig`` for live mode."""
+def cluster_options(
+    required: bool = False, *, live_default: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--cluster SOURCE`` plus ``--context`` / ``--kubeconfig`` for live mode.
+
+    ``live_default``: like kubectl, no ``--cluster`` means the current kube-context (the command
+    says which on stderr); ``--cluster FILE`` stays the offline way.
+    """
+    source_help = (
+        "Cluster state: a snapshot file/folder (kubectl get -o yaml|json output, or `gpuplane snapshot`), "
+        "or `live` for the current kube-context."
+    )
+    if live_default:
+        source_help += " Default: live (the current kube-context, like kubectl)."
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         func = click.option(
@@ -51,14 +63,59 @@ def cluster_options(required: bool = False) -> Callable[[Callable[..., Any]], Ca
         func = click.option(
             "--cluster",
             "cluster",
-            required=required,
+            required=required and not live_default,
             metavar="SOURCE",
-            help="Cluster state: a snapshot file/folder (kubectl get -o yaml|json output, "
-            "or `gpuplane snapshot`), or `live` for the current kube-context.",
+            help=source_help,
         )(func)
         return func
 
     return decorate
+
+
+def namespace_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """kubectl's ``-n/--namespace`` and ``-A/--all-namespaces``, as a filter on what is listed.
+
+    Without either, every namespace is shown (gpuplane's reports are cluster-wide); ``-A`` says
+    so explicitly and cannot be combined with ``-n``.
+    """
+    func = click.option(
+        "-A",
+        "--all-namespaces",
+        "all_namespaces",
+        is_flag=True,
+        help="Every namespace (the default; kubectl's flag, accepted).",
+    )(func)
+    func = click.option(
+        "-n",
+        "--namespace",
+        "namespace",
+        default=None,
+        metavar="NS",
+        help="Only objects of this namespace (cluster-scoped objects such as nodes are kept).",
+    )(func)
+    return func
+
+
+def namespace_filter(namespace: str | None, all_namespaces: bool) -> str | None:
+    """The namespace to keep, or None for all; exit 2 on ``-n`` with ``-A`` (kubectl refuses it too)."""
+    if namespace is not None and all_namespaces:
+        fail("-n/--namespace and -A/--all-namespaces cannot be used together")
+    if namespace is not None and not namespace.strip():
+        fail("-n/--namespace needs a namespace name")
+    return None if all_namespaces else namespace
+
+
+def resolve_cluster(cluster: str | None, context: str | None, kubeconfig: str | None) -> str:
+    """``--cluster`` or, when absent, ``live``; a live read names its kube-context on stderr
+    (``gpuplane: reading cluster <context>``), as kubectl users expect to see where they are."""
+    from gpuplane.sources.cluster import LIVE  # for start-up time
+
+    source = cluster if cluster is not None else LIVE
+    if source == LIVE:
+        from gpuplane.sources.live import context_label  # for start-up time
+
+        click.echo(f"gpuplane: reading cluster {context_label(context, kubeconfig)}", err=True)
+    return source
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -89,7 +146,7 @@ def cli_messages(*, warnings: bool = True) -> Messages:
 
 
 def load_cluster_or_fail(
-    cluster: str,
+    cluster: str | None,
     context: str | None,
     kubeconfig: str | None,
     progress: bool = False,
@@ -108,9 +165,10 @@ def load_cluster_or_fail(
     from gpuplane.app.inputs import load_cluster  # for start-up time
     from gpuplane.app.outcome import CLI, AppError
 
+    source = resolve_cluster(cluster, context, kubeconfig)
     messages = cli_messages(warnings=warnings)
     try:
-        state = load_cluster(cluster, context, kubeconfig, messages, CLI, progress=progress)
+        state = load_cluster(source, context, kubeconfig, messages, CLI, progress=progress)
     except AppError as exc:
         fail(str(exc))  # no report about an empty cluster that was never read
     return state, bool(messages.errors)

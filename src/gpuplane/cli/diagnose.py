@@ -15,11 +15,14 @@ from gpuplane.cli.common import (
     fail,
     format_option,
     load_cluster_or_fail,
+    namespace_filter,
+    namespace_options,
 )
 
 
 @click.command()
-@cluster_options(required=True)
+@cluster_options(live_default=True)
+@namespace_options
 @format_option("text", "json", "html")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
 @click.option(
@@ -29,13 +32,23 @@ from gpuplane.cli.common import (
     show_default=True,
     help="Exit 1 when a finding reaches this severity.",
 )
+@click.option(
+    "--min-severity",
+    type=click.Choice(["error", "warning", "info"]),
+    default="info",
+    show_default=True,
+    help="Report only findings at or above this severity (the inventory stays whole).",
+)
 def diagnose(
-    cluster: str,
+    cluster: str | None,
     kube_context: str | None,
     kubeconfig: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
     fmt: str,
     output: str | None,
     fail_on: str,
+    min_severity: str,
 ) -> None:
     """Find what is wrong with a cluster's GPU stack, capacity and workloads right now.
 
@@ -52,7 +65,8 @@ def diagnose(
       gpuplane diagnose --cluster examples/clusters/demo.yaml
       gpuplane diagnose --cluster examples/clusters/demo.yaml -f json
       gpuplane diagnose --cluster examples/clusters/demo.yaml -f html -o report.html
-      gpuplane diagnose --cluster live --fail-on error
+      gpuplane diagnose --fail-on error            # the current kube-context
+      gpuplane diagnose -n team-a --min-severity warning
 
     \b
     Exit codes: 0 done (or no finding reaches --fail-on), 1 a finding reaches
@@ -61,9 +75,12 @@ def diagnose(
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
     from gpuplane.diagnose.engine import run_diagnose
 
+    keep_namespace = namespace_filter(namespace, all_namespaces)
     state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
 
-    result = run_diagnose(state, report_data=fmt == "html")
+    result = run_diagnose(state, report_data=fmt == "html").only(
+        namespace=keep_namespace, min_severity=min_severity
+    )
     for failure in result.failures:
         click.echo(
             f"gpuplane: rule {failure.rule} failed on this cluster ({failure.message}); "

@@ -45,6 +45,8 @@ def main() -> None:
     if args in _HELP_ARGS and _terminal_is_wide():
         from gpuplane.cli.registry import TOP_HELP
 
+        if sys.argv[0].rsplit("/", 1)[-1].startswith("kubectl-gpuplane"):
+            TOP_HELP = TOP_HELP.replace("Usage: gpuplane ", "Usage: kubectl gpuplane ", 1)
         sys.stdout.write(TOP_HELP)
         return
     from gpuplane.cli.main import main as click_main

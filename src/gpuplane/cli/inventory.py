@@ -17,9 +17,9 @@ from gpuplane.cli.common import (
 
 
 @click.command()
-@cluster_options(required=True)
+@cluster_options(live_default=True)
 @format_option("text", "json")
-def inventory(cluster: str, kube_context: str | None, kubeconfig: str | None, fmt: str) -> None:
+def inventory(cluster: str | None, kube_context: str | None, kubeconfig: str | None, fmt: str) -> None:
     """Show GPU capacity per node, pool and model: allocatable, allocated, free, MIG and time-slicing layout.
 
     Reads one cluster state (a snapshot file or folder, - for stdin, or live)
@@ -30,7 +30,10 @@ def inventory(cluster: str, kube_context: str | None, kubeconfig: str | None, fm
     Examples:
       gpuplane inventory --cluster examples/clusters/demo.yaml
       gpuplane inventory --cluster examples/clusters/demo.yaml -f json
-      gpuplane inventory --cluster live --context prod
+      gpuplane inventory --context prod            # a live kube-context, like kubectl
+
+    \b
+    Exit codes: 0 done, 2 unusable cluster source.
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
     from gpuplane.diagnose.inventory import build_inventory

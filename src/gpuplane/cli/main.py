@@ -108,6 +108,13 @@ def internal_error_line(exc: BaseException, step: str) -> str:
     )
 
 
+def program_name(argv0: str | None = None) -> str:
+    """``kubectl gpuplane`` when run as the kubectl plugin (``kubectl-gpuplane``), else ``gpuplane``:
+    usage lines then name the command the user typed."""
+    base = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    return "kubectl gpuplane" if base.startswith("kubectl-gpuplane") else "gpuplane"
+
+
 def main() -> None:
     """Run the full click CLI (the console script enters through ``gpuplane.cli.entry``).
 
@@ -117,7 +124,7 @@ def main() -> None:
     """
     _RUN.debug = os.environ.get("GPUPLANE_DEBUG", "") not in ("", "0")
     try:
-        cli(prog_name="gpuplane")
+        cli(prog_name=program_name())
     except Exception as exc:
         if _RUN.debug:
             import traceback

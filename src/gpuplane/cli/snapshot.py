@@ -43,12 +43,19 @@ def snapshot(
       gpuplane snapshot --context prod -o prod.yaml
       gpuplane snapshot --from examples/clusters/demo.yaml -o demo.json
       gpuplane diagnose --cluster demo.json
+
+    \b
+    Exit codes: 0 written, 2 unreadable cluster or unwritable file (what was read is still written).
     """
     from gpuplane.sources.snapshot import snapshot_files, snapshot_live, write_snapshot
 
     if from_paths:
         snap = snapshot_files(from_paths)
     else:
+        if not quiet:
+            from gpuplane.sources.live import context_label  # for start-up time
+
+            click.echo(f"gpuplane: reading cluster {context_label(kube_context, kubeconfig)}", err=True)
         snap = snapshot_live(kube_context, kubeconfig, progress=not quiet)
     for error in snap.errors:
         click.echo(f"gpuplane: {error}", err=True)

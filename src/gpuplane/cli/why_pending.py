@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import cluster_options, emit_json, fail, format_option, load_cluster_or_fail
+from gpuplane.cli.common import (
+    cluster_options,
+    emit_json,
+    fail,
+    format_option,
+    load_cluster_or_fail,
+    namespace_filter,
+    namespace_options,
+)
 
 
 @click.command("why-pending")
-@cluster_options(required=True)
+@cluster_options(live_default=True)
+@namespace_options
 @click.option("--pod", default=None, metavar="NS/NAME", help="Explain only this pod.")
 @click.option(
     "--kubernetes-version",
@@ -18,9 +27,11 @@ from gpuplane.cli.common import cluster_options, emit_json, fail, format_option,
 )
 @format_option("text", "json")
 def why_pending(
-    cluster: str,
+    cluster: str | None,
     kube_context: str | None,
     kubeconfig: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
     pod: str | None,
     kubernetes_version: str | None,
     fmt: str,
@@ -37,7 +48,8 @@ def why_pending(
       gpuplane why-pending --cluster examples/clusters/demo.yaml
       gpuplane why-pending --cluster examples/clusters/demo.yaml --pod team-nlp/qwen-sft-gb55k
       gpuplane why-pending --cluster examples/clusters/demo.yaml -f json --kubernetes-version 1.30
-      gpuplane why-pending --cluster live --pod team-a/train-worker-3
+      gpuplane why-pending -n team-a               # the current kube-context, like kubectl
+      gpuplane why-pending --pod team-a/train-worker-3
 
     \b
     Exit codes: 0 explained, 2 unusable cluster source, unknown pod or bad option.
@@ -50,6 +62,7 @@ def why_pending(
         fail(f"--kubernetes-version {kubernetes_version!r} is not a Kubernetes version like 1.31")
     if pod is not None and pod.count("/") != 1:
         fail(f"--pod {pod!r}: expected NAMESPACE/NAME")
+    keep_namespace = namespace_filter(namespace, all_namespaces)
     # an explicit --kubernetes-version makes the cluster's version warnings moot
     state, errors = load_cluster_or_fail(
         cluster, kube_context, kubeconfig, warnings=kubernetes_version is None
@@ -58,8 +71,11 @@ def why_pending(
     _note_clamped_version(kubernetes_version or state.kubernetes_version())
     if pod is not None and not any(p.key == pod for p in state.pending_pods):
         known = any(p.key == pod for p in state.pods)
-        fail(f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}")
+        where = cluster or state.source or "the cluster"
+        fail(f"pod {pod} is not Pending in {where}" if known else f"pod {pod} not found in {where}")
     explanations = pending(scheduler, pod)
+    if keep_namespace is not None:
+        explanations = [e for e in explanations if (e.pod.metadata.namespace or "default") == keep_namespace]
     if fmt == "json":
         from gpuplane.report.why_pending_text import to_json
 

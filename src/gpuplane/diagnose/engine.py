@@ -57,6 +57,25 @@ class DiagnoseResult:
     def findings(self) -> list[Finding]:
         return [*self.cluster_findings, *self.workload_findings]
 
+    def only(self, *, namespace: str | None = None, min_severity: str | None = None) -> DiagnoseResult:
+        """The same result with only the findings at or above ``min_severity`` and, with
+        ``namespace``, on objects of that namespace or cluster-scoped ones (a node's finding
+        concerns every namespace that schedules on it). Inventory and chart data are kept whole:
+        they describe the cluster, not the selection."""
+        floor = SEVERITY_RANK.get(min_severity or "info", 1)
+
+        def keep(finding: Finding) -> bool:
+            if SEVERITY_RANK.get(finding.severity, 0) < floor:
+                return False
+            ns = finding.object.namespace
+            return namespace is None or not ns or ns == namespace
+
+        return replace(
+            self,
+            cluster_findings=[f for f in self.cluster_findings if keep(f)],
+            workload_findings=[f for f in self.workload_findings if keep(f)],
+        )
+
     def summary(self) -> dict[str, Any]:
         counts = {"error": 0, "warning": 0, "info": 0}
         for finding in self.findings:

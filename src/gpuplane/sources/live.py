@@ -180,6 +180,26 @@ def _load_config(context: str | None, kubeconfig: str | None) -> Any:
     )
 
 
+def context_label(context: str | None, kubeconfig: str | None) -> str:
+    """The kube-context a live read will use, for the "reading cluster <context>" line: the
+    context kubectl would pick (``--context``, else the kubeconfig's current-context), or
+    ``in-cluster service account``. Never raises: a broken configuration is reported by the
+    read itself."""
+    try:
+        config = _load_config(context, kubeconfig)
+    except Exception:  # the read that follows reports the real problem
+        return context or "(no usable kubeconfig)"
+    if not kubeconfig and not _kubeconfig_candidates() and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return "in-cluster service account"
+    return str(getattr(config, "context_name", None) or context or "(current context)")
+
+
+def _kubeconfig_candidates() -> list[str]:
+    candidates = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    candidates.append(os.path.expanduser("~/.kube/config"))
+    return [c for c in candidates if os.path.isfile(c)]
+
+
 def minor_version(major: str, minor: str, git_version: str) -> str | None:
     """``"1.31"`` from ``/version`` (``gitVersion`` ``v1.31.4-gke.1``, or major ``1`` minor ``31+``)."""
     match = re.match(r"v?(\d+)\.(\d+)", git_version or "")
