@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the fake API server fixtures are imported from test_sources_live)
 """kubectl conventions (issue 17 item 1), against the project's fake API server: no --cluster means
 the current kube-context (named on stderr), -n/-A filter, `kubectl gpuplane` names itself so."""
 
@@ -17,7 +18,7 @@ DEMO = Path(__file__).resolve().parents[2] / "examples" / "clusters" / "demo.yam
 
 
 @pytest.fixture
-def current_fake(kubeconfig: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:  # noqa: F811
+def current_fake(kubeconfig: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """$KUBECONFIG whose current-context is the fake server's good context."""
     path = tmp_path / "current"
     path.write_text(
@@ -32,7 +33,7 @@ def _run(*args: str):
     return CliRunner().invoke(cli, list(args), prog_name="gpuplane")
 
 
-def test_why_pending_defaults_to_the_current_context(api_server: FakeApiServer, current_fake: str) -> None:  # noqa: F811
+def test_why_pending_defaults_to_the_current_context(api_server: FakeApiServer, current_fake: str) -> None:
     result = _run("why-pending", "-f", "json")
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[0] == "gpuplane: reading cluster fake-ctx"
@@ -45,14 +46,14 @@ def test_why_pending_defaults_to_the_current_context(api_server: FakeApiServer, 
 
 def test_diagnose_inventory_default_to_the_current_context(
     api_server: FakeApiServer, current_fake: str
-) -> None:  # noqa: F811
+) -> None:
     for command in ("diagnose", "inventory"):
         result = _run(command, "-f", "json")
         assert result.exit_code == 0, (command, result.output)
         assert result.stderr.splitlines()[0] == "gpuplane: reading cluster fake-ctx", command
 
 
-def test_context_flag_names_that_context(api_server: FakeApiServer, kubeconfig: str) -> None:  # noqa: F811
+def test_context_flag_names_that_context(api_server: FakeApiServer, kubeconfig: str) -> None:
     result = _run("inventory", "--kubeconfig", kubeconfig, "--context", "fake-ctx", "-f", "json")
     assert result.exit_code == 0
     assert result.stderr.splitlines()[0] == "gpuplane: reading cluster fake-ctx"
