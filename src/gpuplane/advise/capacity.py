@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpuplane.gpu.catalog import catalog
 
 PRICES_FILE = Path(__file__).resolve().parent / "data" / "prices.yaml"
@@ -55,15 +53,12 @@ class PriceTable:
 
 
 def _read_prices(path: Path) -> dict[str, Any]:
+    from gpuplane.sources.side_input import SideInputError, read_document  # for start-up time
+
     try:
-        with path.open("rb") as fh:
-            doc = yaml.load(fh, Loader=yaml.CSafeLoader)
-    except OSError as exc:
-        raise CapacityInputError(f"cannot read prices file {str(path)!r}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise CapacityInputError(
-            f"prices file {str(path)!r} is not valid YAML: {' '.join(str(exc).split())}"
-        ) from exc
+        doc = read_document(str(path))
+    except SideInputError as exc:
+        raise CapacityInputError(f"prices file: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("prices"), dict):
         raise CapacityInputError(
             f"prices file {str(path)!r} needs a 'prices:' mapping of provider -> instances"

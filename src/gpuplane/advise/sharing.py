@@ -117,13 +117,12 @@ def parse_workload(text: str, index: int = 0) -> Workload:
 
 def load_workloads(path: str) -> list[Workload]:
     """A YAML file: a list of workload mappings, or ``{workloads: [...]}``."""
+    from gpuplane.sources.side_input import SideInputError, read_document  # for start-up time
+
     try:
-        with open(path, "rb") as fh:
-            doc = yaml.load(fh, Loader=yaml.CSafeLoader)
-    except OSError as exc:
-        raise SharingInputError(f"cannot read {path!r}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise SharingInputError(f"{path!r} is not valid YAML: {' '.join(str(exc).split())}") from exc
+        doc = read_document(path)
+    except SideInputError as exc:
+        raise SharingInputError(str(exc)) from None
     if isinstance(doc, dict):
         doc = doc.get("workloads")
     if not isinstance(doc, list) or not doc:

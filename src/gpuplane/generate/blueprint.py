@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 # RFC 1123 label: namespaces, pool names, queue names all end up as object names.
@@ -362,16 +361,10 @@ def parse_blueprint(data: Any) -> Blueprint:
 
 def load_blueprint(path: str | Path) -> Blueprint:
     """Read and validate a blueprint file."""
+    from gpuplane.sources.side_input import SideInputError, read_document  # for start-up time
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BlueprintReadError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
-    except UnicodeDecodeError:
-        raise BlueprintReadError([f"{path}: not UTF-8 text"]) from None
-    try:
-        data = yaml.load(text, Loader=yaml.CSafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise BlueprintReadError([f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]) from None
+        data = read_document(str(path))
+    except SideInputError as exc:
+        raise BlueprintReadError([str(exc)]) from None
     return parse_blueprint(data)

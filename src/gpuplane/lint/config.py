@@ -95,17 +95,12 @@ def _id_list(value: Any, key: str, source: str) -> set[str]:
 
 def load_config(path: str) -> LintConfig:
     """Parse one config file; raise :class:`ConfigError` with a one-line message."""
-    import yaml
+    from gpuplane.sources.side_input import SideInputError, read_document  # for start-up time
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else path
-        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        data = read_document(path)
+    except SideInputError as exc:
+        raise ConfigError(str(exc)) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -21,8 +21,10 @@ Design notes (reference/python-stack.md):
 from __future__ import annotations
 
 import gc
+import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -164,19 +166,37 @@ def _go_repr(key: Any) -> str:
     return str(key)
 
 
-def _duplicate_in(pairs: list[tuple[yaml.Node, yaml.Node]], loader: Any) -> DuplicateKeyError:
-    """The first repeated key of a mapping whose dict came out shorter than its pairs.
+def _duplicate_in(pairs: list[tuple[yaml.Node, yaml.Node]], loader: Any) -> DuplicateKeyError | None:
+    """The first repeated key of a mapping whose dict came out shorter than its pairs, or None
+    when the keys only collide in Python (``1`` and ``true``: ``1 == True``) but differ in YAML.
 
     Only runs on that failure path, so the keys are simply built again to compare them.
     """
-    seen: dict[Any, int] = {}
+    seen: dict[tuple[type, Any], int] = {}
     for key_node, _ in pairs:
         key = _build(key_node, loader, {}, 1)
+        ident = (type(key), key)
         line = key_node.start_mark.line
-        if key in seen:
-            return DuplicateKeyError(key, line, seen[key])
-        seen[key] = line
-    raise AssertionError("no duplicate key among the pairs")  # pragma: no cover - caller checked lengths
+        if ident in seen:
+            return DuplicateKeyError(key, line, seen[ident])
+        seen[ident] = line
+    return None
+
+
+def _json_keys(pairs: list[tuple[yaml.Node, yaml.Node]], loader: Any, lines: LineIndex, depth: int) -> dict:
+    """A mapping whose distinct keys collide in Python (``{1: a, true: b}``), keyed as the
+    API server sees it: kubectl converts YAML to JSON (sigs.k8s.io/yaml), which writes every
+    key as a string (``"1"``, ``"true"``); keys still equal then are a real duplicate."""
+    out: dict[Any, Any] = {}
+    first: dict[Any, int] = {}
+    for key_node, value_node in pairs:
+        key = _build(key_node, loader, lines, depth)
+        key = key if isinstance(key, str) else _go_repr(key)
+        if key in out:
+            raise DuplicateKeyError(key, key_node.start_mark.line, first[key])
+        first[key] = key_node.start_mark.line
+        out[key] = _build(value_node, loader, lines, depth)
+    return out
 
 
 def _check_unique_keys(root: yaml.Node | None) -> None:
@@ -245,7 +265,10 @@ def _build(node: yaml.Node, loader: Any, lines: LineIndex, depth: int = 1) -> An
                 value_node, loader, lines, depth
             )  # unhashable key: TypeError
         if len(out) != len(pairs):  # a key given twice: refused, as kubectl refuses it
-            raise _duplicate_in(pairs, loader)
+            duplicate = _duplicate_in(pairs, loader)
+            if duplicate is not None:
+                raise duplicate
+            out = _json_keys(pairs, loader, lines, depth)
         lines[id(out)] = (out, [key_node.start_mark.line for key_node, _ in pairs])
         return out
     if tag == _SEQ_TAG:
@@ -324,17 +347,30 @@ def helm_metadata(name: str) -> bool:
     return name in _HELM_METADATA or (name.startswith("values") and name.endswith(MANIFEST_SUFFIXES))
 
 
-def _load_walked(file_path: str) -> LoadResult:
-    """One file found by a folder walk: Helm chart metadata and files with no object at all
-    (empty, or only comments) are skipped with a note, not errors (a chart or a folder of
-    drafts is a normal thing to point at). Files named on the command line keep the errors."""
-    if helm_metadata(os.path.basename(file_path)):
-        return LoadResult(skipped=[f"{file_path} ({_HELM_SKIP})"])
-    part = load_file(file_path)
+# gpuplane's own config file (docs/lint.md): found by folder walks, never a manifest.
+CONFIG_FILE_NAMES = frozenset({".gpuplane.yaml", ".gpuplane.yml"})
+
+
+def _skip_reason(part: LoadResult) -> str | None:
+    """Why a file holds nothing to lint (empty, only comments, no Kubernetes object), or None."""
     if not part.objects and len(part.errors) == 1 and part.errors[0].message in _NOTHING_THERE:
-        reason = "empty file" if part.errors[0].message == _EMPTY_FILE else "only comments, no objects"
-        return LoadResult(files=part.files, skipped=[f"{file_path} ({reason})"])
-    return part
+        return "empty file" if part.errors[0].message == _EMPTY_FILE else "only comments, no objects"
+    if _not_kubernetes(part):
+        return "no Kubernetes object: no kind"
+    return None
+
+
+def _load_walked(file_path: str) -> LoadResult:
+    """One file found by a folder walk: Helm chart metadata, gpuplane's own config, files with
+    no object at all (empty, or only comments) and files holding no Kubernetes object (a CI
+    workflow, a docker-compose file) are skipped with a note, not errors (a chart or a
+    repository is a normal thing to point at). Files named on the command line keep the errors."""
+    name = os.path.basename(file_path)
+    if name in CONFIG_FILE_NAMES:
+        return LoadResult(skipped=[f"{file_path} (gpuplane config, not a manifest)"])
+    if helm_metadata(name):
+        return LoadResult(skipped=[f"{file_path} ({_HELM_SKIP})"])
+    return _load_lenient(file_path)
 
 
 _NO_KIND = "object has no kind"
@@ -351,31 +387,76 @@ def _not_kubernetes(part: LoadResult) -> bool:
 
 
 def _load_lenient(file_path: str) -> LoadResult:
-    """``--skip-non-manifests``: like a folder walk, and files holding no Kubernetes object at all
-    are skipped with a note too (a file mixing objects and kindless documents still reports)."""
-    part = _load_walked(file_path)
-    if _not_kubernetes(part):
-        return LoadResult(files=part.files, skipped=[f"{file_path} (no Kubernetes object: no kind)"])
+    """A file loaded leniently (walked, or named with ``--skip-non-manifests``): a file holding
+    nothing to lint is skipped with a note (a file mixing objects and kindless documents still
+    reports)."""
+    part = load_file(file_path)
+    reason = _skip_reason(part)
+    if reason is not None:
+        return LoadResult(files=part.files, skipped=[f"{file_path} ({reason})"])
     return part
 
 
-def iter_manifest_files(path: str) -> Iterator[str]:
-    """Every manifest file under ``path`` (recursively, sorted for stable output)."""
+# Folders a walk refuses unless asked (``allow_system_walk``): the filesystem root and the
+# kernel's pseudo-filesystems hold no manifests, and walking them reads without end.
+SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
+SYSTEM_ROOT_PROBLEM = (
+    "a system folder, not a folder of manifests: not walked (name the files or a project folder)"
+)
+
+
+def system_root(path: str) -> bool:
+    """``/``, ``/proc``, ``/sys``, ``/dev`` or a folder inside the last three (symlinks resolved)."""
+    real = os.path.realpath(path)
+    return real == "/" or any(real == root or real.startswith(root + "/") for root in SYSTEM_ROOTS)
+
+
+def walk_manifest_files(path: str) -> Iterator[tuple[str, str | None]]:
+    """``(file, None)`` for every manifest file under ``path``; ``(file, why)`` for one skipped.
+
+    Recursively, sorted for stable output, hidden folders left out. Symlinked folders are not
+    entered (``os.walk`` default); a symlinked file is read only when it resolves inside the
+    walked tree, and only regular files are read (a FIFO named ``x.yaml`` would block).
+    """
+    top = os.path.realpath(path)
+    inside = top.rstrip("/") + "/"
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if name.endswith(MANIFEST_SUFFIXES):
-                yield os.path.join(root, name)
+            if not name.endswith(MANIFEST_SUFFIXES):
+                continue
+            file_path = os.path.join(root, name)
+            if os.path.islink(file_path) and not os.path.realpath(file_path).startswith(inside):
+                yield file_path, "a symlink out of the walked folder"
+                continue
+            try:
+                mode = os.stat(file_path).st_mode
+            except OSError:
+                yield file_path, None  # a dangling link: load_file reports it
+                continue
+            if not stat.S_ISREG(mode):
+                yield file_path, f"{special_file_kind(mode)}, not a regular file"
+                continue
+            yield file_path, None
 
 
-def load_paths(paths: Iterable[str], *, skip_non_manifests: bool = False) -> LoadResult:
+def iter_manifest_files(path: str) -> Iterator[str]:
+    """Every manifest file a walk of ``path`` reads (see :func:`walk_manifest_files`)."""
+    for file_path, skipped in walk_manifest_files(path):
+        if skipped is None:
+            yield file_path
+
+
+def load_paths(
+    paths: Iterable[str], *, skip_non_manifests: bool = False, allow_system_walk: bool = False
+) -> LoadResult:
     """Load every object from ``paths`` (files, folders or ``-`` for stdin).
 
     Files named explicitly are strict (a file with no object is an error); files met while
-    walking a folder skip Helm metadata and empty files. ``skip_non_manifests`` makes both skip,
-    with a note, any file that holds no Kubernetes object at all (pre-commit passes every YAML
-    file of a repository by name)."""
-    walked = _load_lenient if skip_non_manifests else _load_walked
+    walking a folder skip Helm metadata, gpuplane's config, empty files and files holding no
+    Kubernetes object. ``skip_non_manifests`` makes named files skip those too, with a note
+    (pre-commit passes every YAML file of a repository by name). A folder that is a system
+    root (:func:`system_root`) is refused unless ``allow_system_walk``."""
     result = LoadResult()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # bulk loads build millions of containers: 3-4x faster without the cyclic GC
@@ -384,9 +465,15 @@ def load_paths(paths: Iterable[str], *, skip_non_manifests: bool = False) -> Loa
             if path == STDIN:
                 result.extend(load_stdin())
             elif os.path.isdir(path):
-                for file_path in iter_manifest_files(path):
-                    result.extend(walked(file_path))
-            elif os.path.exists(path):
+                if system_root(path) and not allow_system_walk:
+                    result.errors.append(LoadError(path, 0, SYSTEM_ROOT_PROBLEM))
+                    continue
+                for file_path, skipped in walk_manifest_files(path):
+                    if skipped is not None:
+                        result.skipped.append(f"{file_path} ({skipped})")
+                    else:
+                        result.extend(_load_walked(file_path))
+            elif os.path.lexists(path):
                 result.extend(_load_lenient(path) if skip_non_manifests else load_file(path))
             else:
                 result.errors.append(LoadError(path, 0, "no such file or directory"))
@@ -399,8 +486,11 @@ def load_paths(paths: Iterable[str], *, skip_non_manifests: bool = False) -> Loa
 def read_bytes(path: str) -> tuple[bytes | None, LoadError | None]:
     """The bytes of one input file (``-`` = stdin), or the reason it cannot be used.
 
-    The size limit is checked before reading (``stat``), so a huge file costs
-    nothing; stdin is read up to the largest limit plus one byte.
+    The one bounded way gpuplane reads a file. Only regular files are read (``-`` reads stdin
+    when given explicitly): a device (``/dev/zero``), a FIFO (whose ``open`` would block until a
+    writer comes), a socket or a directory is refused from ``stat``, before anything is opened.
+    The size limit is checked on ``stat`` too, and the read itself is bounded to the limit plus
+    one byte, so a file that grows, or reports no size (``/proc``), still cannot exhaust memory.
     """
     if path == STDIN:
         cap = max(limits.max_file_bytes(True), limits.max_file_bytes(False))
@@ -409,19 +499,54 @@ def read_bytes(path: str) -> tuple[bytes | None, LoadError | None]:
             return None, LoadError(STDIN_NAME, 0, limits.size_error(len(raw), True))
         return raw, None
     try:
+        info = os.stat(path)
+    except OSError as exc:
+        return None, LoadError(path, 0, _os_problem(exc))
+    if not stat.S_ISREG(info.st_mode):
+        return None, LoadError(path, 0, special_file_problem(info.st_mode))
+    try:
         with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
             head = handle.read(4096)
             is_json = path.endswith(".json") or head.lstrip()[:1] in (b"{", b"[")
-            if size > limits.max_file_bytes(is_json):
+            cap = limits.max_file_bytes(is_json)
+            size = max(os.fstat(handle.fileno()).st_size, len(head))
+            if size > cap:
                 return None, LoadError(path, 0, limits.size_error(size, is_json))
             handle.seek(0)
-            raw = handle.read()  # one buffer, no concatenation: snapshots can be GBs
-    except IsADirectoryError:
-        return None, LoadError(path, 0, "is a directory")
+            raw = handle.read(cap + 1)  # one buffer, no concatenation: snapshots can be GBs
     except OSError as exc:
-        return None, LoadError(path, 0, f"cannot read: {exc.strerror or exc}")
+        return None, LoadError(path, 0, _os_problem(exc))
+    if len(raw) > cap:
+        return None, LoadError(path, 0, limits.size_error(len(raw), is_json))
     return raw, None
+
+
+def _os_problem(exc: OSError) -> str:
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def special_file_kind(mode: int) -> str:
+    """``a FIFO``, ``a character device`` ...: what a path that is not a regular file is."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def special_file_problem(mode: int) -> str:
+    """Why a path that is not a regular file is not read."""
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    return f"not a regular file ({special_file_kind(mode)}); gpuplane reads regular files, or stdin given as -"
 
 
 def decode_text(raw: bytes, path: str) -> tuple[str | None, LoadError | None]:
@@ -490,6 +615,10 @@ def load_text(text: str, path: str) -> LoadResult:
     ``.json`` files are JSON; other text that starts with ``{``/``[`` is tried
     as JSON first and read as YAML (a superset) when that fails.
     """
+    if "\r\n" in text:
+        # YAML normalises line breaks to LF (YAML 1.2 §5.4) and JSON allows CR only as
+        # whitespace, so this is exact; without it a ``---`` line ending in CR is no marker.
+        text = text.replace("\r\n", "\n")
     if path.endswith(".json"):
         return _load_json(text, path, strict=True) or LoadResult()
     if text.lstrip()[:1] in ("{", "["):
@@ -540,11 +669,56 @@ class RawLines:
         return line
 
 
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _refuse_repeats(pairs: list[tuple[str, Any]]) -> None:
+    keys = {key for key, _ in pairs}
+    if len(keys) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+
+
+def json_duplicate(text: str, path: str) -> LoadError | None:
+    """The error for a JSON object that names a key twice, or None.
+
+    msgspec (like Go's encoding/json) keeps the last value, so ``{"kind": "Pod", "kind":
+    "Secret"}`` would read as a Secret; the API server decodes strictly and refuses it, as
+    YAML's duplicates are refused (:class:`DuplicateKeyError`). The scan is the C JSON scanner
+    with a pairs hook; only when it finds a repeat is the text composed again (as YAML, a JSON
+    superset) for the exact lines.
+    """
+    try:
+        json.loads(text, object_pairs_hook=_refuse_repeats)
+    except _RepeatedKey as exc:
+        try:
+            _check_unique_keys(yaml.compose(text, Loader=_CLoader))
+        except DuplicateKeyError as found:
+            return found.load_error(path, 1)
+        except (yaml.YAMLError, RecursionError):
+            pass
+        return LoadError(
+            path, 0, f"duplicate key {_go_repr(exc.key)}: kubectl and the API server reject the object"
+        )
+    except (ValueError, RecursionError):
+        return None  # not JSON after all: the caller's decoder reports it
+    return None
+
+
 def _load_json(text: str, path: str, strict: bool) -> LoadResult | None:
     """Objects of a JSON text; None when it is not JSON and ``strict`` is off (then it is YAML)."""
     result = LoadResult()
     buf = text.encode()
     stripped = text.lstrip()
+    duplicate = json_duplicate(text, path) if '"' in text else None
+    if duplicate is not None:
+        result.errors.append(duplicate)
+        return result
     try:
         if stripped.startswith("{"):
             top = msgspec.json.decode(buf, type=dict[str, msgspec.Raw])
@@ -732,8 +906,45 @@ def load_yaml_document(body: str) -> Any:
     return _load_document(body)[0]
 
 
+class NumberTooLongError(yaml.YAMLError):
+    """An integer of more digits than Python converts (``sys.get_int_max_str_digits()``, 4300).
+
+    No Kubernetes field holds such a number (integers are 64-bit, quantities are bounded), so
+    the document is refused with one clear line instead of Python's ValueError.
+    """
+
+    def __init__(self, body: str) -> None:
+        found = _LONG_NUMBER.search(body)
+        digits = len(found.group(0)) if found else 0
+        self.problem = (
+            f"number too long ({digits} digits; gpuplane reads integers of up to {_INT_DIGITS} digits)"
+        )
+        self.problem_mark = _Mark(body.count("\n", 0, found.start()) if found else 0)
+        super().__init__(self.problem)
+
+
+class _Mark:
+    __slots__ = ("line",)
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+
+_INT_DIGITS = sys.get_int_max_str_digits() or 4300
+_LONG_NUMBER = re.compile(rf"[0-9_]{{{_INT_DIGITS + 1},}}")
+
+
 def _load_document(body: str) -> tuple[Any, LineIndex | None]:
     """:func:`load_yaml_document` plus the document's line index when the fast path made one."""
+    try:
+        return _load_checked(body)
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise NumberTooLongError(body) from None
+        raise
+
+
+def _load_checked(body: str) -> tuple[Any, LineIndex | None]:
     lines = None
     if "*" in body and _MAYBE_ALIAS.search(body) is not None:
         data = _load_special(body)
@@ -761,13 +972,19 @@ def _load_special(body: str) -> Any:
         loader.dispose()
 
 
-def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int) -> LoadError:
+# A Go template action (``{{ .Values.x }}``, ``{{- include "x" . }}``): Helm chart templates.
+_TEMPLATE_ACTION = re.compile(r"\{\{-?\s*[.$\w\"(/]")
+HELM_HINT = "; this looks like an unrendered Helm template: lint what `helm template CHART` prints"
+
+
+def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int, body: str = "") -> LoadError:
     mark = getattr(exc, "problem_mark", None)
     line = first_line + mark.line if mark is not None else first_line
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     if problem == "exceeded maximum nesting depth":  # LibYAML's own bound (1000 levels)
         problem = f"nesting deeper than {limits.MAX_DEPTH} levels"
-    return LoadError(path, line, f"invalid YAML: {problem}")
+    hint = HELM_HINT if "{{" in body and _TEMPLATE_ACTION.search(body) else ""
+    return LoadError(path, line, f"invalid YAML: {problem}{hint}")
 
 
 def _load_yaml(text: str, path: str) -> LoadResult:
@@ -784,7 +1001,7 @@ def _load_yaml(text: str, path: str) -> LoadResult:
             continue
         except yaml.YAMLError as exc:
             result.errors.append(
-                _yaml_error(exc, path, object_line if not hasattr(exc, "problem_mark") else first_line)
+                _yaml_error(exc, path, object_line if not hasattr(exc, "problem_mark") else first_line, body)
             )
             continue
         except RecursionError:
@@ -842,7 +1059,7 @@ def _load_split_list(
             result.errors.append(exc.load_error(path, line))
             continue
         except yaml.YAMLError as exc:
-            result.errors.append(_yaml_error(exc, path, line))
+            result.errors.append(_yaml_error(exc, path, line, item_text))
             continue
         except RecursionError:
             result.errors.append(

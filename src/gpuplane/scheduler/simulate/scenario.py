@@ -99,19 +99,13 @@ def _number(value: Any, what: str, where: str) -> float | None:
 
 def load_scenario(path: str) -> Scenario:
     """Read a scenario file (YAML or JSON)."""
-    import yaml
-
     from gpuplane.scheduler.simulate.coldstart import parse_overrides
+    from gpuplane.sources.side_input import SideInputError, read_document  # for start-up time
 
     try:
-        with open(path, "rb") as fh:
-            data = yaml.load(fh, Loader=yaml.CSafeLoader)
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read scenario file: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ScenarioError(f"{path}{line}: not valid YAML") from None
+        data = read_document(path)
+    except SideInputError as exc:
+        raise ScenarioError(str(exc)) from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a mapping with a 'workloads' list")
     workloads = data.get("workloads") or []
