@@ -546,7 +546,9 @@ def special_file_problem(mode: int) -> str:
     """Why a path that is not a regular file is not read."""
     if stat.S_ISDIR(mode):
         return "is a directory"
-    return f"not a regular file ({special_file_kind(mode)}); gpuplane reads regular files, or stdin given as -"
+    return (
+        f"not a regular file ({special_file_kind(mode)}); gpuplane reads regular files, or stdin given as -"
+    )
 
 
 def decode_text(raw: bytes, path: str) -> tuple[str | None, LoadError | None]:
