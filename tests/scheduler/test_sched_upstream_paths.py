@@ -411,3 +411,38 @@ def test_small_images_and_ties_keep_node_order() -> None:
     docs = [node("a"), node("b"), _with_image("c", "busybox:latest", 5 * 1024 * 1024), pod("p")]
     assert _placed(docs) == "a"
     assert _placed([node("a"), node("b"), pod("p")]) == "a"
+
+
+def _preferred(kind: str, app: str, weight: int) -> dict:
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}
+    return {
+        "affinity": {
+            kind: {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": weight, "podAffinityTerm": term}
+                ]
+            }
+        }
+    }
+
+
+def test_preferred_pod_affinity_scores() -> None:
+    # interpodaffinity/scoring.go: +weight per matching existing pod on the pair of its node,
+    # NormalizeScore to 0..100 over the feasible nodes, x the plugin weight 2.
+    from gpuplane.scheduler.framework import ScheduleResult
+
+    cache = pod("cache", node_name="b", labels={"app": "cache"})
+    docs = [node("a"), node("b"), cache, pod("p", spec=_preferred("podAffinity", "cache", 100))]
+    s = scheduler(docs, "1.34")
+    result = s.schedule_one(s.cluster.pending_pods[0])
+    assert isinstance(result, ScheduleResult) and result.node == "b"
+    base = scheduler([node("a"), node("b"), cache, pod("p")], "1.34")
+    plain = base.schedule_one(base.cluster.pending_pods[0])
+    assert isinstance(plain, ScheduleResult) and plain.node == "a"  # less allocated, first in order
+    assert result.scores["b"] - plain.scores["b"] == 200
+
+
+def test_preferred_pod_anti_affinity_scores() -> None:
+    noisy = pod("noisy", node_name="a", labels={"app": "noisy"})
+    docs = [node("a"), node("b"), noisy, pod("p", spec=_preferred("podAntiAffinity", "noisy", 50))]
+    assert _placed(docs) == "b"

@@ -6,8 +6,12 @@ noderesources/least_allocated.go), NodeResourcesBalancedAllocation 1
 (noderesources/balanced_allocation.go: ``(1 - std of usage fractions) * 100``),
 PodTopologySpread 2, InterPodAffinity 2, ImageLocality 1. Scoring uses the *non-zero*
 requests (0 cpu counts as 100m, 0 memory as 200Mi: pkg/scheduler/util/pod_resources.go).
-ImageLocality (imagelocality/image_locality.go) is scored from the nodes' ``status.images``.
-Soft topology spread (ScheduleAnyway) and preferred pod (anti-)affinity are not scored yet.
+ImageLocality (imagelocality/image_locality.go) is scored from the nodes' ``status.images``;
+InterPodAffinity (interpodaffinity/scoring.go) from the incoming pod's preferred pod affinity
+and anti-affinity terms over the existing pods. Not scored yet: the existing pods' own terms
+towards the incoming pod (upstream's ``processExistingPod`` also adds them, with
+``hardPodAffinityWeight`` 1 for their required affinity) and soft topology spread
+(ScheduleAnyway).
 
 Ties: upstream ``selectHost`` (pkg/scheduler/schedule_one.go) picks uniformly at random among
 the nodes with the top score (reservoir sampling), so two runs may place a pod differently;
@@ -16,10 +20,12 @@ gpuplane picks the first of them in node order, so its answer is stable and repe
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
 
+from gpuplane.k8s.objects import Pod, PodAffinityTerm
 from gpuplane.k8s.requests import pod_nonzero_requests
 from gpuplane.k8s.selectors import preferred_node_affinity_score
 from gpuplane.k8s.tolerations import count_intolerable_prefer_no_schedule
@@ -32,6 +38,7 @@ WEIGHTS = {
     "NodeResourcesFit": 1,
     "NodeResourcesBalancedAllocation": 1,
     "ImageLocality": 1,
+    "InterPodAffinity": 2,
 }
 
 
@@ -139,6 +146,57 @@ def has_local_images(ctx: PodContext) -> bool:
     return any(name in states for name in pod_images(ctx))
 
 
+def preferred_pod_terms(pod: Pod) -> list[tuple[PodAffinityTerm, int]]:
+    """The pod's preferred pod affinity terms with their weight (anti-affinity: negative)."""
+    affinity = pod.spec.affinity
+    if affinity is None:
+        return []
+    out: list[tuple[PodAffinityTerm, int]] = []
+    if affinity.pod_affinity is not None:
+        out += [
+            (w.pod_affinity_term, w.weight)
+            for w in affinity.pod_affinity.preferred_during_scheduling_ignored_during_execution
+        ]
+    if affinity.pod_anti_affinity is not None:
+        out += [
+            (w.pod_affinity_term, -w.weight)
+            for w in affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+        ]
+    return out
+
+
+def pod_affinity_scores(ctx: PodContext, nodes: list[int]) -> dict[int, int] | None:
+    """InterPodAffinity's Score + NormalizeScore for the incoming pod's preferred terms: every
+    existing pod a term matches adds the term's weight to the (topology key, value) of its node;
+    a node scores the sum over the pairs it has, then ``100 * (s - min) / (max - min)`` over the
+    feasible nodes (0 everywhere when all are equal). None when nothing matched (PreScore Skip)."""
+    from gpuplane.scheduler.plugins.inter_pod_affinity import Term  # one matching rule for Filter and Score
+
+    terms = [(Term(raw, ctx.pod), weight) for raw, weight in preferred_pod_terms(ctx.pod)]
+    if not terms:
+        return None
+    index = ctx.index
+    topology: Counter[tuple[str, str]] = Counter()
+    for info in index.node_infos:
+        labels = info.labels
+        for other in info.pods:
+            ns_labels = index.namespace_labels(other.metadata.namespace or "default")
+            for term, weight in terms:
+                if term.key in labels and term.matches(other, ns_labels):
+                    topology[(term.key, labels[term.key])] += weight
+    topology = Counter({k: v for k, v in topology.items() if v})
+    if not topology:
+        return None
+    raw = {
+        j: sum(v for (key, value), v in topology.items() if index.node_infos[j].labels.get(key) == value)
+        for j in nodes
+    }
+    low, high = min(raw.values()), max(raw.values())
+    if high == low:
+        return dict.fromkeys(raw, 0)
+    return {j: int(MAX_NODE_SCORE * ((v - low) / (high - low))) for j, v in raw.items()}
+
+
 def _normalize(raw: dict[int, int], reverse: bool) -> dict[int, int]:
     """``helper.DefaultNormalizeScore``: scale to 0..100 by the max (reverse: 100 - that)."""
     top = max(raw.values(), default=0)
@@ -177,6 +235,10 @@ def score_nodes(ctx: PodContext, nodes: list[int]) -> dict[int, int]:
         taint_raw[j] = count_intolerable_prefer_no_schedule(info.node.spec.taints, pod.spec.tolerations)
         if images:
             totals[j] += image_locality_score(ctx, j, images) * WEIGHTS["ImageLocality"]
+    pod_affinity = pod_affinity_scores(ctx, nodes)
+    if pod_affinity is not None:
+        for j, score in pod_affinity.items():
+            totals[j] += score * WEIGHTS["InterPodAffinity"]
     for j, s in _normalize(affinity_raw, False).items():
         totals[j] += s * WEIGHTS["NodeAffinity"]
     for j, s in _normalize(taint_raw, True).items():

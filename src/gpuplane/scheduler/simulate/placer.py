@@ -41,6 +41,7 @@ from gpuplane.scheduler.scoring import (
     MAX_NODE_SCORE,
     WEIGHTS,
     has_local_images,
+    preferred_pod_terms,
     resource_score,
     resource_scores,
 )
@@ -235,6 +236,8 @@ class FastPlacer:
             return None
         if has_local_images(ctx):
             return None  # ImageLocality differs node by node (status.images): the per-node path scores it
+        if preferred_pod_terms(pod):
+            return None  # InterPodAffinity scores depend on the pods on each node
         infos = index.node_infos
         reps = index.class_reps
         ok = np.array([first_failure(ctx, static, infos[r]) is None for r in reps], dtype=bool)
