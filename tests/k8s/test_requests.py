@@ -10,7 +10,6 @@ example (init 2cpu/1G, 2cpu/3G; containers 2cpu/1G, 1cpu/1G -> 3 cpu, 3G), KEP-7
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -161,25 +160,6 @@ def test_bad_quantity_names_container_and_resource() -> None:
         "container 'trainer': resources.requests[memory]: Invalid value: '1KB': "
         "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
     )
-
-
-def test_fast_enough_for_big_clusters() -> None:
-    pods = [
-        pod(
-            [
-                ctr("main", {"cpu": "500m", "memory": "8Gi", "nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"}),
-                ctr("sidecar", {"cpu": "100m", "memory": "128Mi"}),
-            ],
-            init=[ctr("init", {"cpu": "1", "memory": "1Gi"})],
-        )
-        for _ in range(20_000)
-    ]
-    start = time.perf_counter()
-    for p in pods:
-        pod_requests(p)
-    elapsed = time.perf_counter() - start
-    assert pod_requests(pods[0]) == {"cpu": 1000, "memory": 8320 * MI, "nvidia.com/gpu": 1}
-    assert elapsed < 2.0  # ~150k pods in well under 15 s even on a slow CI runner
 
 
 # -- dict-level variant (lint reads manifests as dicts) --------------------------------------

@@ -7,7 +7,6 @@ Expected counts follow the controllers' own rules, cited in each family module
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -397,8 +396,10 @@ def test_non_workloads_and_registry() -> None:
 
 
 @pytest.mark.parametrize("count", [20_000])
-def test_expand_all_is_cheap(count: int) -> None:
-    """20,000 objects expand without copying templates or converting pods."""
+def test_expand_all_does_no_per_pod_work(count: int) -> None:
+    """20,000 objects expand without copying templates or converting pods: checked as work done
+    (each template is the source's own dict, no Pod is built), not as a wall-clock time, which
+    would depend on the machine (the timing is in bench/bench_micro.py)."""
     objects = []
     for i in range(count):
         kind = ("Deployment", "Job", "PyTorchJob", "ConfigMap")[i % 4]
@@ -432,11 +433,15 @@ def test_expand_all_is_cheap(count: int) -> None:
         else:
             data = {"apiVersion": "v1", "kind": kind, "metadata": {"name": f"c{i}"}}
         objects.append(Manifest(data))
-    start = time.perf_counter()
     podsets = expand_all(objects)
-    elapsed = time.perf_counter() - start
     assert len(podsets) == count // 4 * 4
-    assert elapsed < 1.0, f"expand_all took {elapsed:.3f}s"
+    for ps in podsets:
+        owner = ps.template_source or ps.source
+        node = owner.data
+        for key in ps.template_path:
+            node = node[key]
+        assert ps.synthetic or node is ps.template
+        assert ps._pod is None
 
 
 def test_suspended_workloads_keep_their_resume_size() -> None:
