@@ -284,3 +284,19 @@ def test_underused_only_for_single_gpu_pods(state: ClusterState, gpus: int, fire
         series.add("fb_used", labels, np.full(120, 2000.0))
     rules = [f.rule for f in run_usage(series, state).findings]
     assert ("gpu-underused" in rules) is fires
+
+
+def test_heatmap_counts_each_device_once_per_hour() -> None:
+    # GPU 0: free (no pod labels) for 30 minutes, then held by a pod at 0.8; GPU 1 free at 0.0.
+    # The hour's cell is the mean over both devices: (30 x 0 + 30 x 0.8 + 60 x 0) / 120 = 0.2.
+    grid = Grid(1_773_000_060, STEP, 60)
+    s = SeriesSet(grid)
+    nan30 = [float("nan")] * 30
+    s.add("engine", {"gpu": "0", "Hostname": "n1"}, np.array([0.0] * 30 + nan30))
+    s.add(
+        "engine", {"gpu": "0", "Hostname": "n1", "pod": "p", "namespace": "ns"}, np.array(nan30 + [0.8] * 30)
+    )
+    s.add("engine", {"gpu": "1", "Hostname": "n1"}, np.zeros(60))
+    heat = run_usage(s, options=UsageOptions(heatmap=True)).heat
+    assert heat is not None
+    assert (heat.nodes, heat.bucket_s, heat.values.tolist()) == (["n1"], 3600, [[pytest.approx(0.2)]])

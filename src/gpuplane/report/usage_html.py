@@ -22,10 +22,11 @@ h1{font-size:1.5rem;margin:0 0 .25rem}h2{font-size:1.15rem;margin:2rem 0 .5rem}
 .card b{display:block;font-size:1.3rem}
 table{border-collapse:collapse;margin:.5rem 0}th,td{padding:.3rem .6rem;border-bottom:1px solid #eaecf0;text-align:right}
 th:first-child,td:first-child{text-align:left}
-.heat td{padding:0;width:6px;height:16px;border:0}.heat th{font-weight:normal;font-size:12px;padding-right:.5rem;white-space:nowrap}
+.heat td{padding:0;height:16px;border:0}.heat th{font-weight:normal;font-size:12px;padding-right:.5rem;white-space:nowrap}
 .finding{border-left:4px solid #f79009;padding:.4rem .8rem;margin:.6rem 0;background:#fffaf0}
 .finding code{background:#f2f4f7;padding:0 .2rem}.save{color:#067647}
 .legend span{display:inline-block;width:18px;height:12px;vertical-align:middle}
+.scroll{overflow-x:auto;max-width:100%}
 """
 
 
@@ -36,7 +37,7 @@ def _when(ts: float) -> str:
 def _colour(value: float | None) -> str:
     """Activity 0..1 -> a colour from grey-blue (idle) to deep green (busy); white for no data."""
     if value is None:
-        return "#ffffff"
+        return "#f2f4f7"
     v = max(0.0, min(1.0, value))
     if v < 0.05:
         return "#d0d5dd"
@@ -56,9 +57,11 @@ def _heatmap(doc: dict[str, Any]) -> str:
         return "<p class=muted>No device series.</p>"
     rows = []
     hours = heat["bucket_s"] / 3600
+    columns = max((len(v) for v in heat["values"]), default=1)
+    cell = max(5, min(28, 1000 // max(columns, 1)))
     for node, values in zip(heat["nodes"], heat["values"]):
         cells = "".join(
-            f'<td style="background:{_colour(v)}" title="{escape(node)} '
+            f'<td style="background:{_colour(v)};width:{cell}px;min-width:{cell}px" title="{escape(node)} '
             f"{_when(heat['start'] + i * heat['bucket_s'])}: "
             f'{"no data" if v is None else f"{v * 100:.0f}%"}"></td>'
             for i, v in enumerate(values)
@@ -68,7 +71,7 @@ def _heatmap(doc: dict[str, Any]) -> str:
     return (
         f"<p class=muted>Mean engine activity of each node's GPUs per {hours:g} h, from "
         f"{_when(heat['start'])}. <span class=legend>idle {legend} busy</span></p>"
-        f'<table class="heat">{"".join(rows)}</table>'
+        f'<div class="scroll"><table class="heat">{"".join(rows)}</table></div>'
     )
 
 

@@ -373,26 +373,34 @@ def heatmap(devices: list[Device], activity_kind: str, grid_start: float, step_s
     while columns > MAX_HEATMAP_COLUMNS:
         per_bucket *= 2
         columns = -(-n // per_bucket)
-    by_node: dict[str, list[np.ndarray]] = {}
-    physical: dict[tuple[str, str, str], np.ndarray] = {}
+    physical: dict[tuple[str, str, str], tuple[np.ndarray, float]] = {}
     for dev in devices:
         values = dev.signals.get(activity_kind)
         if values is None or not dev.node:
             continue
         key = (dev.node, dev.gpu, dev.gi_id)
-        # A time-shared GPU appears once per pod with the same values: count it once.
-        physical.setdefault(key, values)
-    for (node, _, _), values in physical.items():
-        by_node.setdefault(node, []).append(values)
+        # One physical device has several series: one per pod that held it in the window (and the
+        # free stretches without pod labels), one per pod on a time-shared GPU. Merge them point
+        # by point (fmax ignores NaN), so each device counts once, weighted by its GPU share (a
+        # 1g.5gb slice is an eighth of an A100).
+        seen = physical.get(key)
+        weight = dev.share * dev.shared_replicas
+        physical[key] = (values, weight) if seen is None else (np.fmax(seen[0], values), weight)
+    by_node: dict[str, list[tuple[np.ndarray, float]]] = {}
+    for (node, _, _), entry in physical.items():
+        by_node.setdefault(node, []).append(entry)
     names = sorted(by_node)
     out = np.full((len(names), columns), np.nan)
     pad = columns * per_bucket - n
     for i, name in enumerate(names):
-        stacked = np.vstack(by_node[name])
+        stacked = np.vstack([v for v, _ in by_node[name]])
+        weights = np.array([w for _, w in by_node[name]])
         if pad:
             stacked = np.hstack([stacked, np.full((stacked.shape[0], pad), np.nan)])
         cells = stacked.reshape(stacked.shape[0], columns, per_bucket)
-        counts = (~np.isnan(cells)).sum(axis=(0, 2))
-        sums = np.nansum(cells, axis=(0, 2))
-        out[i] = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        present = ~np.isnan(cells)
+        w = weights[:, None, None] * present
+        sums = np.nansum(cells * weights[:, None, None], axis=(0, 2))
+        total = w.sum(axis=(0, 2))
+        out[i] = np.where(total > 0, sums / np.where(total > 0, total, 1), np.nan)
     return Heatmap(names, grid_start - step_s, per_bucket * step_s, out)
