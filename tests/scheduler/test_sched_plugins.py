@@ -329,7 +329,7 @@ def test_dynamic_resources_missing_claim_and_class() -> None:
     # dynamicresources.go PreEnqueue: a missing claim keeps the pod out of the queue (never tried).
     s = scheduler(docs, version="1.34")
     held = explain(s, s.cluster.pending_pods[0])
-    assert (held.stage, held.message) == ("pre-enqueue", "")
+    assert (held.stage, held.message) == ("claims-pending", "")
     assert 'resourceclaim.resource.k8s.io "my-gpu" not found' in held.cause_texts()[0]
     claim = obj(
         "ResourceClaim",

@@ -219,7 +219,7 @@ OWNED = {
 
 def test_pre_enqueue_missing_claim() -> None:
     expl = _explain([node("a"), GPU_CLASS, _claim_pod({"name": "gpu", "resourceClaimName": "nope"})])
-    assert (expl.stage, expl.message) == ("pre-enqueue", "")
+    assert (expl.stage, expl.message) == ("claims-pending", "")
     assert expl.cause_texts() == [
         'DynamicResources PreEnqueue keeps the pod out of the scheduling queue: resourceclaim.resource.k8s.io "nope" '
         "not found; kube-scheduler never tries it (no FailedScheduling event) until that changes"
@@ -228,7 +228,7 @@ def test_pre_enqueue_missing_claim() -> None:
 
 def test_pre_enqueue_template_claim_not_created_yet() -> None:
     expl = _explain([node("a"), GPU_CLASS, _claim_pod(TEMPLATE)])
-    assert (expl.stage, expl.message) == ("pre-enqueue", "")
+    assert (expl.stage, expl.message) == ("claims-pending", "")
     assert 'pod "default/p": ResourceClaim not created yet' in expl.cause_texts()[0]
     assert "ResourceClaimTemplate gpu-tmpl" in expl.fixes[0]
 
@@ -237,7 +237,7 @@ def test_pre_enqueue_template_claim_must_be_controlled_by_the_pod() -> None:
     status = [{"name": "gpu", "resourceClaimName": "p-gpu-x1"}]
     stray = _gpu_claim("p-gpu-x1")
     expl = _explain([node("a"), GPU_CLASS, stray, _claim_pod(TEMPLATE, status)])
-    assert expl.stage == "pre-enqueue"
+    assert expl.stage == "claims-pending"
     assert "ResourceClaim default/p-gpu-x1 was not created for pod default/p" in expl.cause_texts()[0]
     owned = _gpu_claim("p-gpu-x1", **OWNED)
     docs = [node("a"), GPU_CLASS, owned, _slice([{"name": "gpu-0"}]), _claim_pod(TEMPLATE, status)]

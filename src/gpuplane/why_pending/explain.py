@@ -11,6 +11,9 @@ from gpuplane.why_pending.gpu_causes import add_causes, group_gangs
 from gpuplane.why_pending.model import Explanation
 from gpuplane.why_pending.prequeue import pre_enqueue_cause, prequeue_explanation, workload_explanations
 
+# The why-pending stage of a pod a PreEnqueue plugin keeps out of the queue (spec/cli.md).
+PRE_ENQUEUE_STAGES = {"DynamicResources": "claims-pending"}
+
 
 def explain(sched: Scheduler, pod: Pod) -> Explanation:
     """Why ``pod`` is Pending, in kube-scheduler's words, with causes and fixes."""
@@ -43,7 +46,8 @@ def scheduler_explanation(sched: Scheduler, pod: Pod) -> Explanation:
     """The scheduling cycle's verdicts for ``pod`` (no causes yet)."""
     found = sched.evaluate(pod)
     if found.pre_enqueue is not None:
-        expl = Explanation(pod, "", stage=found.stage, plugin_order=sched.plugin_order)
+        stage = PRE_ENQUEUE_STAGES.get(found.pre_enqueue.plugin, found.stage)
+        expl = Explanation(pod, "", stage=stage, plugin_order=sched.plugin_order)
         pre_enqueue_cause(expl, found.pre_enqueue)
         return expl
     return Explanation(

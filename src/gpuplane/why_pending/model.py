@@ -52,7 +52,8 @@ class Explanation:
     groups: list[tuple[Status, list[str]]] = field(default_factory=list)
     causes: list[Cause] = field(default_factory=list)
     fixes: list[str] = field(default_factory=list)
-    # scheduler | scheduler-error | schedulable | gated | gang | queue | quota | other-scheduler
+    # scheduler | scheduler-error | schedulable | gated | gang | queue | quota | other-scheduler |
+    # claims-pending (DRA PreEnqueue)
     stage: str = "scheduler"
     fit_error: FitError | None = None
     preemption: PreemptionOutcome | None = None
