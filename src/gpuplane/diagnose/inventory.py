@@ -32,6 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplane.gpu.catalog import GpuModel, catalog
+from gpuplane.gpu.labels import GPU_COUNT as GFD_COUNT
+from gpuplane.gpu.labels import GPU_PRODUCT as GFD_PRODUCT
+from gpuplane.gpu.labels import MIG_CONFIG, MIG_CONFIG_STATE, MIG_STRATEGY
 from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.gpu.resources import classify, is_gpu_resource
 from gpuplane.k8s.cluster import ClusterState
@@ -48,14 +51,9 @@ POOL_LABELS = (
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
-GFD_PRODUCT = "nvidia.com/gpu.product"
-GFD_COUNT = "nvidia.com/gpu.count"
 GFD_REPLICAS = "nvidia.com/gpu.replicas"
 GFD_SHARING = "nvidia.com/gpu.sharing-strategy"
 GFD_MEMORY = "nvidia.com/gpu.memory"
-MIG_STRATEGY = "nvidia.com/mig.strategy"
-MIG_CONFIG = "nvidia.com/mig.config"
-MIG_CONFIG_STATE = "nvidia.com/mig.config.state"
 MIG_LABEL_PREFIX = "nvidia.com/mig-"
 SHARED_PRODUCT_SUFFIX = "-SHARED"
 MIG_INVALID = "-MIG-INVALID"

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 from gpuplane.generate.blueprint import Blueprint, GpuPool
 from gpuplane.gpu.catalog import GpuModel, catalog
+from gpuplane.gpu.labels import MIG_CONFIG as MIG_CONFIG_LABEL
 
 NVIDIA_GPU = "nvidia.com/gpu"
 POOL_LABEL = "gpuplane.io/pool"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 EKS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
 
 

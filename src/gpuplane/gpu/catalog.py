@@ -27,9 +27,10 @@ from typing import Any
 
 import yaml
 
+from gpuplane.gpu.labels import GPU_PRODUCT as GFD_PRODUCT_LABEL
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
-GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 KARPENTER_GPU_NAME = "karpenter.k8s.aws/instance-gpu-name"
 KARPENTER_GPU_MEMORY = "karpenter.k8s.aws/instance-gpu-memory"

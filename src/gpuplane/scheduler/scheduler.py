@@ -17,6 +17,7 @@ import numpy as np
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node, Pod
 from gpuplane.k8s.requests import pod_requests
+from gpuplane.k8s.wellknown import DEFAULT_SCHEDULER
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import (
     ERR_NO_NODES_AVAILABLE,
@@ -29,8 +30,6 @@ from gpuplane.scheduler.preemption import PreemptionOutcome, run_postfilter
 from gpuplane.scheduler.runtime import Diagnosis, Framework
 from gpuplane.scheduler.scoring import score_nodes
 from gpuplane.scheduler.versions import Wording, resolve_wording
-
-DEFAULT_SCHEDULER = "default-scheduler"
 
 
 @dataclass(slots=True)

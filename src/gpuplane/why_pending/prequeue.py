@@ -14,6 +14,13 @@ Texts of the other systems come from reference/scheduling.md §4 (Volcano
 from __future__ import annotations
 
 from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.wellknown import (
+    COSCHEDULING_LABELS,
+    KUEUE_ADMISSION_GATE,
+    KUEUE_QUEUE_LABEL,
+    KUEUE_TOPOLOGY_GATE,
+    VOLCANO_GROUP_ANNOTATION,
+)
 from gpuplane.scheduler.framework import Status
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.sources.manifest import Manifest
@@ -21,11 +28,6 @@ from gpuplane.why_pending.model import RANK_DECISIVE, Cause, Explanation
 
 # pkg/registry/core/pod/strategy.go (PodScheduled condition of a gated pod)
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
-KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
-KUEUE_TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
-KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
-COSCHEDULING_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.x-k8s.io")
 # scheduler-plugins pkg/coscheduling/core/core.go PreFilter
 COSCHEDULING_NOT_ENOUGH = (
     "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}"

@@ -20,14 +20,12 @@ from gpuplane.diagnose.rules._shared import (
     _problem_text,
     cluster_rule,
 )
+from gpuplane.gpu.labels import DEPLOY_OPERANDS, GPU_PRESENT
 from gpuplane.gpu.nodes import GPU_NODE_LABELS, is_gpu_node
 from gpuplane.k8s.objects import Node, Pod
 
 if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
-
-DEPLOY_OPERANDS = "nvidia.com/gpu.deploy.operands"
-GPU_PRESENT = "nvidia.com/gpu.present"
 
 
 def _pod_name(pod: Pod) -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from gpuplane.k8s.fields import annotation_int
 from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.objects import to_dict
+from gpuplane.k8s.wellknown import KUEUE_JOB_MIN_PARALLELISM
 from gpuplane.k8s.workloads import daemon
-from gpuplane.k8s.workloads.gangs import KUEUE_JOB_MIN_PARALLELISM, finish
+from gpuplane.k8s.workloads.gangs import finish
 from gpuplane.k8s.workloads.model import (
     ExpandContext,
     PodSet,

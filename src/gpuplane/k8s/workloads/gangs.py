@@ -16,26 +16,19 @@ from __future__ import annotations
 
 from gpuplane.k8s.fields import annotation_int
 from gpuplane.k8s.manifest import Manifest
-from gpuplane.k8s.workloads.model import Gang, PodSet, Related, as_dict, as_int, as_str, dig
-
-# Kueue: pkg/controller/constants/constants.go, pkg/controller/jobs/pod/constants/constants.go
-KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
-KUEUE_POD_GROUP = "kueue.x-k8s.io/pod-group-name"
-KUEUE_POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
-KUEUE_JOB_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
-# Volcano: staging/src/volcano.sh/apis/pkg/apis/scheduling/v1beta1/labels.go
-VOLCANO_GROUP = "scheduling.k8s.io/group-name"
-VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
-VOLCANO_QUEUE_SHORT = "volcano.sh/queue-name"
-VOLCANO_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
-VOLCANO_SCHEDULER = "volcano"
-# scheduler-plugins coscheduling: apis/scheduling/v1alpha1/types.go (PodGroupLabel) + older keys
-COSCHEDULING_LABELS = (
-    "scheduling.x-k8s.io/pod-group",
-    "pod-group.scheduling.x-k8s.io",
-    "pod-group.scheduling.sigs.k8s.io",
+from gpuplane.k8s.wellknown import (
+    COSCHEDULING_GROUPS,
+    COSCHEDULING_LABELS,
+    KUEUE_POD_GROUP,
+    KUEUE_POD_GROUP_TOTAL,
+    VOLCANO_MIN_MEMBER,
+    VOLCANO_QUEUE,
+    VOLCANO_QUEUE_SHORT,
+    VOLCANO_SCHEDULER,
 )
-COSCHEDULING_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io")
+from gpuplane.k8s.wellknown import KUEUE_QUEUE_LABEL as KUEUE_QUEUE
+from gpuplane.k8s.wellknown import VOLCANO_GROUP_ANNOTATION as VOLCANO_GROUP
+from gpuplane.k8s.workloads.model import Gang, PodSet, Related, as_dict, as_int, as_str, dig
 
 
 def kueue_queue(obj: Manifest) -> str | None:

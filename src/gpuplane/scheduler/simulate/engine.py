@@ -40,6 +40,7 @@ import numpy as np
 from gpuplane.gpu.resources import is_gpu_resource
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.wellknown import KUEUE_QUEUE_LABEL as QUEUE_LABEL
 from gpuplane.scheduler.framework import FitError, ScheduleResult
 from gpuplane.scheduler.simulate.coldstart import ColdStartModel, default_model
 from gpuplane.scheduler.simulate.inputs import Inputs, apply_inputs
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     from gpuplane.scheduler.simulate.autoscaler import Autoscaler
 
 MODES = ("default", "volcano", "coscheduling", "kueue")
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 NOT_MANAGED_BY_KUEUE = f"not managed by Kueue: no {QUEUE_LABEL} label; scheduled by the default scheduler"
 
 # Guard against runaway requeue loops (Kueue waitForPodsReady evictions): 30 days.

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.k8s.wellknown import DEFAULT_SCHEDULER, KUEUE_QUEUE_LABEL
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import as_dict, as_str, dict_items, obj_label
@@ -17,9 +18,7 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
     from gpuplane.lint.context import LintContext
 
-DEFAULT_SCHEDULER = "default-scheduler"
 KUEUE_GROUP = "kueue.x-k8s.io"
-KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 VOLCANO_SCHED_GROUP = "scheduling.volcano.sh"
 VOLCANO_QUEUE_ANNOTATIONS = ("scheduling.volcano.sh/queue-name", "volcano.sh/queue-name")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.gpu.labels import MIG_CONFIG as MIG_CONFIG_LABEL
 from gpuplane.lint.context import join_labels
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules.operator._shared import _policies
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
 
 MIG_STRATEGIES = ("none", "single", "mixed")
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 # Value the operator seeds on MIG-capable nodes: MIG off, nothing for a manager to do.
 MIG_DISABLED_CONFIG = "all-disabled"
 MIG_PARTED_KEY = "config.yaml"

@@ -6,6 +6,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.gpu.config_files import MIG_PARTED_CONFIG_KIND
+from gpuplane.gpu.labels import GPU_PRODUCT as GPU_PRODUCT_LABEL
+from gpuplane.gpu.labels import MIG_CONFIG as MIG_CONFIG_LABEL
+from gpuplane.gpu.labels import MIG_STRATEGY as MIG_STRATEGY_LABEL
 from gpuplane.k8s.kindless import PSEUDO_GROUP
 from gpuplane.k8s.selectors import pod_matches_required_node_affinity
 from gpuplane.lint.context import object_label as obj_label
@@ -24,9 +27,6 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
     from gpuplane.lint.context import LintContext
 
-MIG_CONFIG_LABEL = "nvidia.com/mig.config"
-MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 NVIDIA_GPU = "nvidia.com/gpu"
 
 

@@ -1,0 +1,35 @@
+"""Well-known names of Kubernetes, Kueue, Volcano and scheduler-plugins, defined once.
+
+Each value is the upstream constant it mirrors (file cited beside it); every module that needs
+one imports it from here instead of writing the string again, so two readers cannot disagree.
+"""
+
+from __future__ import annotations
+
+# kubernetes/kubernetes staging/src/k8s.io/api/core/v1/types.go (DefaultSchedulerName)
+DEFAULT_SCHEDULER = "default-scheduler"
+
+# kubernetes-sigs/kueue pkg/controller/constants/constants.go, pkg/controller/jobs/pod/constants
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_POD_GROUP = "kueue.x-k8s.io/pod-group-name"
+KUEUE_POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
+KUEUE_JOB_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
+# kueue pkg/controller/jobs/pod (SchedulingGateName) and pkg/controller/tas (TopologySchedulingGate)
+KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
+KUEUE_TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
+
+# volcano-sh/apis pkg/apis/scheduling/v1beta1/labels.go
+VOLCANO_SCHEDULER = "volcano"
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+VOLCANO_QUEUE_SHORT = "volcano.sh/queue-name"
+VOLCANO_MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+
+# kubernetes-sigs/scheduler-plugins apis/scheduling/v1alpha1/types.go (PodGroupLabel), then the
+# keys of older releases
+COSCHEDULING_LABELS = (
+    "scheduling.x-k8s.io/pod-group",
+    "pod-group.scheduling.x-k8s.io",
+    "pod-group.scheduling.sigs.k8s.io",
+)
+COSCHEDULING_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io")
