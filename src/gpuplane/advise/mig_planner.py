@@ -134,6 +134,22 @@ def resolve_model(name: str) -> GpuModel:
     return model
 
 
+# Bounds on the work one plan may take (issue 11: a demand of 10^7 ran 31 s in 4.7 GB). 100,000
+# MIG instances is ~14,000 fully split A100s, past any single pool; the planner runs such a
+# demand in about a second. Plan bigger fleets pool by pool.
+MAX_DEMAND = 100_000  # MIG instances asked for, all profiles together
+MAX_GPUS = 100_000  # GPUs of one model (--gpu MODEL:COUNT, --gpus)
+
+
+def _whole(text: str, limit: int) -> int | None:
+    """The whole number ``text`` (None when it is not one), as ``limit + 1`` when it is longer
+    than any allowed value (never converting thousands of digits: Python's int-string limit)."""
+    text = text.strip()
+    if not text.isdigit():
+        return None
+    return int(text) if len(text) <= len(str(limit)) else limit + 1
+
+
 def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) -> list[FleetEntry]:
     """``--gpu MODEL[:COUNT]`` values (repeatable) and ``--gpus N`` into fleet entries."""
     if not values:
@@ -144,9 +160,13 @@ def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) ->
         name, sep, count_text = raw.rpartition(":") if ":" in raw else (raw, "", "")
         available: int | None = None
         if sep:
-            if not count_text.strip().isdigit() or int(count_text) < 1:
+            available = _whole(count_text, MAX_GPUS)
+            if available is None or available < 1:
                 raise PlanInputError(f"--gpu {raw!r}: the count after ':' must be a whole number >= 1")
-            available = int(count_text)
+            if available > MAX_GPUS:
+                raise PlanInputError(
+                    f"--gpu {name}: more than {MAX_GPUS} GPUs; the planner plans at most {MAX_GPUS} per model"
+                )
         model = resolve_model(name)
         if model.name in seen:
             raise PlanInputError(f"--gpu {model.name} is given twice")
@@ -155,6 +175,10 @@ def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) ->
     if gpus is not None:
         if gpus < 1:
             raise PlanInputError(f"--gpus {gpus}: must be a whole number >= 1")
+        if gpus > MAX_GPUS:
+            raise PlanInputError(
+                f"--gpus: more than {MAX_GPUS} GPUs; the planner plans at most {MAX_GPUS} per model"
+            )
         if len(fleet) > 1:
             raise PlanInputError(
                 "--gpus applies to a single --gpu; for a fleet give --gpu MODEL:COUNT per model"
@@ -202,13 +226,19 @@ def parse_demand(values: list[str] | tuple[str, ...] | str) -> dict[str, int]:
             name, sep, count_text = part.rpartition("=")
             if not sep or not name.strip():
                 raise PlanInputError(f"--demand {part.strip()!r}: expected PROFILE=COUNT, e.g. 3g.40gb=2")
-            count_text = count_text.strip()
-            if not count_text.isdigit() or int(count_text) < 1:
+            count = _whole(count_text, MAX_DEMAND)
+            if count is None or count < 1:
                 raise PlanInputError(f"--demand {part.strip()!r}: COUNT must be a whole number >= 1")
             profile = profile_from_token(name)
-            demand[profile] = demand.get(profile, 0) + int(count_text)
+            demand[profile] = demand.get(profile, 0) + count
     if not demand:
         raise PlanInputError("--demand is empty: give PROFILE=COUNT with COUNT >= 1")
+    total = sum(demand.values())
+    if total > MAX_DEMAND:
+        raise PlanInputError(
+            f"--demand asks for more than {MAX_DEMAND} MIG instances; the planner plans at most "
+            f"{MAX_DEMAND} at once (plan large fleets pool by pool)"
+        )
     return demand
 
 

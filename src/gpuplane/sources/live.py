@@ -32,6 +32,10 @@ from gpuplane.sources.catalog import GPU_NAMESPACES, RESOURCES, ResourceType, is
 from gpuplane.sources.loader import LoadError
 
 PAGE_SIZE = 500  # kubectl's default --chunk-size
+# Pages of one list call before giving up: 20,000 pages of 500 is 10 million objects, far past
+# any real cluster (the API's own object counts stop in the low millions); a server that keeps
+# answering with a new `continue` token must not keep gpuplane reading forever.
+MAX_PAGES = 20_000
 TIMEOUT_S = 60.0
 
 
@@ -219,12 +223,14 @@ class LiveReader:
         kubeconfig: str | None = None,
         progress: Progress | None = None,
         page_size: int = PAGE_SIZE,
+        max_pages: int = MAX_PAGES,
     ) -> None:
         self.session = LiveSession()
         self._context = context
         self._kubeconfig = kubeconfig
         self._progress = progress or Progress(enabled=False)
         self._page_size = page_size
+        self._max_pages = max_pages
         self._client: Any = None
 
     # -- connection ----------------------------------------------------------------------------
@@ -364,7 +370,17 @@ class LiveReader:
         params = {"limit": str(self._page_size)}
         key = resource.kind if not resource.group or resource.builtin else f"{resource.kind}.{resource.group}"
         count = self.session.counts.get(key, 0)
+        seen_tokens: set[str] = set()
+        pages = 0
+        where = f" in {namespace}" if namespace else ""
         while True:
+            pages += 1
+            if pages > self._max_pages:
+                self._fail(
+                    f"cannot list {resource.display}{where}: more than {self._max_pages} pages of "
+                    f"{self._page_size}; stopped (the API server keeps returning a continue token)"
+                )
+                return
             status, body = self._get(url, params)
             if status == 404 and not resource.builtin:
                 return  # the CRD (or API group) is not installed
@@ -387,7 +403,15 @@ class LiveReader:
                 yield LivePage(resource, group_version, items)
             if not more:
                 return
-            params = {"limit": str(self._page_size), "continue": page.metadata.continue_}
+            token = page.metadata.continue_
+            if token in seen_tokens:
+                self._fail(
+                    f"cannot list {resource.display}{where}: the API server returned the same continue "
+                    "token twice; stopped (the list would never end)"
+                )
+                return
+            seen_tokens.add(token)
+            params = {"limit": str(self._page_size), "continue": token}
 
 
 def _status_text(status: int, body: bytes) -> str:
