@@ -48,5 +48,5 @@ def test_over_the_limit_is_one_line_exit_2(args: list[str], message: str) -> Non
 def test_the_limits_themselves_are_accepted() -> None:
     assert parse_demand(f"1g.10gb={MAX_DEMAND}") == {"1g.10gb": MAX_DEMAND}
     assert parse_fleet([f"A100-80GB:{MAX_GPUS}"])[0].available == MAX_GPUS
-    with pytest.raises(PlanInputError, match="^--gpus: more than 100000 GPUs"):
+    with pytest.raises(PlanInputError, match=r"^--gpus: more than 100000 GPUs"):
         parse_fleet(["A100-80GB"], MAX_GPUS + 1)
