@@ -46,6 +46,18 @@ def gpu_workload_without_priority(ctx: LintContext) -> Iterator[Finding]:
 SYSTEM_CLASSES = ("system-node-critical", "system-cluster-critical")
 
 
+# Namespaces cluster add-ons install into: kube-system and the `<project>-system` convention
+# (volcano-system, kueue-system, karpenter ...), plus the NVIDIA operators' own.
+_ADDON_NAMESPACES = frozenset(
+    {"kube-system", "gpu-operator", "nvidia-gpu-operator", "nvidia-network-operator", "karpenter"}
+)
+
+
+def _addon_namespace(namespace: str | None) -> bool:
+    ns = namespace or ""
+    return ns in _ADDON_NAMESPACES or ns.endswith("-system")
+
+
 @rule(
     id="system-priority-misuse",
     severity="warning",
@@ -57,6 +69,8 @@ def system_priority_misuse(ctx: LintContext) -> Iterator[Finding]:
         pc = pod_spec(ps).get("priorityClassName")
         if pc not in SYSTEM_CLASSES or kinds.is_daemon(ps):
             continue
+        if not ctx.is_gpu(ps) and _addon_namespace(ps.source.namespace):
+            continue  # a cluster add-on's own installer or controller (Volcano, GPU Operator, Kueue ...)
         user = (
             kinds.is_training(ps)
             or kinds.is_inference(ps)
