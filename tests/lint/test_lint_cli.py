@@ -107,8 +107,10 @@ def test_rules_json_lists_every_rule() -> None:
     assert set(listed[0]) == {"id", "severity", "category", "summary", "context", "fixable", "tier"}
     assert sum(r["fixable"] for r in listed) == sum(m.fixable for m in all_rules()) > 10
     mine = {"gpu", "placement", "tenancy"}
-    # + pod-priority-set-directly, pod-template-invalid, manifest-unknown-field, manifest-unrendered-template
-    assert len([r for r in listed if r["category"] in mine]) == 24
+    # + pod-priority-set-directly, pod-template-invalid, manifest-unknown-field, manifest-unrendered-template,
+    # and (issue 16) volcano-queue-reclaimable-without-reclaim, kueue-clusterqueue-unused,
+    # kueue-workload-without-queue, gke-critical-pods-without-quota
+    assert len([r for r in listed if r["category"] in mine]) == 28
 
 
 def test_explain_and_did_you_mean() -> None:

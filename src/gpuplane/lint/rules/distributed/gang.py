@@ -166,8 +166,13 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
     summary="Gang minimum (minMember / minAvailable) larger than the job's pods: never schedulable.",
 )
 def gang_min_exceeds_replicas(ctx: LintContext) -> Iterator[Finding]:
+    # A minimum that only counts a launcher created after the workers run is
+    # mpijob-gang-launcher-deadlock's finding (a deadlock, not a count mistake).
+    from gpuplane.lint.rules.distributed.mpijob_gang import launcher_deadlocks
+
+    deadlocked = {(id(d.obj), d.path) for d in launcher_deadlocks(ctx)}
     for obj, path, minimum, pods, what, _elastic in _explicit_gang_mins(ctx):
-        if minimum <= pods:
+        if minimum <= pods or (id(obj), path) in deadlocked:
             continue
         if obj.kind == "Job" and what == "job":
             upstream = "job 'minAvailable' should not be greater than total replicas in tasks"

@@ -56,9 +56,10 @@ def _colocated(ps: Any) -> bool:
             "requiredDuringSchedulingIgnoredDuringExecution",
             "preferredDuringSchedulingIgnoredDuringExecution",
         ):
-            for item in pod_aff.get(key) or ():
+            items = pod_aff.get(key)
+            for item in items if isinstance(items, list) else ():
                 term = item.get("podAffinityTerm", item) if isinstance(item, dict) else {}
-                if any(h in str(term.get("topologyKey", "")) for h in _RACK_HINTS):
+                if isinstance(term, dict) and any(h in str(term.get("topologyKey", "")) for h in _RACK_HINTS):
                     return True
     return False
 
