@@ -9,6 +9,11 @@ from gpuplane.k8s.workloads.kubeflow import REPLICA_FIELDS
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.rules._common import as_dict, as_int, as_str, obj_label
+from gpuplane.lint.rules.distributed._launcher import (
+    PODGROUP_GROUPS,
+    launcher_deadlocks,
+    launcher_waits_for_workers,
+)
 from gpuplane.lint.rules.distributed._shared import _ns
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath, Manifest
@@ -17,7 +22,7 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
     from gpuplane.lint.context import LintContext
 
-PODGROUP_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io", "scheduling.volcano.sh")
+
 # Schedulers that gang a workload's pods on their own, with no PodGroup in the manifest:
 # KAI's pod-grouper makes one PodGroup per top owner (NVIDIA/KAI-Scheduler pkg/podgrouper), Volcano's
 # PodGroup controller one per owner (volcano-sh/volcano pkg/controllers/podgroup), YuniKorn places
@@ -80,20 +85,6 @@ def _pods(ps: PodSet) -> int:
     """Pods of a PodSet once it runs: a suspended controller (Kueue holds it) keeps its size
     in ``resume_count``, and its gang minimum is judged against that size."""
     return ps.resume_count if ps.suspended else ps.count
-
-
-def launcher_waits_for_workers(ps: PodSet) -> bool:
-    """An MPIJob launcher created only after every worker is Ready (``launcherCreationPolicy:
-    WaitForWorkersReady``; kubeflow/mpi-operator v0.8.0 ``pkg/controller/mpi_job_controller.go``
-    syncHandler). It is not there while the gang is being placed, so it does not count towards
-    the pods the gang minimum must cover."""
-    src = ps.source
-    return (
-        src.kind == "MPIJob"
-        and src.group == "kubeflow.org"
-        and ps.name == "launcher"
-        and src.get("spec", "launcherCreationPolicy") == "WaitForWorkersReady"
-    )
 
 
 def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath, int, int, str, bool]]:
@@ -168,8 +159,6 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
 def gang_min_exceeds_replicas(ctx: LintContext) -> Iterator[Finding]:
     # A minimum that only counts a launcher created after the workers run is
     # mpijob-gang-launcher-deadlock's finding (a deadlock, not a count mistake).
-    from gpuplane.lint.rules.distributed.mpijob_gang import launcher_deadlocks
-
     deadlocked = {(id(d.obj), d.path) for d in launcher_deadlocks(ctx)}
     for obj, path, minimum, pods, what, _elastic in _explicit_gang_mins(ctx):
         if minimum <= pods or (id(obj), path) in deadlocked:
