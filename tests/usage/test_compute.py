@@ -300,3 +300,13 @@ def test_heatmap_counts_each_device_once_per_hour() -> None:
     heat = run_usage(s, options=UsageOptions(heatmap=True)).heat
     assert heat is not None
     assert (heat.nodes, heat.bucket_s, heat.values.tolist()) == (["n1"], 3600, [[pytest.approx(0.2)]])
+
+
+def test_power_energy_and_tensor() -> None:
+    # 120 one-minute points at 300 W: 2 h x 300 W = 0.6 kWh; tensor pipe 0.25 on average.
+    s = one_gpu([0.5] * 120)
+    labels = s.series["engine"][0].labels
+    s.add("power", labels, np.full(120, 300.0))
+    s.add("tensor", labels, np.array([0.0, 0.5] * 60))
+    (w,) = run_usage(s).workloads
+    assert (w.power_mean_w, w.energy_kwh, w.tensor_mean) == (300.0, pytest.approx(0.6), 0.25)

@@ -95,6 +95,9 @@ class WorkloadStats:
     idle_runs: list[tuple[int, int]]  # (first point, points) of each idle stretch
     longest_idle_hours: float
     iowait_mean: float | None
+    tensor_mean: float | None
+    power_mean_w: float | None  # mean board power of its GPUs (DCGM_FI_DEV_POWER_USAGE)
+    energy_kwh: float | None  # power x time over the allocated points
     nodes: list[str]
     pools: list[str]
     model: str | None
@@ -181,6 +184,11 @@ def workload_stats(
             io_values.append(series[mask])
     io = np.concatenate(io_values) if io_values else np.zeros(0)
 
+    tensor = _matrix(devs, "tensor", n)
+    tensor_values = tensor[allocated & ~np.isnan(tensor)] if tensor is not None else np.zeros(0)
+    power = _matrix(devs, "power", n)
+    power_values = power[allocated & ~np.isnan(power)] if power is not None else np.zeros(0)
+
     runs = _runs(idle_mask)
     models = {m.name for x in node_names if x in nodes and (m := nodes[x].model) is not None}
     price_list = [prices[x] for x in node_names if x in prices]
@@ -202,6 +210,9 @@ def workload_stats(
         idle_runs=runs,
         longest_idle_hours=max((length for _, length in runs), default=0) * hours_per_point,
         iowait_mean=float(io.mean()) if io.size else None,
+        tensor_mean=float(tensor_values.mean()) if tensor_values.size else None,
+        power_mean_w=float(power_values.mean()) if power_values.size else None,
+        energy_kwh=float(power_values.sum() * hours_per_point / 1000) if power_values.size else None,
         nodes=node_names,
         pools=sorted({nodes[x].pool for x in node_names if x in nodes}),
         model=next(iter(sorted(models)), None) if models else None,

@@ -116,6 +116,9 @@ class UsageResult:
             "fb_used_p95_mib": r(w.fb_p95_mib, 1),
             "fb_total_mib": r(w.fb_total_mib, 1),
             "host_iowait_mean": r(w.iowait_mean, 4),
+            "tensor_active_mean": r(w.tensor_mean, 4),
+            "power_mean_w": r(w.power_mean_w, 1),
+            "energy_kwh": r(w.energy_kwh, 3),
             "usd_per_gpu_hour": round(w.price.usd_per_gpu_hour, 4) if w.price else None,
         }
 
