@@ -4,6 +4,7 @@ the output gpuplane generated before the fix and names the upstream source that 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -382,3 +383,48 @@ def test_efa_on_an_instance_type_without_it_is_refused() -> None:
         "gpu_pools[0].instance_types: g6.4xlarge carry no fabric, but network.fabric is efa and the pool runs "
         "multi-node training (gpu/data/fabric.yaml)"
     ]
+
+
+# --- Catalog: every instance type the output names is known -----------------------------------------
+
+INSTANCE_FLAGS = re.compile(r"--(?:machine-type=|node-vm-size )([A-Za-z0-9_.-]+)")
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in EXAMPLES.glob("*.yaml")))
+def test_every_instance_type_the_output_names_is_in_the_catalog(name: str) -> None:
+    from gpuplane.gpu.catalog import catalog
+
+    bundle = _render(name)
+    named: set[str] = set()
+    for pool in _objs(bundle, "NodePool"):
+        for req in pool["spec"]["template"]["spec"]["requirements"]:
+            if req["key"] == "node.kubernetes.io/instance-type":
+                named.update(req["values"])
+    for stage in bundle.stages.values():
+        for note in stage.notes:
+            named.update(INSTANCE_FLAGS.findall(note))
+    named.update(t for plan in bundle.plans for t in plan.pool.instance_types)
+    assert all(catalog().instance(t) is not None for t in named), sorted(named)
+
+
+def test_fabric_rows_name_catalog_instance_types() -> None:
+    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.fabric import fabrics
+
+    assert [t for t in fabrics() if catalog().instance(t) is None] == []
+    assert fabrics()["p5.48xlarge"].interfaces == 32
+    assert fabrics()["Standard_ND96isr_H200_v5"].fabric == "infiniband"
+
+
+def test_azure_h100_nvl_h200_and_a10_families_are_accepted() -> None:
+    # The old catalog refused Standard_NC40ads_H100_v5 ("is not in the hardware catalog").
+    data = _load("aks-kueue")
+    data["gpu_pools"][1].update(gpu="H100-94GB", instance_types=["Standard_NC40ads_H100_v5"])
+    data["tenants"][2]["gpu_quota"] = {"H100-94GB": 6}
+    assert _render("", data).plan("a100-serve").gpus_per_node == 1
+    from gpuplane.gpu.catalog import catalog
+
+    assert (
+        catalog().instance("Standard_ND96isr_H200_v5").gpu_count,
+        catalog().instance("Standard_NC32ads_A10_v4").gpu_model,
+    ) == (8, "A10")
