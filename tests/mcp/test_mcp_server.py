@@ -124,7 +124,11 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 async def _session() -> dict[str, Any]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "gpuplane", "mcp"], cwd=str(ROOT))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gpuplane", "mcp", "--root", str(ROOT), "--root", GEN_DIR],
+        cwd=str(ROOT),
+    )
     with open(os.devnull, "w") as errlog, anyio.fail_after(120):
         async with (
             stdio_client(params, errlog=errlog) as (read, write),

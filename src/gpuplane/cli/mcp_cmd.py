@@ -14,11 +14,19 @@ from gpuplane.cli.common import fail
 
 
 @click.command()
-def mcp() -> None:
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True),
+    help="Folder the tools may read and write (repeatable; default: the working directory). Paths "
+    "outside every root, and /proc, /dev and /sys, are refused.",
+)
+def mcp(roots: tuple[str, ...]) -> None:
     """Serve gpuplane's engines (lint, why_pending, inventory, advise_*, generate, ask ...) as MCP tools over stdio.
 
     Standard input and output carry the MCP protocol (JSON-RPC); logs go to
-    stderr. Each tool returns the same JSON as the matching command with
+    stderr. Tools only touch files under the roots (see docs/mcp.md, "Trust model"). Each tool returns the same JSON as the matching command with
     -f json. Add gpuplane to an assistant's MCP config with the command
     `gpuplane` and the argument `mcp` (see docs/mcp.md).
 
@@ -32,4 +40,4 @@ def mcp() -> None:
     except ImportError as exc:
         fail(f"mcp: the MCP SDK is not installed ({exc}); install it with: pip install 'gpuplane[mcp]'")
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: end quietly, no traceback
-        serve_stdio()
+        serve_stdio(roots)

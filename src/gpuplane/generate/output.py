@@ -275,18 +275,10 @@ def _write(root: Path, rel: str, text: str) -> None:
         handle.write(text)
 
 
-def write_bundle(bundle: Bundle, out: str | Path, *, force: bool = False) -> list[str]:
-    """Write everything under ``out``; return the relative paths written.
-
-    ``out`` is created when missing. An existing folder must be empty or hold an earlier
-    generate's output (its ``.gpuplane-generated`` manifest), unless ``force``: then only the
-    files that earlier run wrote are removed first (never a file it did not write), and no
-    write follows a symlink. Raises :class:`OutputRefused` with one line otherwise.
-    """
-    root = Path(out)
-    _prepare(root, force)
+def bundle_files(bundle: Bundle) -> dict[str, str]:
+    """Every file of the bundle, relative path -> text, in write order (README.md last)."""
+    out: dict[str, str] = {}
     written: dict[str, list[str]] = {}
-    paths: list[str] = []
     for key, stage in bundle.stages.items():
         files: dict[str, str] = {}
         for obj in stage.objects:
@@ -318,10 +310,25 @@ def write_bundle(bundle: Bundle, out: str | Path, *, force: bool = False) -> lis
             kust["generators"] = sorted(generators)
         files["kustomization.yaml"] = dump(kust)
         for name, text in sorted(files.items()):
-            _write(root, f"{key}/{name}", text)
-            paths.append(f"{key}/{name}")
+            out[f"{key}/{name}"] = text
         written[key] = resources + generators
-    _write(root, "README.md", _readme(bundle, written))
-    paths.append("README.md")
+    out["README.md"] = _readme(bundle, written)
+    return out
+
+
+def write_bundle(bundle: Bundle, out: str | Path, *, force: bool = False) -> list[str]:
+    """Write everything under ``out``; return the relative paths written.
+
+    ``out`` is created when missing. An existing folder must be empty or hold an earlier
+    generate's output (its ``.gpuplane-generated`` manifest), unless ``force``: then only the
+    files that earlier run wrote are removed first (never a file it did not write), and no
+    write follows a symlink. Raises :class:`OutputRefused` with one line otherwise.
+    """
+    root = Path(out)
+    _prepare(root, force)
+    paths: list[str] = []
+    for rel, text in bundle_files(bundle).items():
+        _write(root, rel, text)
+        paths.append(rel)
     _write(root, MANIFEST_NAME, "\n".join([_MANIFEST_HEADER, *paths, MANIFEST_NAME]) + "\n")
     return paths

@@ -142,6 +142,10 @@ def build_server(tools: tuple[ToolSpec, ...] = TOOLS) -> MCPServer:
     return server
 
 
-def serve_stdio() -> None:
-    """Serve over stdin/stdout until the client closes the stream."""
+def serve_stdio(roots: tuple[str, ...] = ()) -> None:
+    """Serve over stdin/stdout until the client closes the stream, with every path a tool is
+    given confined to ``roots`` (default: the working directory; :mod:`gpuplane.mcp.sandbox`)."""
+    from gpuplane.mcp import sandbox
+
+    sandbox.configure(roots)
     build_server().run("stdio")

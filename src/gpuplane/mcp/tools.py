@@ -127,15 +127,18 @@ def _plural(n: int, noun: str) -> str:
 
 
 def _check_path(path: str, what: str) -> str:
-    """Reject ``-``: standard input is the MCP channel itself."""
-    path = path.strip()
-    if not path:
-        raise ToolInputError(f"{what}: empty path")
-    if path == "-":
-        raise ToolInputError(
-            f"{what}: '-' (standard input) is not available over MCP; pass the text or a path"
-        )
-    return path
+    """The path when the sandbox allows it (:mod:`gpuplane.mcp.sandbox`: inside the server's
+    roots, not /proc, /dev or /sys; never ``-``, standard input being the MCP channel itself);
+    ``cluster: live`` is not a path."""
+    from gpuplane.mcp.sandbox import PathRefused, check
+    from gpuplane.sources.cluster import LIVE
+
+    if what == "cluster" and path.strip() == LIVE:
+        return LIVE
+    try:
+        return check(path, what)
+    except PathRefused as exc:
+        raise ToolInputError(str(exc)) from None
 
 
 def load_manifests(manifests: str | None, paths: list[str] | None) -> LoadResult:
@@ -748,8 +751,9 @@ def advise_capacity(
     "Render a GPU platform blueprint into manifests",
     "Render a platform blueprint (GPU Operator, sharing/MIG, scheduler, quotas, autoscaler, storage, "
     "workload templates) into validated manifests and Helm values in a folder, like `gpuplane "
-    "generate BLUEPRINT -o DIR`. Writes only into output_dir or a new temporary folder and returns "
-    "the file list, objects and design decisions; it never applies anything to a cluster. A "
+    "generate BLUEPRINT -o DIR`. Returns the files (with their content unless written), objects and "
+    "design decisions; writes only when output_dir (a folder under the server's root) is given, and "
+    "never applies anything to a cluster. A "
     "blueprint with contradictions is refused with every problem named.",
     writes_files=True,
 )
@@ -763,22 +767,24 @@ def generate(
     output_dir: Annotated[
         str | None,
         Field(
-            description="Folder to write into (its generated stage folders are replaced). Default: a new "
-            "temporary folder."
+            description="Folder under the server's root to write into (new, empty, or an earlier "
+            "generate's output, whose files are replaced). Default: nothing is written, the files "
+            "come back in the result."
         ),
     ] = None,
     include_contents: Annotated[
         bool, Field(description="Also return the text of every written file (can be long).")
     ] = False,
 ) -> ToolOutput:
-    """``gpuplane generate BLUEPRINT -o DIR``: same engine, same refusal rules, same files; never applies."""
-    import tempfile
+    """``gpuplane generate BLUEPRINT -o DIR``: same engine, same refusal rules, same files; never applies.
 
+    Without ``output_dir`` nothing is written: the files come back in the result. With it, the
+    folder must lie inside the server's root (and follows ``generate -o``'s rules)."""
     import yaml
 
     from gpuplane.generate.blueprint import BlueprintError, load_blueprint, parse_blueprint
     from gpuplane.generate.engine import generate as run
-    from gpuplane.generate.output import write_bundle
+    from gpuplane.generate.output import OutputRefused, bundle_files, write_bundle
 
     if (blueprint is None or not blueprint.strip()) == (blueprint_path is None):
         raise ToolInputError("give exactly one of blueprint (YAML text) or blueprint_path")
@@ -809,20 +815,22 @@ def generate(
             "generated configuration failed schema validation; nothing written: "
             + "; ".join(result.schema_errors)
         )
-    out = (
-        _check_path(output_dir, "output_dir") if output_dir else tempfile.mkdtemp(prefix="gpuplane-generate-")
-    )
-    try:
-        written = write_bundle(result.bundle, out)
-    except OSError as exc:
-        raise ToolInputError(f"output_dir {out}: cannot write: {exc.strerror or exc}") from None
+    rendered = bundle_files(result.bundle)
+    out = _check_path(output_dir, "output_dir") if output_dir else None
+    if out is not None:
+        try:
+            write_bundle(result.bundle, out)
+        except OSError as exc:
+            raise ToolInputError(
+                f"output_dir {exc}"
+                if isinstance(exc, OutputRefused)
+                else f"output_dir {out}: cannot write: {exc.strerror or exc}"
+            ) from None
     files = []
-    for rel in written:
-        path = os.path.join(out, rel)
-        entry: dict[str, Any] = {"path": rel, "bytes": os.path.getsize(path)}
-        if include_contents:
-            with open(path, encoding="utf-8") as fh:
-                entry["content"] = fh.read()
+    for rel, text in rendered.items():
+        entry: dict[str, Any] = {"path": rel, "bytes": len(text.encode("utf-8"))}
+        if include_contents or out is None:
+            entry["content"] = text
         files.append(entry)
     objects = [
         {
@@ -835,8 +843,8 @@ def generate(
         for key, stage in result.bundle.stages.items()
         for obj in stage.objects
     ]
-    document = {
-        "output_dir": os.path.abspath(out),
+    document: dict[str, Any] = {
+        "output_dir": os.path.abspath(out) if out is not None else None,
         "files": files,
         "objects": objects,
         "helm_releases": [
@@ -852,9 +860,14 @@ def generate(
         "decisions": [d.to_json() for d in result.bundle.decisions],
         "unchecked_kinds": list(result.unchecked_kinds),
     }
+    where = (
+        f"wrote to {document['output_dir']}"
+        if out is not None
+        else "returned in files[].content, not written"
+    )
     summary = (
-        f"wrote {_plural(len(files), 'file')} ({_plural(len(objects), 'object')}, "
-        f"{_plural(len(document['helm_releases']), 'Helm release')}) to {document['output_dir']}; "
+        f"{_plural(len(files), 'file')} ({_plural(len(objects), 'object')}, "
+        f"{_plural(len(document['helm_releases']), 'Helm release')}) {where}; "
         "nothing was applied (review, `gpuplane lint`, then apply)"
     )
     return ToolOutput(document, summary)
