@@ -239,9 +239,9 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
     from gpuplane.gpu.catalog import catalog
     from gpuplane.gpu.mig import layout_fits, parse_mig_parted_config
 
-    cat = catalog()
     all_entries: dict[str, list[Any]] = {}
     for cm, label, anchor, content in _mig_parted_configs(ctx):
+        cat = catalog()  # here, not above: a file without mig-parted configs never loads the catalog
         configs, problems = parse_mig_parted_config(content)
         for problem in problems:
             where = ".".join(str(p) for p in problem.path)
