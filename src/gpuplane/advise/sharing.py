@@ -350,7 +350,9 @@ def _version_ok(k8s_version: str | None) -> bool | None:
     try:
         major, minor = int(parts[0]), int(parts[1])
     except (IndexError, ValueError):
-        raise SharingInputError(f"--k8s-version {k8s_version!r}: expected MAJOR.MINOR, e.g. 1.34") from None
+        raise SharingInputError(
+            f"--kubernetes-version {k8s_version!r}: expected MAJOR.MINOR, e.g. 1.34"
+        ) from None
     return (major, minor) >= DRA_GA
 
 

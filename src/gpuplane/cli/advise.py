@@ -21,6 +21,9 @@ def advise() -> None:
       gpuplane advise mig --gpu A100-40GB --demand 3g.20gb=2,1g.5gb=4
       gpuplane advise sharing --gpu L4 --workload name=embed,mem=8,util=20,count=12
       gpuplane advise capacity --demand H100-80GB=16 --provider aws
+
+    \b
+    Exit codes: 0 answered, 1 (mig) the demand does not fit, 2 bad arguments.
     """
 
 
@@ -96,8 +99,14 @@ def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, f
     help="YAML file: a list of workloads with the same keys.",
 )
 @click.option(
-    "--k8s-version", default=None, metavar="MAJOR.MINOR", help="Cluster version (DRA needs >= 1.34)."
+    "--kubernetes-version",
+    "k8s_version",
+    default=None,
+    metavar="1.MINOR",
+    help="Cluster version (DRA needs >= 1.34).",
 )
+# the spelling of releases before issue 17, still read for one release (hidden from --help)
+@click.option("--k8s-version", "k8s_version_old", default=None, hidden=True)
 @click.option("--dra-driver", is_flag=True, help="The NVIDIA DRA driver is installed.")
 @click.option(
     "--gpus-per-node",
@@ -112,6 +121,7 @@ def sharing(
     workloads: tuple[str, ...],
     from_file: str | None,
     k8s_version: str | None,
+    k8s_version_old: str | None,
     dra_driver: bool,
     gpus_per_node: int | None,
     fmt: str,
@@ -131,11 +141,20 @@ def sharing(
         --workload name=notebooks,mem=10,util=15,isolation=tenant,latency=interactive,count=20 \\
         --workload name=batch-embed,mem=8,util=20,count=12
       gpuplane advise sharing --gpu H100-80GB --workload name=svc,mem=20,util=30,count=4 \\
-        --k8s-version 1.34 --dra-driver -f json
+        --kubernetes-version 1.34 --dra-driver -f json
+
+    \b
+    Exit codes: 0 answered, 2 unknown GPU model or bad workload.
     """
     from gpuplane.advise.mig_planner import PlanInputError, resolve_model
     from gpuplane.advise.sharing import SharingInputError, advise_sharing, load_workloads, parse_workload
 
+    if k8s_version_old is not None:
+        click.echo(
+            "gpuplane: --k8s-version is now --kubernetes-version (the old name goes in the next release)",
+            err=True,
+        )
+        k8s_version = k8s_version or k8s_version_old
     try:
         model = resolve_model(gpu_model)
         items = load_workloads(from_file) if from_file else []
@@ -209,6 +228,9 @@ def capacity(
       gpuplane advise capacity --demand H100-80GB=16
       gpuplane advise capacity --demand H100-80GB=64,L4=8 --provider aws --headroom 10 --growth 8
       gpuplane advise capacity --demand A100-80GB=32 --provider gcp -f json
+
+    \b
+    Exit codes: 0 answered, 2 unknown GPU model, bad demand or --prices file.
     """
     from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
 

@@ -49,6 +49,9 @@ def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
       gpuplane ask "how to stop CPU pods landing on GPU nodes"
       gpuplane ask "time-slicing or MIG for notebooks?"
       gpuplane ask "which ResourceQuota key limits GPUs?" -f json
+
+    \b
+    Exit codes: 0 answered (or no knowledge found, said so), 2 empty or too long question.
     """
     question = " ".join(question.split())
     if not question:

@@ -48,6 +48,14 @@ class _Run:
 _RUN = _Run()
 
 
+def _set_color(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None:
+        from gpuplane.report.console import set_color_mode  # small module; rich stays lazy
+
+        set_color_mode(value)
+    return value
+
+
 def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     _RUN.debug = _RUN.debug or value
     return value
@@ -62,6 +70,15 @@ def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     is_eager=True,
     callback=_set_debug,
     help="On an internal error, print the traceback too.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default=None,
+    expose_value=False,
+    is_eager=True,
+    callback=_set_color,
+    help="Colour: auto (on a terminal), always, never. NO_COLOR and FORCE_COLOR are honoured.",
 )
 def cli() -> None:
     """gpuplane: a Kubernetes specialist for AI workloads.

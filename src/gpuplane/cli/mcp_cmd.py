@@ -34,10 +34,15 @@ def mcp(roots: tuple[str, ...]) -> None:
     Examples:
       gpuplane mcp
       claude mcp add gpuplane -- gpuplane mcp
+
+    \b
+    Exit codes: 0 the client closed the session, 2 the server could not start.
     """
     try:
         from gpuplane.mcp.server import serve_stdio
     except ImportError as exc:
-        fail(f"mcp: the MCP SDK is not installed ({exc}); install it with: pip install 'gpuplane[mcp]'")
+        fail(
+            f"mcp: the MCP SDK is not installed ({exc}); reinstall gpuplane: pip install . (the SDK is a dependency)"
+        )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C in a terminal: end quietly, no traceback
         serve_stdio(roots)

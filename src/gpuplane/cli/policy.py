@@ -24,6 +24,9 @@ def policy() -> None:
       gpuplane policy export | kubectl apply -f -
       gpuplane policy export --rules gpu-fractional-quantity,quota-gpu-invalid-key -o guardrails.yaml
       gpuplane policy list
+
+    \b
+    Exit codes: 0 done, 2 unknown or non-exportable rule id, unwritable -o.
     """
 
 

@@ -37,6 +37,13 @@ from gpuplane.cli.common import cluster_options, emit_json, fail, format_option,
     metavar="1.MINOR",
     help="Word messages as this kube-scheduler version (default: from the cluster).",
 )
+@click.option(
+    "--fail-on",
+    type=click.Choice(["deadlock", "pending", "never"]),
+    default="never",
+    show_default=True,
+    help="Exit 1 on a deadlock (a partly placed distributed job), or on any pod left Pending.",
+)
 @format_option("text", "json")
 def simulate(
     paths: tuple[str, ...],
@@ -47,6 +54,7 @@ def simulate(
     autoscaler: str | None,
     scenario: str | None,
     kubernetes_version: str | None,
+    fail_on: str,
     fmt: str,
 ) -> None:
     """Simulate submitting workloads to a cluster, over time.
@@ -61,6 +69,11 @@ def simulate(
       gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml
       gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml --scheduler volcano
       gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml -f json
+      gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml --fail-on deadlock
+
+    \b
+    Exit codes: 0 simulated (or --fail-on not reached), 1 --fail-on reached (a deadlock; with
+    pending, also any pod still Pending at the end), 2 unusable input or arguments.
     """
     from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
     from gpuplane.sources import load_paths
@@ -100,6 +113,18 @@ def simulate(
         render_text(run.document)
     if messages or cluster_errors:
         raise SystemExit(2)
+    if fail_reached(run.document, fail_on):
+        raise SystemExit(1)
+
+
+def fail_reached(document: dict, fail_on: str) -> bool:
+    """``--fail-on``: ``deadlock`` when a distributed job is partly placed; ``pending`` when any pod
+    stays Pending (a deadlock leaves pods Pending, so it counts too)."""
+    if fail_on == "never":
+        return False
+    if document.get("deadlock"):
+        return True
+    return fail_on == "pending" and bool(document.get("pending"))
 
 
 def _echo(messages: list[str]) -> None:

@@ -61,14 +61,18 @@ def render_plain(findings: list[Finding], summary: dict[str, int]) -> str:
 
 def render(findings: list[Finding], summary: dict[str, int], stream: TextIO | None = None) -> None:
     """Write the report to ``stream`` (stdout): rich colours on a TTY, plain text otherwise."""
+    from gpuplane.report.console import color_mode
+
     out = stream or sys.stdout
-    if not (hasattr(out, "isatty") and out.isatty()):
+    tty = hasattr(out, "isatty") and out.isatty()
+    mode = color_mode()
+    if (not tty and mode != "always") or (tty and mode == "never"):
         out.write(render_plain(findings, summary))
         return
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(file=out, highlight=False, soft_wrap=True)
+    console = Console(file=out, highlight=False, soft_wrap=True, force_terminal=True if not tty else None)
     for path, items in _groups(findings):
         console.print(Text(path, style="bold underline"))
         width = max(len(f.rule) for f in items)
