@@ -13,7 +13,11 @@ Texts of the other systems come from reference/scheduling.md §4 (Volcano
 
 from __future__ import annotations
 
+import weakref
+
+from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.schedulers import RunningSchedulers
 from gpuplane.k8s.wellknown import (
     COSCHEDULING_LABELS,
     KUEUE_ADMISSION_GATE,
@@ -32,13 +36,6 @@ GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 COSCHEDULING_NOT_ENOUGH = (
     "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}"
 )
-# Names the usual second schedulers run under, and how their pods are recognised.
-KNOWN_SCHEDULER_PODS = {
-    "volcano": ("volcano-scheduler",),
-    "scheduler-plugins-scheduler": ("scheduler-plugins-scheduler",),
-    "kai-scheduler": ("kai-scheduler", "scheduler"),
-    "yunikorn": ("yunikorn-scheduler",),
-}
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -58,29 +55,17 @@ VOLCANO_GANG = "Volcano gang "
 
 
 def scheduler_running(sched: Scheduler, name: str) -> bool:
-    """Is a scheduler called ``name`` running? (a Running pod named after it, or a
-    KubeSchedulerConfiguration profile in a ConfigMap naming it)."""
-    if name == "default-scheduler":
-        return True
-    hints = KNOWN_SCHEDULER_PODS.get(name, (name,))
-    for pod in sched.cluster.pods:
-        if pod.status.phase != "Running":
-            continue
-        pod_name = pod.metadata.name
-        if any(pod_name.startswith(h) for h in hints) or name in pod_name:
-            return True
-    for cm in sched.cluster.by_kind("ConfigMap", ""):
-        for value in (cm.data.get("data") or {}).values():
-            if (
-                isinstance(value, str)
-                and "KubeSchedulerConfiguration" in value
-                and f"schedulerName: {name}" in value
-            ):
-                return any(
-                    p.status.phase == "Running" and p.metadata.namespace == cm.namespace
-                    for p in sched.cluster.pods
-                )
-    return False
+    """Is a scheduler called ``name`` running? (:class:`gpuplane.k8s.schedulers.RunningSchedulers`,
+    the one answer lint and why-pending share; gathered once per cluster)."""
+    cluster = sched.cluster
+    running = _RUNNING.get(cluster)
+    if running is None:
+        running = RunningSchedulers(cluster.pods, configmaps=cluster.by_kind("ConfigMap", ""))
+        _RUNNING[cluster] = running
+    return name in running
+
+
+_RUNNING: weakref.WeakKeyDictionary[ClusterState, RunningSchedulers] = weakref.WeakKeyDictionary()
 
 
 def pod_group_of(sched: Scheduler, pod: Pod) -> tuple[str, Manifest | None, str]:

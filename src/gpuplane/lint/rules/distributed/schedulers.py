@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from gpuplane.k8s.schedulers import RunningSchedulers
 from gpuplane.k8s.wellknown import DEFAULT_SCHEDULER, KUEUE_QUEUE_LABEL
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding
-from gpuplane.lint.rules._common import as_dict, as_str, dict_items, obj_label
-from gpuplane.lint.rules.distributed._shared import _command_line, _ns
+from gpuplane.lint.rules._common import obj_label
+from gpuplane.lint.rules.distributed._shared import _ns
 from gpuplane.ruleset import rule
 from gpuplane.sources.manifest import FieldPath
 
@@ -22,44 +22,19 @@ KUEUE_GROUP = "kueue.x-k8s.io"
 VOLCANO_SCHED_GROUP = "scheduling.volcano.sh"
 VOLCANO_QUEUE_ANNOTATIONS = ("scheduling.volcano.sh/queue-name", "volcano.sh/queue-name")
 
-_SCHED_ARG = re.compile(r"--scheduler-name[= ]([A-Za-z0-9._-]+)")
-_SCHED_CONF = re.compile(r"schedulerName:\s*[\"']?([A-Za-z0-9._-]+)")
 
-
-def _images_args(template: Any) -> Iterator[tuple[str, str]]:
-    for _i, c in dict_items(as_dict(as_dict(template).get("spec")).get("containers")):
-        yield as_str(c.get("image")), _command_line(c)
-
-
-def _scheduler_names(ctx: LintContext) -> set[str] | None:
+def _running_schedulers(ctx: LintContext) -> RunningSchedulers | None:
     """Schedulers known to run (cluster + input), or None when the cluster shows nothing to judge by."""
     cluster = ctx.cluster
     if cluster is None:
         return None
-    names = {DEFAULT_SCHEDULER}
-    evidence = bool(cluster.pods)
-    for pod in cluster.pods:
-        if pod.spec.node_name and pod.spec.scheduler_name:
-            names.add(pod.spec.scheduler_name)
-        for c in pod.spec.containers:
-            if c.image and "vc-scheduler" in c.image:
-                names.add("volcano")
     controllers = [
         *ctx.by_kind("Deployment", "apps", include_cluster=True),
         *ctx.by_kind("StatefulSet", "apps", include_cluster=True),
     ]
-    evidence = evidence or bool(controllers)
-    for obj in controllers:
-        for image, args in _images_args(obj.get("spec", "template")):
-            if "vc-scheduler" in image:
-                names.add("volcano")
-            names.update(_SCHED_ARG.findall(args))
-    for cm in ctx.by_kind("ConfigMap", "", include_cluster=True):
-        data = cm.data.get("data")
-        for text in data.values() if isinstance(data, dict) else ():
-            if isinstance(text, str) and "KubeSchedulerConfiguration" in text:
-                names.update(_SCHED_CONF.findall(text))
-    return names if evidence else None
+    if not cluster.pods and not controllers:
+        return None
+    return RunningSchedulers(cluster.pods, controllers, ctx.by_kind("ConfigMap", "", include_cluster=True))
 
 
 @rule(
@@ -70,7 +45,7 @@ def _scheduler_names(ctx: LintContext) -> set[str] | None:
     context="required",
 )
 def scheduler_not_installed(ctx: LintContext) -> Iterator[Finding]:
-    names = _scheduler_names(ctx)
+    names = _running_schedulers(ctx)
     if names is None:
         return
     for ps in ctx.podsets:
