@@ -8,10 +8,11 @@ PodTopologySpread 2, InterPodAffinity 2, ImageLocality 1. Scoring uses the *non-
 requests (0 cpu counts as 100m, 0 memory as 200Mi: pkg/scheduler/util/pod_resources.go).
 ImageLocality (imagelocality/image_locality.go) is scored from the nodes' ``status.images``;
 InterPodAffinity (interpodaffinity/scoring.go) from the incoming pod's preferred pod affinity
-and anti-affinity terms over the existing pods. Not scored yet: the existing pods' own terms
-towards the incoming pod (upstream's ``processExistingPod`` also adds them, with
-``hardPodAffinityWeight`` 1 for their required affinity) and soft topology spread
-(ScheduleAnyway).
+and anti-affinity terms over the existing pods; PodTopologySpread (podtopologyspread/scoring.go)
+from the pod's ScheduleAnyway constraints or the system default constraints
+(``scheduler/spread_scoring.py``). Not scored yet: the existing pods' own terms towards the
+incoming pod (upstream's ``processExistingPod`` also adds them, with ``hardPodAffinityWeight``
+1 for their required affinity).
 
 Ties: upstream ``selectHost`` (pkg/scheduler/schedule_one.go) picks uniformly at random among
 the nodes with the top score (reservoir sampling), so two runs may place a pod differently;
@@ -30,6 +31,7 @@ from gpuplane.k8s.requests import pod_nonzero_requests
 from gpuplane.k8s.selectors import preferred_node_affinity_score
 from gpuplane.k8s.tolerations import count_intolerable_prefer_no_schedule
 from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.spread_scoring import topology_spread_scores
 
 MAX_NODE_SCORE = 100
 WEIGHTS = {
@@ -39,6 +41,7 @@ WEIGHTS = {
     "NodeResourcesBalancedAllocation": 1,
     "ImageLocality": 1,
     "InterPodAffinity": 2,
+    "PodTopologySpread": 2,
 }
 
 
@@ -235,6 +238,10 @@ def score_nodes(ctx: PodContext, nodes: list[int]) -> dict[int, int]:
         taint_raw[j] = count_intolerable_prefer_no_schedule(info.node.spec.taints, pod.spec.tolerations)
         if images:
             totals[j] += image_locality_score(ctx, j, images) * WEIGHTS["ImageLocality"]
+    spread = topology_spread_scores(ctx, nodes)
+    if spread is not None:
+        for j, score in spread.items():
+            totals[j] += score * WEIGHTS["PodTopologySpread"]
     pod_affinity = pod_affinity_scores(ctx, nodes)
     if pod_affinity is not None:
         for j, score in pod_affinity.items():

@@ -16,7 +16,10 @@ Exactness: the class path is taken only when the pod's active plugins (upstream 
 ``Skip`` semantics, ``Framework.run_prefilter``) are static plugins evaluated per class plus
 NodeResourcesFit, with no PreFilterResult node subset, no per-node static key (hostname
 selectors) and no nominated pods; anything else (host ports, pod (anti-)affinity, topology
-spread, volumes, DRA) runs the full :meth:`Scheduler.schedule_one`. The node chosen is the one
+spread, volumes, DRA) runs the full :meth:`Scheduler.schedule_one`, and so do pods whose score
+depends on the pods on each node: ImageLocality, preferred pod (anti-)affinity, ScheduleAnyway
+spread or the system default spread constraints (a pod selected by a Service or owned by a
+ReplicaSet / StatefulSet / ReplicationController in the snapshot). The node chosen is the one
 ``schedule_one`` picks: highest total score, lowest node index on ties (tested against it).
 """
 
@@ -45,6 +48,7 @@ from gpuplane.scheduler.scoring import (
     resource_score,
     resource_scores,
 )
+from gpuplane.scheduler.spread_scoring import default_selector, may_score_spread
 
 if TYPE_CHECKING:
     from gpuplane.scheduler.simulate.state import SimCluster
@@ -238,6 +242,11 @@ class FastPlacer:
             return None  # ImageLocality differs node by node (status.images): the per-node path scores it
         if preferred_pod_terms(pod):
             return None  # InterPodAffinity scores depend on the pods on each node
+        if pod.spec.topology_spread_constraints:
+            if may_score_spread(pod):
+                return None  # ScheduleAnyway: PodTopologySpread scores depend on the pods on each node
+        elif not default_selector(ctx).empty():
+            return None  # the system default spread constraints apply (Service / controller member)
         infos = index.node_infos
         reps = index.class_reps
         ok = np.array([first_failure(ctx, static, infos[r]) is None for r in reps], dtype=bool)
