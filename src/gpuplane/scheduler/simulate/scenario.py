@@ -52,6 +52,28 @@ class ScenarioError(ValueError):
     """A scenario file or annotation that cannot be used (one clear line)."""
 
 
+def _settings_models() -> tuple[type[Any], type[Any]]:
+    """The typed ``kueue`` and ``coscheduling`` sections (pydantic, built on first use for
+    start-up time). Numbers of seconds are numbers (``5m`` is refused, as Kueue's config
+    takes ``timeout`` as a duration but gpuplane's scenario takes seconds)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class WaitForPodsReady(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+        timeoutSeconds: float = Field(default=300.0, ge=0, allow_inf_nan=False)
+
+    class KueueSettings(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+        waitForPodsReady: WaitForPodsReady | None = None
+
+    class CoschedulingSettings(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+        permitWaitingTimeSeconds: float = Field(default=60.0, ge=0, allow_inf_nan=False)
+        podGroupRejectPercentage: float = Field(default=10.0, ge=0, le=100, allow_inf_nan=False)
+
+    return KueueSettings, CoschedulingSettings
+
+
 @dataclass(slots=True)
 class Timing:
     arrival_s: float = 0.0
@@ -123,6 +145,14 @@ def load_scenario(path: str) -> Scenario:
     cosched = data.get("coscheduling") or {}
     if not isinstance(kueue, dict) or not isinstance(cosched, dict):
         raise ScenarioError(f"{path}: 'kueue' and 'coscheduling' must be mappings")
+    from gpuplane.sources.typed import TypedInputError, validate  # for start-up time
+
+    kueue_model, cosched_model = _settings_models()
+    try:
+        validate(kueue_model, kueue, path, ("kueue",))
+        validate(cosched_model, cosched, path, ("coscheduling",))
+    except TypedInputError as exc:
+        raise ScenarioError(str(exc)) from None
     return Scenario(list(workloads), cold, dict(kueue), dict(cosched))
 
 
