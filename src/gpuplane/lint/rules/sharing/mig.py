@@ -130,48 +130,35 @@ def _allocatable_count(ctx: LintContext, node: Any, name: str) -> int:
 def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
     if ctx.cluster is None or not ctx.cluster.nodes:
         return
+    # The verdict depends on the pod only through its node selection and the resource name, so it
+    # is computed once per distinct (selection, name): diagnose runs this rule on every workload of
+    # a cluster, and walking every node for every pod set cost pods x nodes.
+    verdicts: dict[tuple[bytes, str], tuple[str, ...] | None] = {}
     for ps in ctx.gpu_podsets():
         requests = [(c, name, path) for c in ctx.containers(ps) for name, _n, path in _container_requests(c)]
         if not requests:
             continue
-        candidates = _candidate_nodes(ctx, ps)
-        mig_nodes = [n for n in candidates if n.metadata.labels.get(MIG_STRATEGY_LABEL)]
-        if not mig_nodes:
-            continue
+        key = _node_selection_key(ps)
         for c, name, path in requests:
             res = _classify(name)
-            if res is None or res.vendor != "nvidia":
+            if res is None or res.vendor != "nvidia" or (res.kind != "mig" and name != NVIDIA_GPU):
+                continue
+            if (key, name) not in verdicts:
+                verdicts[(key, name)] = _strategy_verdict(ctx, ps, name, res.kind == "mig")
+            verdict = verdicts[(key, name)]
+            if verdict is None:
                 continue
             if res.kind == "mig":
-                if any(_allocatable_count(ctx, n, name) for n in candidates):
-                    continue
-                single = [
-                    n.metadata.name
-                    for n in mig_nodes
-                    if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"
-                ]
-                if not single:
-                    continue
                 yield ctx.report(
                     ps.source,
                     path,
                     f"{where(ps, c)} asks for {name}, but its candidate nodes "
-                    f"({', '.join(single[:3])}) run the MIG single strategy, which advertises MIG slices as "
+                    f"({', '.join(verdict)}) run the MIG single strategy, which advertises MIG slices as "
                     f"{NVIDIA_GPU}: {name} never appears and the pod stays Pending.",
                     f"Request {NVIDIA_GPU} (pin the slice type with nodeSelector {GPU_PRODUCT_LABEL}), or switch "
                     "those nodes to the mixed strategy.",
                 )
-            elif name == NVIDIA_GPU:
-                gpu_nodes = [
-                    n
-                    for n in candidates
-                    if n.metadata.labels.get(MIG_STRATEGY_LABEL)
-                    or any(k.startswith("nvidia.com/") for k in n.status.allocatable)
-                ]
-                if not gpu_nodes or any(_allocatable_count(ctx, n, NVIDIA_GPU) for n in gpu_nodes):
-                    continue
-                if not all(n.metadata.labels.get(MIG_STRATEGY_LABEL) == "mixed" for n in gpu_nodes):
-                    continue
+            else:
                 yield ctx.report(
                     ps.source,
                     path,
@@ -181,6 +168,48 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
                     "Request a MIG profile resource (nvidia.com/mig-<profile>) or keep some GPUs with MIG disabled "
                     f"({MIG_CONFIG_LABEL}=all-disabled) for whole-GPU pods.",
                 )
+
+
+def _node_selection_key(ps: PodSet) -> bytes:
+    """What :func:`pod_matches_required_node_affinity` reads of the pod: its nodeSelector and its
+    required node affinity (pods with equal keys have the same candidate nodes)."""
+    import msgspec  # for start-up time: only cluster-context linting needs it
+
+    spec = ps.pod().spec
+    affinity = spec.affinity
+    node_affinity = affinity.node_affinity if affinity is not None else None
+    required = (
+        node_affinity.required_during_scheduling_ignored_during_execution
+        if node_affinity is not None
+        else None
+    )
+    return msgspec.json.encode([spec.node_selector or {}, required])
+
+
+def _strategy_verdict(ctx: LintContext, ps: PodSet, name: str, mig: bool) -> tuple[str, ...] | None:
+    """Why ``name`` is never advertised to ``ps``'s candidate nodes, or None when it may be: for a
+    MIG resource, the first single-strategy candidates; for ``nvidia.com/gpu``, ``()`` when every
+    candidate GPU node is mixed with all GPUs MIG-enabled."""
+    candidates = _candidate_nodes(ctx, ps)
+    mig_nodes = [n for n in candidates if n.metadata.labels.get(MIG_STRATEGY_LABEL)]
+    if not mig_nodes:
+        return None
+    if mig:
+        if any(_allocatable_count(ctx, n, name) for n in candidates):
+            return None
+        single = [n.metadata.name for n in mig_nodes if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"]
+        return tuple(single[:3]) if single else None
+    gpu_nodes = [
+        n
+        for n in candidates
+        if n.metadata.labels.get(MIG_STRATEGY_LABEL)
+        or any(k.startswith("nvidia.com/") for k in n.status.allocatable)
+    ]
+    if not gpu_nodes or any(_allocatable_count(ctx, n, NVIDIA_GPU) for n in gpu_nodes):
+        return None
+    if not all(n.metadata.labels.get(MIG_STRATEGY_LABEL) == "mixed" for n in gpu_nodes):
+        return None
+    return ()
 
 
 def _fits_some_model(profiles: dict[str, int]) -> tuple[bool, str]:
