@@ -175,13 +175,14 @@ def cli_json(*args: str) -> Any:
 
 
 def ok(served: dict[str, Any], key: str) -> dict[str, Any]:
-    """The structured content of a successful call; its text blocks are the summary and the same JSON."""
+    """The structured content of a successful call; its one text block is a short summary, not the
+    same JSON again (issue 17: the document is sent once)."""
     result = served["results"][key]
     assert not result.is_error, result.content
     assert result.structured_content is not None
-    summary, text = result.content
-    assert summary.type == "text" and summary.text
-    assert json.loads(text.text) == result.structured_content
+    (summary,) = result.content
+    assert summary.type == "text" and summary.text.endswith(" (full result: structuredContent)")
+    assert len(summary.text) < 600
     return result.structured_content
 
 
@@ -251,6 +252,7 @@ def test_lint_inline_text_points_at_input_lines(served: dict[str, Any]) -> None:
     assert finding["object"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "ml", "name": "train"}
     assert served["results"]["lint_inline"].content[0].text == (
         "2 findings (1 error, 0 warnings, 1 info) in 1 object: gpu-request-without-limit, gpu-taint-not-tolerated"
+        " (full result: structuredContent)"
     )
 
 
@@ -397,7 +399,7 @@ def test_advise_mig_equals_cli(served: dict[str, Any]) -> None:
     assert data["feasible"] is True
     assert (
         served["results"]["advise_mig"].content[0].text
-        == f"feasible: {data['gpus_needed']} GPUs host the demand"
+        == f"feasible: {data['gpus_needed']} GPUs host the demand (full result: structuredContent)"
     )
     assert error(served, "advise_mig_unknown_model").startswith(
         "Error executing tool advise_mig: unknown GPU model 'Z9000' (MIG-capable models: "

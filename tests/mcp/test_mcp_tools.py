@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -64,7 +63,7 @@ def test_wrapper_maps_results_and_errors() -> None:
     )
     assert not echo.is_error
     assert echo.structured_content == {"value": 3}
-    assert [c.text for c in echo.content] == ["value is 3", json.dumps({"value": 3}, separators=(",", ":"))]
+    assert [c.text for c in echo.content] == ["value is 3 (full result: structuredContent)"]
     assert (
         refuse.is_error and refuse.content[0].text == "Error executing tool refuse: value 5 is not acceptable"
     )

@@ -4,10 +4,12 @@ Built on ``mcp.server.mcpserver.MCPServer`` (mcp 2.x; the 1.x ``FastMCP`` import
 Each tool is registered with:
 
 - its input schema, derived by the SDK from the tool function's typed, described parameters;
-- an output schema (``object``) and a result carrying the JSON document as structured content,
-  plus two text blocks: a one-line summary and the same document serialised as JSON (the MCP
-  spec, "Structured Content": a tool returning structured content SHOULD also return it as
-  text, for clients that only read ``content``);
+- an output schema (``object``) and a result carrying the JSON document once, as structured
+  content, plus one short text block summarising it. The MCP spec ("Structured Content") says a
+  tool SHOULD also return the document serialised in a text block, for clients that only read
+  ``content``; gpuplane does not (issue 17): a diagnose document is ~60 KB, and sending it twice
+  doubled what an assistant pays in tokens. Clients of the 2025-06-18 spec and later read
+  ``structuredContent``; the summary says where the full answer is;
 - behaviour annotations: read-only, idempotent, not destructive (``generate``, which writes
   files into a folder, is the one tool marked not read-only), with ``openWorldHint`` only on
   tools that may read a live cluster.
@@ -23,7 +25,6 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
-import msgspec
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -61,11 +62,13 @@ def annotations_for(spec: ToolSpec) -> ToolAnnotations:
     )
 
 
+FULL_RESULT_NOTE = " (full result: structuredContent)"
+
+
 def to_result(data: dict[str, Any], summary: str) -> CallToolResult:
-    """Structured content plus the summary and the JSON text of the same document."""
-    text = msgspec.json.encode(data).decode("utf-8")
+    """The document once, as structured content, and a one-line summary as text."""
     return CallToolResult(
-        content=[TextContent(type="text", text=summary), TextContent(type="text", text=text)],
+        content=[TextContent(type="text", text=summary + FULL_RESULT_NOTE)],
         structured_content=data,
     )
 
