@@ -101,9 +101,9 @@ def gpus_per_node(pool: GpuPool) -> int | None:
 def multi_node_pools(bp: Blueprint) -> set[str]:
     """Unshared pools that run a training template with more than one worker (ranks on several nodes).
 
-    Shared pools (MIG, time-slicing, MPS) are left out: MIG instances support neither GPUDirect P2P
-    nor GPUDirect RDMA (NVIDIA MIG User Guide, "Application Considerations"), so a fabric there
-    buys nothing.
+    Shared pools (MIG, time-slicing, MPS) are left out: they host slices of a GPU for single-GPU
+    work (MIG has no GPU-to-GPU P2P: NVIDIA MIG User Guide, "Application Considerations"), not
+    ranks of a multi-node NCCL job, so the fabric is installed for the whole-GPU pools only.
     """
     unshared = {p.name for p in bp.gpu_pools if p.sharing.mode == "none"}
     return {w.pool for w in bp.workloads.training if w.workers > 1 and w.pool in unshared}
