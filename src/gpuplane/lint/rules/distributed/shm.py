@@ -220,3 +220,33 @@ def shm_unbounded(ctx: LintContext) -> Iterator[Finding]:
                 f"Set emptyDir.sizeLimit on volume {mount[1]} (e.g. {size}, below the memory limit).",
                 patch=(SetValue((*ps.spec_path, "volumes", i, "emptyDir", "sizeLimit"), size),),
             )
+
+
+def _from_node_shm(vol: dict[str, Any]) -> bool:
+    host = vol.get("hostPath")
+    path = as_str(host.get("path")) if isinstance(host, dict) else ""
+    return path.rstrip("/") == SHM_PATH or path.startswith(SHM_PATH + "/")
+
+
+@rule(
+    id="shm-hostpath",
+    severity="warning",
+    category="distributed",
+    summary="/dev/shm mounted from the node (hostPath): shared across pods and tenants, outside memory accounting.",
+)
+def shm_hostpath(ctx: LintContext) -> Iterator[Finding]:
+    for ps in ctx.podsets:
+        spec = pod_spec(ps)
+        for i, vol in dict_items(spec.get("volumes")):
+            if not _from_node_shm(vol):
+                continue
+            name = as_str(vol.get("name"))
+            yield ctx.report(
+                ctx.holder(ps),
+                (*ps.spec_path, "volumes", i, "hostPath", "path"),
+                f"{where(ps)} mounts the node's /dev/shm (hostPath volume {name}): every pod that does so shares one "
+                "tmpfs with the others and with the node, its pages are charged to no pod's memory limit, and "
+                "another tenant's segments (NCCL, DataLoader) are readable and can be overwritten.",
+                f"Replace volume {name} with an emptyDir of medium: Memory and a sizeLimit (a private /dev/shm "
+                "counted against the pod's memory limit).",
+            )
