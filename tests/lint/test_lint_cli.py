@@ -109,8 +109,8 @@ def test_rules_json_lists_every_rule() -> None:
     mine = {"gpu", "placement", "tenancy"}
     # + pod-priority-set-directly, pod-template-invalid, manifest-unknown-field, manifest-unrendered-template,
     # and (issue 16) volcano-queue-reclaimable-without-reclaim, kueue-clusterqueue-unused,
-    # kueue-workload-without-queue, gke-critical-pods-without-quota
-    assert len([r for r in listed if r["category"] in mine]) == 28
+    # kueue-workload-without-queue, gke-critical-pods-without-quota; gpu-held-idle (issue 12)
+    assert len([r for r in listed if r["category"] in mine]) == 29
 
 
 def test_explain_and_did_you_mean() -> None:
