@@ -43,7 +43,16 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
     if cluster is None or not cluster.nodes:
         return
     has_nodepools = bool(ctx.by_kind("NodePool", include_cluster=True))
+    import msgspec  # for start-up time: only cluster-context linting needs it
+
     node_labels = [(node.metadata.labels or {}, node.metadata.name) for node in cluster.nodes]
+    # Built once, so each pod set costs what its selector costs, not a walk of every node:
+    # label key -> the values nodes carry; required GPU terms (encoded) -> does some node match.
+    label_values: dict[str, set[str]] = {}
+    for labels, _name in node_labels:
+        for key, value in labels.items():
+            label_values.setdefault(key, set()).add(value)
+    terms_match: dict[bytes, bool] = {}
     for ps in ctx.podsets:
         # typed pod: nodeSelector values that are not strings are rejected by the API (pod-template-invalid)
         spec = ps.pod().spec
@@ -54,8 +63,8 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
         }
         holder = ctx.holder(ps)
         for key, value in gpu_sel.items():
-            if not any(labels.get(key) == value for labels, _name in node_labels):
-                seen = sorted({labels[key] for labels, _name in node_labels if key in labels})
+            if value not in label_values.get(key, ()):
+                seen = sorted(label_values.get(key, ()))
                 hint = f"nodes have {key} in {seen[:5]}" if seen else f"no node has the label {key}"
                 yield ctx.report(
                     holder,
@@ -79,15 +88,16 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
                 for e in t.match_expressions
             )
         ]
-        if (
-            gpu_terms
-            and len(gpu_terms) == len(terms)
-            and not any(
+        if not gpu_terms or len(gpu_terms) != len(terms):
+            continue
+        terms_key = msgspec.json.encode(gpu_terms)
+        if terms_key not in terms_match:
+            terms_match[terms_key] = any(
                 node_selector_term_matches_labels(t, labels, name)
                 for t in gpu_terms
                 for labels, name in node_labels
             )
-        ):
+        if not terms_match[terms_key]:
             yield ctx.report(
                 holder,
                 (*ps.spec_path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
