@@ -123,11 +123,39 @@ def load_workloads(path: str) -> list[Workload]:
         doc = read_document(path)
     except SideInputError as exc:
         raise SharingInputError(str(exc)) from None
+    prefix: tuple[str, ...] = ()
     if isinstance(doc, dict):
-        doc = doc.get("workloads")
+        doc, prefix = doc.get("workloads"), ("workloads",)
     if not isinstance(doc, list) or not doc:
         raise SharingInputError(f"{path!r}: expected a list of workloads (or a 'workloads:' list)")
+    from gpuplane.sources.typed import TypedInputError, validate  # for start-up time
+
+    model = _workload_model()
+    for i, raw in enumerate(doc):
+        if isinstance(raw, dict):
+            try:
+                validate(model, raw, path, (*prefix, i))
+            except TypedInputError as exc:
+                raise SharingInputError(str(exc)) from None
     return [workload_from_mapping(raw, i) for i, raw in enumerate(doc)]
+
+
+def _workload_model() -> Any:
+    """The numbers of a ``--from`` workload: finite (no ``.inf``) and within a float (no
+    401-digit integer); strings of digits stay accepted as the ``--workload`` form gives them."""
+    from typing import Annotated  # for start-up time
+
+    from pydantic import BaseModel, ConfigDict, Field  # for start-up time
+
+    finite = Annotated[float, Field(allow_inf_nan=False)]
+
+    class WorkloadNumbers(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        mem: finite | None = None
+        util: finite | None = None
+        count: int | None = None
+
+    return WorkloadNumbers
 
 
 @dataclass(slots=True)

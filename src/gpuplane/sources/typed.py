@@ -8,6 +8,7 @@ line comes from the file itself (:class:`~gpuplane.sources.locate.DocumentLocato
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -36,6 +37,38 @@ def _line(path: str, steps: tuple[str | int, ...]) -> int | None:
 
 def validate(model: type[M], data: Any, path: str, prefix: tuple[str | int, ...] = ()) -> M:
     """``data`` (the section at ``prefix`` of the file ``path``) as ``model``."""
+    return _convert(model, data, path, prefix, lambda steps: _line(path, steps))
+
+
+def validate_object(model: type[M], obj: Any, prefix: tuple[str | int, ...] = ()) -> M:
+    """The section at ``prefix`` of a loaded manifest (a :class:`~gpuplane.k8s.manifest.Manifest`)
+    as ``model``; the line comes from the manifest's own locator (the file it was read from)."""
+    data: Any = obj.data
+    for step in prefix:
+        data = data.get(step) if isinstance(data, dict) else None
+    label = f"{obj.kind} {obj.name}" if isinstance(obj.name, str) and obj.name else str(obj.kind)
+    path = obj.path or label
+    return _convert(model, data, path, prefix, lambda steps: obj.field_line(steps) if obj.path else None)
+
+
+def _shown(got: Any) -> str:
+    if isinstance(got, str | int | float | bool) or got is None:
+        try:
+            shown = repr(got)
+        except ValueError:  # an integer beyond Python's int-to-str digit limit
+            return "an integer of more than 4300 digits"
+    else:
+        shown = type(got).__name__
+    return shown[:57] + "..." if len(shown) > 60 else shown
+
+
+def _convert(
+    model: type[M],
+    data: Any,
+    path: str,
+    prefix: tuple[str | int, ...],
+    line_of: Callable[[tuple[str | int, ...]], int | None],
+) -> M:
     from pydantic import ValidationError  # for start-up time
 
     try:
@@ -44,10 +77,10 @@ def validate(model: type[M], data: Any, path: str, prefix: tuple[str | int, ...]
         first = exc.errors()[0]
         steps = (*prefix, *(s for s in first.get("loc", ()) if isinstance(s, str | int)))
         field = ".".join(str(s) for s in steps) or "(document)"
-        line = _line(path, steps)
+        try:
+            line = line_of(steps)
+        except Exception:  # a locator problem must not hide the real error
+            line = None
         where = f"{path}:{line}" if line else path
-        got = first.get("input")
-        shown = repr(got) if isinstance(got, str | int | float | bool) or got is None else type(got).__name__
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        raise TypedInputError(f"{where}: {field}: {first.get('msg', 'invalid')} (got {shown})") from None
+        msg = first.get("msg", "invalid")
+        raise TypedInputError(f"{where}: {field}: {msg} (got {_shown(first.get('input'))})") from None

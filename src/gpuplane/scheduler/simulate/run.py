@@ -76,6 +76,13 @@ def run_simulation(
                     raise SimulateInputError(f"--autoscaler {mode}: {problems[0]}")
                 overrides.update(values)
         mode = "auto"
+    from gpuplane.scheduler.simulate.input_models import check_objects
+    from gpuplane.sources.typed import TypedInputError
+
+    try:
+        check_objects([*objects, *extra, *state.objects])
+    except TypedInputError as exc:
+        raise SimulateInputError(str(exc)) from None
     inputs = apply_inputs(state, objects)
     problems = list(inputs.problems)
     scaler = None
