@@ -47,9 +47,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "ruleset.registry",
         "lint",
     ): "type-only (TYPE_CHECKING): a rule's signature names LintContext and Finding",
-    ("knowledge.search", "rule_catalog"): "indexes every rule's page; the cycle with rule_catalog (which "
-    "links pages to knowledge sections) is to be cut by the owners of knowledge/ and rule_catalog",
-    ("knowledge.llm", "rule_catalog"): "the rule-page tool of LLM mode; same cycle as knowledge.search",
 }
 
 # (importer, imported) function-level imports inside a cycle, being untangled by their owners.

@@ -71,6 +71,40 @@ def write_docs(out_dir: str) -> list[str]:
     return written
 
 
+class CatalogRuleSource:
+    """The catalog as :class:`gpuplane.knowledge.rule_source.RuleSource`: the knowledge base
+    indexes its pages without importing this module (which sits above knowledge)."""
+
+    def rules(self) -> list[RuleMeta]:
+        return all_rules()
+
+    def page(self, rule_id: str) -> str | None:
+        meta = get_rule(rule_id)
+        return render_page(meta) if meta is not None else None
+
+    def input_files(self) -> list[str]:
+        """Every module and docs page of the rule packages, found by path so that checking the
+        index cache imports no rule."""
+        root = os.path.dirname(os.path.abspath(__file__))
+        files: list[str] = []
+        for package in RULE_PACKAGES:
+            top = os.path.join(root, *package.split(".")[1:])
+            for directory, subdirs, names in os.walk(top):
+                subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+                files.extend(os.path.join(directory, n) for n in sorted(names) if n.endswith((".py", ".md")))
+        return files
+
+
+RULE_SOURCE = CatalogRuleSource()
+
+
+def install_in_knowledge() -> None:
+    """Make ``gpuplane ask`` (and LLM mode's ``explain_rule``) search this catalog's pages."""
+    from gpuplane.knowledge.rule_source import use  # for start-up time: only asking needs it
+
+    use(RULE_SOURCE)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     out_dir = args[0] if args else os.path.join("docs", "rules")

@@ -152,7 +152,7 @@ def test_disk_cache_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def test_corrupt_cache_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUPLANE_CACHE_DIR", str(tmp_path))
-    key = search_mod._cache_key(False)
+    key = search_mod._cache_key(None)
     assert key is not None
     Path(search_mod._cache_path(key)).write_bytes(b"\x00not msgpack")
     search_mod._index.cache_clear()
@@ -165,7 +165,7 @@ def test_corrupt_cache_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_cache_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUPLANE_CACHE_DIR", "off")
     assert search_mod.cache_dir() is None
-    assert search_mod._cache_key(True) is None
+    assert search_mod._cache_key(None) is None
 
 
 def test_cache_dir_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -184,3 +184,25 @@ def test_acronyms_expand_but_stay() -> None:
     assert expand_acronyms("no acronym, not even in words like camera or hdra") == (
         "no acronym, not even in words like camera or hdra"
     )
+
+
+def test_index_without_a_rule_catalog_holds_sections_only() -> None:
+    """Knowledge imports no rule catalog (it sits above knowledge): with none installed the index
+    is the sections alone, and LLM mode's explain_rule says why it has no page."""
+    from gpuplane.knowledge import llm, rule_source
+
+    rule_source.use(None)
+    assert {d.kind for d in index().documents} == {"section"}
+    assert llm.run_tool("explain_rule", {"rule_id": "quota-gpu-invalid-key"}) == (
+        "error: lint rules unavailable (no rule catalog installed)"
+    )
+
+
+def test_rule_catalog_cache_inputs_cover_every_rule_package() -> None:
+    """The on-disk cache key hashes every module and docs page of lint's and diagnose's rules."""
+    from gpuplane.rule_catalog import RULE_SOURCE
+
+    files = RULE_SOURCE.input_files()
+    assert any(f.endswith("/lint/rules/__init__.py") for f in files)
+    assert any("/diagnose/rules/" in f for f in files)
+    assert all(os.path.isfile(f) for f in files)

@@ -61,6 +61,9 @@ def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
 
     from gpuplane.knowledge import KnowledgeError
     from gpuplane.knowledge.answer import answer
+    from gpuplane.rule_catalog import install_in_knowledge
+
+    install_in_knowledge()
 
     try:
         result = answer(question, max_sections=max_sections)

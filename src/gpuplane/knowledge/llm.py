@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplane.knowledge.rule_source import current
 from gpuplane.knowledge.search import Hit, index
 
 ENV_BASE_URL = "GPUPLANE_LLM_BASE_URL"
@@ -124,12 +125,14 @@ def _tool_search_knowledge(args: dict[str, Any]) -> str:
 
 def _tool_explain_rule(args: dict[str, Any]) -> str:
     rule_id = str(args.get("rule_id", "")).strip()
+    source = current()
+    if source is None:
+        return "error: lint rules unavailable (no rule catalog installed)"
     try:
-        from gpuplane.rule_catalog import get_rule, render_page
+        page = source.page(rule_id)
     except Exception as exc:
         return f"error: lint rules unavailable ({type(exc).__name__})"
-    meta = get_rule(rule_id)
-    return render_page(meta) if meta is not None else f"error: no rule with id {rule_id!r}"
+    return page if page is not None else f"error: no rule with id {rule_id!r}"
 
 
 def _tool_lint_manifests(args: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from gpuplane.knowledge import SECTIONS_DIR, Section, sections
+from gpuplane.knowledge.rule_source import RuleSource, current
 
 # BM25 parameters (Robertson/Zaragoza defaults) and field boosts: a word in the
 # title or the curated keywords says far more about a section than one in prose.
@@ -389,12 +390,10 @@ class Index:
         return [Hit(self.documents[i], scores[i]) for i in ranked[:limit]]
 
 
-def _rule_documents() -> list[tuple[Document, str]]:
-    """Lint rule docs pages, when the lint registry is importable (it is optional for ask)."""
+def _rule_documents(source: RuleSource) -> list[tuple[Document, str]]:
+    """The rule docs pages of the installed catalog (:mod:`gpuplane.knowledge.rule_source`)."""
     try:
-        from gpuplane.rule_catalog import all_rules
-
-        metas = all_rules()
+        metas = source.rules()
     except Exception:  # the lint package is absent or broken: ask still works on sections
         return []
     docs = []
@@ -415,30 +414,30 @@ def index(include_rules: bool = True) -> Index:
     Built on first use, or restored from the on-disk cache when neither the
     sections nor the lint rule modules changed since it was written.
     """
-    return _index(bool(include_rules))
+    return _index(current() if include_rules else None)
 
 
 @lru_cache(maxsize=2)
-def _index(include_rules: bool) -> Index:
-    key = _cache_key(include_rules)
+def _index(rules: RuleSource | None) -> Index:
+    key = _cache_key(rules)
     cached = _cache_read(key) if key else None
     if cached is not None:
         return cached
-    built = _build_index(include_rules)
+    built = _build_index(rules)
     if key:
         _cache_write(key, built)
     return built
 
 
-def _build_index(include_rules: bool) -> Index:
+def _build_index(rules: RuleSource | None) -> Index:
     documents: list[Document] = []
     fields: list[tuple[str, str, str]] = []
     for sec in sections():
         documents.append(Document(id=sec.id, title=sec.title, body=sec.body, kind="section", section=sec))
         keywords = " ".join(sec.keywords) + " " + " ".join(sec.topics) + " " + " ".join(sec.rules)
         fields.append((sec.title + " " + sec.id, keywords, _searchable_body(sec.body)))
-    if include_rules:
-        for doc, keywords in _rule_documents():
+    if rules is not None:
+        for doc, keywords in _rule_documents(rules):
             documents.append(doc)
             fields.append((doc.title, keywords, doc.body))
     return Index(documents, fields)
@@ -463,22 +462,19 @@ def cache_dir() -> str | None:
     return os.path.join(base, "gpuplane")
 
 
-def _input_files(include_rules: bool) -> list[str]:
+def _input_files(rules: RuleSource | None) -> list[str]:
     files = [os.path.join(SECTIONS_DIR, n) for n in sorted(os.listdir(SECTIONS_DIR)) if n.endswith(".md")]
-    if include_rules:
-        lint_dir = os.path.join(os.path.dirname(SECTIONS_DIR), os.pardir, "lint")
-        for sub in (lint_dir, os.path.join(lint_dir, "rules")):
-            if os.path.isdir(sub):
-                files.extend(os.path.join(sub, n) for n in sorted(os.listdir(sub)) if n.endswith(".py"))
+    if rules is not None:
+        files.extend(rules.input_files())
     return files
 
 
-def _cache_key(include_rules: bool) -> str | None:
+def _cache_key(rules: RuleSource | None) -> str | None:
     if cache_dir() is None:
         return None
-    digest = hashlib.sha1(f"v{CACHE_VERSION}:{include_rules}:{__file__}".encode())
+    digest = hashlib.sha1(f"v{CACHE_VERSION}:{rules is not None}:{__file__}".encode())
     try:
-        for path in _input_files(include_rules):
+        for path in _input_files(rules):
             st = os.stat(path)
             digest.update(f"{path}:{st.st_mtime_ns}:{st.st_size};".encode())
     except OSError:

@@ -907,6 +907,9 @@ def ask(
     """Same engine and document as ``gpuplane ask -f json``, always offline (the caller is the LLM)."""
     from gpuplane.knowledge import KnowledgeError
     from gpuplane.knowledge.answer import answer
+    from gpuplane.rule_catalog import install_in_knowledge
+
+    install_in_knowledge()
 
     question = " ".join(question.split())
     if not question:
