@@ -23,3 +23,9 @@ def shared_dir() -> Path:
 # What the CLI's root command does before any command: kindless NVIDIA config files are
 # recognised (tests call the loader and engines directly, without the root command).
 import gpuplane.gpu.config_files  # noqa: E402, F401
+
+# What `gpuplane ask` and MCP `ask` do before asking: the knowledge index reads the rule catalog's
+# pages (knowledge sits below the catalog and never imports it; tests call answer() directly).
+from gpuplane.rule_catalog import install_in_knowledge  # noqa: E402
+
+install_in_knowledge()

@@ -191,11 +191,15 @@ def test_index_without_a_rule_catalog_holds_sections_only() -> None:
     is the sections alone, and LLM mode's explain_rule says why it has no page."""
     from gpuplane.knowledge import llm, rule_source
 
+    installed = rule_source.current()
     rule_source.use(None)
-    assert {d.kind for d in index().documents} == {"section"}
-    assert llm.run_tool("explain_rule", {"rule_id": "quota-gpu-invalid-key"}) == (
-        "error: lint rules unavailable (no rule catalog installed)"
-    )
+    try:
+        assert {d.kind for d in index().documents} == {"section"}
+        assert llm.run_tool("explain_rule", {"rule_id": "quota-gpu-invalid-key"}) == (
+            "error: lint rules unavailable (no rule catalog installed)"
+        )
+    finally:
+        rule_source.use(installed)
 
 
 def test_rule_catalog_cache_inputs_cover_every_rule_package() -> None:
