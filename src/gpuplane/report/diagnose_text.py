@@ -52,8 +52,26 @@ def summary_line(result: DiagnoseResult) -> str:
     )
 
 
-def finding_lines(finding: Finding) -> list[str]:
-    """The plain lines of one finding (used by the text report and tests)."""
+def finding_lines(finding: Finding, width: int | None = None) -> list[str]:
+    """The plain lines of one finding (used by the text report and tests), each wrapped at word
+    boundaries to ``width`` (None: unwrapped) with a hanging indent under its own text."""
+    from gpuplane.report.console import wrap_hanging
+
+    wrapped: list[str] = []
+    for line in _finding_lines(finding):
+        body = line.lstrip(" ")
+        lead = len(line) - len(body)
+        if body.startswith(("fix: ", "- ")):
+            indent = lead + body.index(" ") + 1
+        elif lead == 2:
+            indent = 11  # the head line: continue under the message column
+        else:
+            indent = lead
+        wrapped.extend(wrap_hanging(line, width, indent))
+    return wrapped
+
+
+def _finding_lines(finding: Finding) -> list[str]:
     lines = [f"  {finding.severity:<7}  {finding.rule}  {_object_label(finding)}"]
     if finding.object.path and finding.line > 0:
         lines[0] += f"  ({finding.object.path}:{finding.line})"
@@ -72,7 +90,7 @@ def finding_lines(finding: Finding) -> list[str]:
     return lines
 
 
-def render_plain(result: DiagnoseResult) -> str:
+def render_plain(result: DiagnoseResult, width: int | None = None) -> str:
     """The findings part of the report as plain text (no inventory tables)."""
     lines = [header_line(result), ""]
     for title, findings in (
@@ -83,7 +101,7 @@ def render_plain(result: DiagnoseResult) -> str:
         if not findings:
             lines.append("  none")
         for finding in findings:
-            lines.extend(finding_lines(finding))
+            lines.extend(finding_lines(finding, width))
         lines.append("")
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
@@ -93,9 +111,13 @@ def render(result: DiagnoseResult, console: Console) -> None:
     """Findings (styled by severity on a terminal), then the inventory tables, then the summary."""
     from rich.text import Text
 
+    from gpuplane.report.console import wrap_hanging, wrap_width
     from gpuplane.report.inventory_text import render_inventory
 
-    console.print(Text(header_line(result), style="bold"))
+    width = wrap_width(console.file) if not console.is_terminal else console.width
+
+    for line in wrap_hanging(header_line(result), width, 2):
+        console.print(Text(line, style="bold"))
     console.print()
     for title, findings in (
         ("Cluster findings", result.cluster_findings),
@@ -105,14 +127,14 @@ def render(result: DiagnoseResult, console: Console) -> None:
         if not findings:
             console.print("  none")
         for finding in findings:
-            lines = finding_lines(finding)
-            head = Text("  ")
-            head.append(f"{finding.severity:<7}", style=_STYLE.get(finding.severity, ""))
-            head.append(lines[0][9:])
+            lines = finding_lines(finding, width)
+            head = Text(lines[0])
+            head.stylize(_STYLE.get(finding.severity, ""), 2, 9)
             console.print(head, soft_wrap=True)
             for line in lines[1:]:
                 console.print(Text(line), soft_wrap=True)
         console.print()
     render_inventory(result.inventory, console)
     console.print()
-    console.print(Text(summary_line(result), style="bold"))
+    for line in wrap_hanging(summary_line(result), width, 2):
+        console.print(Text(line, style="bold"))

@@ -7,7 +7,7 @@ totals of the healthy ones); ``-f json`` always has every node.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuplane.diagnose.inventory import Inventory, NodeInventory, ResourceUse
 
@@ -57,11 +57,34 @@ def _status_cell(node: NodeInventory, styled: bool) -> str:
     return f"[red]{text}[/red]" if styled else text
 
 
+NARROW_WIDTH = 100  # below this console width the tables shorten headers and drop low-value columns
+_SHORT_HEADERS = {
+    "allocatable": "alloc",
+    "allocated": "used",
+    "problem nodes": "problems",
+    "used/allocatable": "used/alloc",
+}
+
+
+def _header(column: str, narrow: bool) -> str:
+    return _SHORT_HEADERS.get(column, column) if narrow else column
+
+
+def _identifier(column: str, names: list[str]) -> dict[str, Any]:
+    """Column options: a column of row identifiers (names) is never wrapped or cut (its minimum
+    width is its longest name); every other column folds its text rather than cutting it."""
+    if names:
+        return {"no_wrap": True, "min_width": max(len(name) for name in names)}
+    return {"overflow": "fold"}
+
+
 def render_inventory(inventory: Inventory, console: Console) -> None:
     """Print the inventory tables and the problem list to ``console``."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
+
+    from gpuplane.report.console import wrap_hanging
 
     styled = console.color_system is not None
     doc_summary = inventory.to_json()["summary"]
@@ -78,11 +101,13 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
         f"{doc_summary['free']} free (whole GPUs, MIG devices and shared replicas as advertised)."
     )
 
+    narrow = console.width < NARROW_WIDTH
     models = Table(title="By model", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
     for column in ("model", "nodes", "GPUs", "allocatable", "allocated", "free", "by resource"):
         models.add_column(
-            column,
+            _header(column, narrow),
             justify="right" if column in ("nodes", "GPUs", "allocatable", "allocated", "free") else "left",
+            **_identifier(column, [group.key for group in inventory.models] if column == "model" else []),
         )
     for group in inventory.models:
         models.add_row(
@@ -99,7 +124,11 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
 
     pools = Table(title="By pool", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
     for column in ("pool", "model", "nodes", "GPUs", "allocatable", "allocated", "free", "problem nodes"):
-        pools.add_column(column, justify="right" if column not in ("pool", "model") else "left")
+        pools.add_column(
+            _header(column, narrow),
+            justify="right" if column not in ("pool", "model") else "left",
+            **_identifier(column, [group.key for group in inventory.pools] if column == "pool" else []),
+        )
     for group in inventory.pools:
         problem_cell = str(group.problem_nodes) if group.problem_nodes else "-"
         if styled and group.problem_nodes:
@@ -125,18 +154,29 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
         title = "Nodes with problems"
     if shown:
         nodes = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
-        for column in ("node", "pool", "model", "GPUs", "used/allocatable", "layout", "status"):
-            nodes.add_column(column, justify="right" if column == "GPUs" else "left")
-        for node in shown:
-            nodes.add_row(
-                escape(node.name),
-                escape(node.pool),
-                escape(node.model_key),
-                str(node.gpus),
-                escape(_resources_cell(node.resources)),
-                escape(_layout_cell(node)),
-                _status_cell(node, styled),
+        # at 80 columns the model column goes (the pool names it, and the tables above map
+        # pools to models) so that node and pool names, which identify a row, stay whole
+        columns = ["node", "pool", "model", "GPUs", "used/allocatable", "layout", "status"]
+        if narrow:
+            columns.remove("model")
+        for column in columns:
+            names = {"node": [n.name for n in shown], "pool": [n.pool for n in shown]}.get(column, [])
+            nodes.add_column(
+                _header(column, narrow),
+                justify="right" if column == "GPUs" else "left",
+                **_identifier(column, names),
             )
+        for node in shown:
+            cells = {
+                "node": escape(node.name),
+                "pool": escape(node.pool),
+                "model": escape(node.model_key),
+                "GPUs": str(node.gpus),
+                "used/allocatable": escape(_resources_cell(node.resources)),
+                "layout": escape(_layout_cell(node)),
+                "status": _status_cell(node, styled),
+            }
+            nodes.add_row(*(cells[column] for column in columns))
         console.print(nodes)
     if hidden:
         console.print(
@@ -149,4 +189,5 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
         console.print("[bold]Problems[/bold]" if styled else "Problems")
         for node in problems:
             for flag in node.flags:
-                console.print(f"  {node.name}: {flag.message}", markup=False)
+                for line in wrap_hanging(f"  {node.name}: {flag.message}", console.width, 4):
+                    console.print(line, markup=False, highlight=False)

@@ -45,50 +45,79 @@ def _groups(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
     return list(groups.items())
 
 
-def render_plain(findings: list[Finding], summary: dict[str, int]) -> str:
-    """The text report without colour (piped output, tests)."""
+FINDING_INDENT = 6  # continuation lines of a finding's message
+FIX_INDENT = 11  # continuation lines of its fix (under the text after "fix: ")
+
+
+def _finding_lines(path: str, f: Finding, rule_width: int, width: int | None) -> tuple[list[str], list[str]]:
+    """The message lines and the fix lines of one finding, wrapped at word boundaries to
+    ``width`` with a hanging indent (``None``: one line each)."""
+    from gpuplane.report.console import wrap_hanging
+
+    head = f"  {path}:{f.line}  {f.severity:<7}  {f.rule:<{rule_width}}  {f.message}"
+    fix = f"      fix: {f.fix}"
+    return wrap_hanging(head, width, FINDING_INDENT), wrap_hanging(fix, width, FIX_INDENT)
+
+
+def render_plain(findings: list[Finding], summary: dict[str, int], width: int | None = None) -> str:
+    """The text report without colour (piped output, tests); wrapped to ``width`` when given."""
+    from gpuplane.report.console import wrap_hanging
+
     lines: list[str] = []
     for path, items in _groups(findings):
         lines.append(path)
-        width = max(len(f.rule) for f in items)
+        rule_width = max(len(f.rule) for f in items)
         for f in items:
-            lines.append(f"  {path}:{f.line}  {f.severity:<7}  {f.rule:<{width}}  {f.message}")
-            lines.append(f"      fix: {f.fix}")
+            head, fix = _finding_lines(path, f, rule_width, width)
+            lines.extend(head)
+            lines.extend(fix)
         lines.append("")
-    lines.append(summary_line(summary))
+    lines.extend(wrap_hanging(summary_line(summary), width, 2))
     return "\n".join(lines) + "\n"
 
 
 def render(findings: list[Finding], summary: dict[str, int], stream: TextIO | None = None) -> None:
     """Write the report to ``stream`` (stdout): rich colours on a TTY, plain text otherwise."""
-    from gpuplane.report.console import color_mode
+    from gpuplane.report.console import color_mode, wrap_width
 
     out = stream or sys.stdout
     tty = hasattr(out, "isatty") and out.isatty()
     mode = color_mode()
+    width = wrap_width(out)
     if (not tty and mode != "always") or (tty and mode == "never"):
-        out.write(render_plain(findings, summary))
+        out.write(render_plain(findings, summary, width))
         return
     from rich.console import Console
     from rich.text import Text
 
+    from gpuplane.report.console import wrap_hanging
+
     console = Console(file=out, highlight=False, soft_wrap=True, force_terminal=True if not tty else None)
     for path, items in _groups(findings):
         console.print(Text(path, style="bold underline"))
-        width = max(len(f.rule) for f in items)
+        rule_width = max(len(f.rule) for f in items)
         for f in items:
-            line = Text("  ")
-            line.append(f"{path}:{f.line}", style="bold")
-            line.append("  ")
-            line.append(f"{f.severity:<7}", style=_STYLE.get(f.severity, ""))
-            line.append("  ")
-            line.append(f"{f.rule:<{width}}", style="magenta")
-            line.append("  ")
-            line.append(f.message)
-            console.print(line)
-            fix = Text("      fix: ", style="green")
-            fix.append(f.fix)
-            console.print(fix)
+            head, fix = _finding_lines(path, f, rule_width, width)
+            # style the prefix of the first line by offsets: the wrapping never splits it
+            # (it only breaks at spaces after the rule column or inside a long message)
+            first = Text(head[0])
+            start = 2
+            for part, style in (
+                (f"{path}:{f.line}", "bold"),
+                (f"{f.severity:<7}", _STYLE.get(f.severity, "")),
+                (f.rule, "magenta"),
+            ):
+                first.stylize(style, start, min(start + len(part), len(head[0])))
+                start += len(part) + 2 if part != f.rule else 0
+            console.print(first)
+            for line in head[1:]:
+                console.print(Text(line))
+            fix_first = Text(fix[0])
+            fix_first.stylize("green", 0, min(11, len(fix[0])))
+            console.print(fix_first)
+            for line in fix[1:]:
+                console.print(Text(line))
         console.print()
     style = "bold red" if summary["error"] else ("yellow" if summary["warning"] else "green")
-    console.print(Text(summary_line(summary), style=style))
+    for line in wrap_hanging(summary_line(summary), width, 2):
+        console.print(Text(line, style=style))
