@@ -324,6 +324,7 @@ def test_why_pending_messages_equal_cli(served: dict[str, Any]) -> None:
     ]
     data = dict(data)
     assert data.pop("errors") == []
+    assert data.pop("page") == {"total": 5, "returned": 5, "next_cursor": None}
     assert data == expected
 
 
@@ -350,8 +351,8 @@ def test_why_pending_errors(served: dict[str, Any]) -> None:
         "Error executing tool why_pending: pod 'no-slash': expected NAMESPACE/NAME"
     )
     assert error(served, "why_pending_no_cluster") == (
-        "Error executing tool why_pending: nothing usable in cluster source 'no/such/snapshot.yaml': "
-        "no/such/snapshot.yaml: no such file or directory"
+        "Error executing tool why_pending: cluster: 'no/such/snapshot.yaml' does not exist "
+        f"(relative paths start at the server's working directory {ROOT}; roots: {ROOT}, {os.path.realpath(GEN_DIR)})"
     )
 
 
@@ -367,6 +368,7 @@ def test_diagnose_equals_cli(served: dict[str, Any]) -> None:
     data = dict(ok(served, "diagnose"))
     expected = cli_json("diagnose", "--cluster", DEMO, "-f", "json")
     assert data.pop("errors") == []
+    assert data.pop("page") == {"total": 41, "returned": 41, "next_cursor": None}
     assert data == expected
     assert "gang-partially-running" in {f["rule"] for f in data["findings"]}
 
@@ -375,6 +377,7 @@ def test_usage_equals_cli(served: dict[str, Any]) -> None:
     data = dict(ok(served, "usage"))
     expected = cli_json("usage", "--cluster", DEMO, "--metrics", USAGE_METRICS, "-f", "json")
     assert data.pop("errors") == []
+    assert data.pop("page") == {"total": 9, "returned": 9, "next_cursor": None}
     assert data == expected
     assert (
         served["results"]["usage"]

@@ -168,3 +168,75 @@ def test_advise_capacity_summary_uses_the_priced_cost_and_flags_partial() -> Non
     none = advise_capacity({"T4": 4}, provider="aws")
     assert none.data["priced_monthly_usd"] is None
     assert none.summary == "4 GPUs on aws, cost unknown (no priced choice)"
+
+
+# -- filters and pages on the listing tools (issue 17 item 5) -------------------------------------
+
+
+def test_diagnose_filters_by_severity_namespace_and_rule() -> None:
+    out = tools.diagnose(str(DEMO), severity="error", namespace="team-nlp")
+    assert out.data["page"] == {"total": 4, "returned": 4, "next_cursor": None}
+    assert [(f["rule"], f["object"]["name"]) for f in out.data["findings"]] == [
+        ("gang-partially-running", "llm-finetune-f71dc84e-649b-47e3-afed-7ffe5b1314d2"),
+        ("pending-gpu-pod", "llm-finetune-worker-2"),
+        ("pending-gpu-pod", "llm-finetune-worker-3"),
+        ("pending-gpu-pod", "qwen-sft-gb55k"),
+    ]
+    assert out.summary.endswith("; showing 4 of 4 findings")
+    only = tools.diagnose(str(DEMO), rule="pending-gpu-pod", namespace="team-nlp")
+    assert [f["object"]["name"] for f in only.data["findings"]] == [
+        "llm-finetune-worker-2",
+        "llm-finetune-worker-3",
+        "qwen-sft-gb55k",
+    ]
+
+
+def test_diagnose_pages_with_a_cursor_until_the_end() -> None:
+    everything = tools.diagnose(str(DEMO), severity="warning").data["findings"]
+    assert len(everything) == 26
+    seen: list[dict[str, Any]] = []
+    cursor = None
+    pages = []
+    while True:
+        out = tools.diagnose(str(DEMO), severity="warning", limit=10, cursor=cursor)
+        seen += out.data["findings"]
+        pages.append(out.data["page"])
+        cursor = out.data["page"]["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == [
+        {"total": 26, "returned": 10, "next_cursor": "10"},
+        {"total": 26, "returned": 10, "next_cursor": "20"},
+        {"total": 26, "returned": 6, "next_cursor": None},
+    ]
+    assert seen == everything
+    with pytest.raises(ToolInputError, match=r"^cursor 'abc' is not a cursor returned by an earlier call"):
+        tools.diagnose(str(DEMO), cursor="abc")
+
+
+def test_lint_why_pending_and_inventory_page() -> None:
+    out = tools.lint(paths=[str(ROOT / "examples" / "manifests")], severity="error", limit=2)
+    assert out.data["page"] == {"total": 3, "returned": 2, "next_cursor": "2"}
+    assert [f["rule"] for f in out.data["findings"]] == [
+        "gpu-fractional-quantity",
+        "gpu-request-without-limit",
+    ]
+    assert out.summary.endswith("; showing 2 of 3 findings (more: cursor '2')")
+    pending = tools.why_pending(str(DEMO), namespace="team-nlp", limit=1)
+    assert [p["pod"] for p in pending.data["pods"]] == ["team-nlp/llm-finetune-worker-2"]
+    assert pending.data["page"] == {"total": 3, "returned": 1, "next_cursor": "1"}
+    nodes = tools.inventory(str(DEMO), limit=3, cursor="3")
+    assert [n["name"] for n in nodes.data["nodes"]] == [
+        n["name"] for n in tools.inventory(str(DEMO)).data["nodes"][3:6]
+    ]
+    assert nodes.data["page"] == {"total": 12, "returned": 3, "next_cursor": "6"}
+    assert nodes.data["summary"]["gpuNodes"] == 12  # totals cover the whole cluster, not the page
+
+
+def test_missing_relative_path_names_the_working_directory() -> None:
+    with pytest.raises(ToolInputError) as caught:
+        tools.lint(paths=["no-such-dir/x.yaml"])
+    assert str(caught.value) == (
+        f"paths: 'no-such-dir/x.yaml' does not exist (relative paths start at the server's "
+        f"working directory {os.getcwd()})"
+    )

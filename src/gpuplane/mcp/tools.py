@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from gpuplane.app.inputs import INLINE_NAME, ClusterCache
 from gpuplane.app.outcome import MCP, AppError, Messages
+from gpuplane.app.paging import ListFilter
 from gpuplane.ruleset.registry import CATEGORIES
 
 if TYPE_CHECKING:
@@ -117,6 +118,25 @@ Paths = Annotated[
         "recursively). Relative paths are relative to the server's working directory."
     ),
 ]
+MinSeverity = Annotated[
+    Literal["info", "warning", "error"] | None,
+    Field(description="Keep only findings at or above this severity (warning keeps warnings and errors)."),
+]
+Namespace = Annotated[
+    str | None, Field(description="Keep only the items of this namespace (exact name).", min_length=1)
+]
+RuleId = Annotated[str | None, Field(description="Keep only the findings of this rule id.", min_length=1)]
+Limit = Annotated[
+    int | None,
+    Field(
+        description="Return at most this many items; the result's page.next_cursor continues the list.",
+        ge=1,
+    ),
+]
+Cursor = Annotated[
+    str | None,
+    Field(description="page.next_cursor of an earlier call with the same filters: the next items."),
+]
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -136,9 +156,34 @@ def _check_path(path: str, what: str) -> str:
     if what == "cluster" and path.strip() == LIVE:
         return LIVE
     try:
-        return check(path, what)
+        checked = check(path, what)
     except PathRefused as exc:
         raise ToolInputError(str(exc)) from None
+    if what not in MAY_BE_NEW and not os.path.exists(checked):
+        raise ToolInputError(f"{what}: {path.strip()!r} does not exist{_where_paths_start(path)}")
+    return checked
+
+
+# Parameters naming something the tool creates (generate's output folder): they need not exist.
+MAY_BE_NEW = frozenset({"output_dir"})
+
+
+def _where_paths_start(path: str) -> str:
+    """Which folder a relative path was read from, and the roots the server may read: the
+    assistant cannot see the server's working directory, so a bare "no such file" does not tell
+    it what to fix."""
+    from gpuplane.mcp.sandbox import roots
+
+    configured = roots()
+    start = configured[0] if configured else os.getcwd()
+    where = (
+        ""
+        if os.path.isabs(path.strip())
+        else f" (relative paths start at the server's working directory {start}"
+    )
+    if configured and len(configured) > 1:
+        where += ("; " if where else " (") + "roots: " + ", ".join(configured)
+    return where + (")" if where else "")
 
 
 def load_manifests(manifests: str | None, paths: list[str] | None) -> LoadResult:
@@ -191,6 +236,34 @@ def _with_errors(document: dict[str, Any], errors: list[str]) -> dict[str, Any]:
     return document
 
 
+def _paged(
+    document: dict[str, Any],
+    key: str,
+    wanted: ListFilter,
+    namespace_of: Callable[[dict[str, Any]], str | None] | None = None,
+) -> str:
+    """Filter and page ``document[key]`` in place (:mod:`gpuplane.app.paging`), add its ``page``
+    block (``total``, ``returned``, ``next_cursor``) and return the summary's note on it."""
+    from gpuplane.app.paging import finding_namespace, page
+
+    try:
+        kept, block = page(document[key], wanted, namespace_of=namespace_of or finding_namespace)
+    except AppError as exc:
+        raise ToolInputError(str(exc)) from None
+    document[key] = kept
+    document["page"] = block
+    if (
+        block["next_cursor"] is None
+        and block["returned"] == block["total"] == len(kept)
+        and not (wanted.severity or wanted.namespace or wanted.rule or wanted.cursor)
+    ):
+        return ""
+    note = f"; showing {block['returned']} of {block['total']} {key}"
+    if block["next_cursor"] is not None:
+        note += f" (more: cursor {block['next_cursor']!r})"
+    return note
+
+
 def _errors_note(errors: list[str]) -> str:
     return f" ({_plural(len(errors), 'input error')}: {errors[0]})" if errors else ""
 
@@ -205,7 +278,8 @@ def _errors_note(errors: list[str]) -> str:
     "without limits, missing tolerations, training jobs without gang scheduling, shared RWO volumes "
     "...). Input: manifest text and/or paths, optionally a cluster for context. Returns findings "
     "with rule id, severity, file, line, message and fix, like `gpuplane lint -f json`. Read-only: "
-    "never edits files.",
+    "never edits files. Filters: severity (minimum), namespace, rule, limit with cursor (the result's page says total and "
+    "next_cursor).",
     reads_cluster=True,
 )
 def lint(
@@ -226,6 +300,11 @@ def lint(
         str | None,
         Field(description="A .gpuplane.yaml config file (default: the nearest one above the first path)."),
     ] = None,
+    severity: MinSeverity = None,
+    namespace: Namespace = None,
+    rule: RuleId = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane lint -f json``; never rewrites files (no --fix)."""
     from gpuplane.app import lint as lint_app
@@ -256,7 +335,9 @@ def lint(
     rules = sorted({f.rule for f in result.findings})
     if rules:
         summary += ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
-    return ToolOutput(_with_errors(result.to_json(), errors), summary + _errors_note(errors))
+    document = result.to_json()
+    summary += _paged(document, "findings", ListFilter(severity, namespace, rule, limit, cursor))
+    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
 # The rule categories of the shared registry (spec/rules.md order), as the schema's enum.
@@ -335,7 +416,8 @@ def explain_rule(
     "Explain Pending pods as kube-scheduler would",
     "Explain why pods are Pending: the exact FailedScheduling message kube-scheduler would write for "
     "this cluster state and Kubernetes version, the per-node reasons, plus gang/quota/queue causes "
-    "and fixes, like `gpuplane why-pending -f json`.",
+    "and fixes, like `gpuplane why-pending -f json`. Filters: namespace, limit with cursor (the result's "
+    "page says total and next_cursor).",
     reads_cluster=True,
 )
 def why_pending(
@@ -344,6 +426,9 @@ def why_pending(
     kubernetes_version: KubeVersion = None,
     context: KubeContext = None,
     kubeconfig: Kubeconfig = None,
+    namespace: Namespace = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane why-pending -f json``."""
     from gpuplane.report.why_pending_text import to_json
@@ -367,12 +452,21 @@ def why_pending(
         )
     scheduler = Scheduler(state, version=kubernetes_version)
     document = to_json(pending(scheduler, pod), scheduler)
+    note = _paged(
+        document,
+        "pods",
+        ListFilter(namespace=namespace, limit=limit, cursor=cursor),
+        namespace_of=lambda item: str(item["pod"]).split("/", 1)[0],
+    )
     pods = document["pods"]
     if not pods:
-        summary = "No Pending pods."
+        summary = (
+            "No Pending pods" + (" match the filters" if document["page"]["total"] or namespace else "") + "."
+        )
     else:
         first = pods[0]
-        summary = f"{_plural(len(pods), 'Pending pod')} explained; {first['pod']}: {first['message']}"
+        summary = f"{_plural(document['page']['total'], 'Pending pod')} explained; {first['pod']}: {first['message']}"
+    summary += note
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
@@ -456,10 +550,18 @@ def simulate(
     "inventory",
     "GPU inventory of a cluster",
     "GPU capacity by node, pool and model: GPU model, count, allocatable, allocated, free, MIG and "
-    "time-slicing layout, problem flags, like `gpuplane inventory -f json`.",
+    "time-slicing layout, problem flags, like `gpuplane inventory -f json`. The node list pages with "
+    "limit and cursor (the result's page says total and next_cursor); summary, pools and models "
+    "always cover the whole cluster.",
     reads_cluster=True,
 )
-def inventory(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconfig = None) -> ToolOutput:
+def inventory(
+    cluster: Cluster,
+    context: KubeContext = None,
+    kubeconfig: Kubeconfig = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
+) -> ToolOutput:
     """Same engine and document as ``gpuplane inventory -f json``."""
     from gpuplane.diagnose.inventory import build_inventory
 
@@ -471,6 +573,7 @@ def inventory(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubecon
         f"{_plural(totals['gpuNodes'], 'GPU node')} of {totals['nodes']}, {totals['allocatable']} allocatable "
         f"GPU units, {totals['free']} free" + (f" ({models})" if models else "")
     )
+    summary += _paged(document, "nodes", ListFilter(limit=limit, cursor=cursor))
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
@@ -479,10 +582,20 @@ def inventory(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubecon
     "Diagnose a GPU cluster",
     "What is wrong with a cluster's GPU stack and capacity right now: the cluster rules (device "
     "plugin, GPU Operator, drivers, MIG, gangs partially running, Pending pods ...) plus every lint "
-    "rule on the cluster's own workloads, with the GPU inventory, like `gpuplane diagnose -f json`.",
+    "rule on the cluster's own workloads, with the GPU inventory, like `gpuplane diagnose -f json`. Filters: severity (minimum), namespace, rule, limit with cursor (the result's page says total and "
+    "next_cursor).",
     reads_cluster=True,
 )
-def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconfig = None) -> ToolOutput:
+def diagnose(
+    cluster: Cluster,
+    context: KubeContext = None,
+    kubeconfig: Kubeconfig = None,
+    severity: MinSeverity = None,
+    namespace: Namespace = None,
+    rule: RuleId = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
+) -> ToolOutput:
     """Same engine and document as ``gpuplane diagnose -f json``."""
     from gpuplane.diagnose.engine import run_diagnose
 
@@ -502,6 +615,7 @@ def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconf
     )
     if rules:
         summary += ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
+    summary += _paged(document, "findings", ListFilter(severity, namespace, rule, limit, cursor))
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
@@ -513,7 +627,8 @@ def diagnose(cluster: Cluster, context: KubeContext = None, kubeconfig: Kubeconf
     "workload, namespace and node pool: GPU-hours allocated and active, mean/p95 activity, peak "
     "memory, idle stretches; findings gpu-allocated-idle, gpu-underused, gpu-memory-oversized, "
     "gpu-data-starved with the change that fixes each and its saving in GPU-hours and dollars "
-    "(estimates), like `gpuplane usage -f json`. Read-only: only GET /api/v1/query_range.",
+    "(estimates), like `gpuplane usage -f json`. Read-only: only GET /api/v1/query_range. Filters: severity (minimum), namespace, rule, limit with cursor (the result's page says total and "
+    "next_cursor).",
     reads_cluster=True,
 )
 def usage(
@@ -556,6 +671,11 @@ def usage(
     ] = 60,
     context: KubeContext = None,
     kubeconfig: Kubeconfig = None,
+    severity: MinSeverity = None,
+    namespace: Namespace = None,
+    rule: RuleId = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
 ) -> ToolOutput:
     """Same service and document as ``gpuplane usage -f json``."""
     from gpuplane.app import usage as usage_app
@@ -588,6 +708,7 @@ def usage(
         + (f" ({', '.join(rules)})" if rules else "")
         + f", saving {totals['saving_gpu_hours']:,.1f} GPU-hours{money} (estimates)"
     )
+    summary += _paged(document, "findings", ListFilter(severity, namespace, rule, limit, cursor))
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
 
