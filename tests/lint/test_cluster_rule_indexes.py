@@ -1,7 +1,8 @@
 """The cluster-context rules that answer per distinct node selection (issue 14 item 1) give the
 same findings as the naive computation on random clusters.
 
-``mig-strategy-mismatch`` caches its verdict per (node selection, resource name) and
+``mig-strategy-mismatch`` caches its verdict per (node selection, resource name),
+``gpu-taint-not-tolerated`` per (node selection, GPU resources, tolerations) and
 ``gpu-selector-matches-no-node`` reads an index of node label values and caches required GPU
 terms, so a cluster's workloads cost what their distinct selectors cost, not pods x nodes. The
 naive computation is each pod set linted alone (nothing shared between pod sets): the findings
@@ -21,7 +22,8 @@ from gpuplane.lint.config import LintConfig
 from gpuplane.lint.engine import run_lint
 from gpuplane.rule_catalog import get_rule
 
-RULES = ("mig-strategy-mismatch", "gpu-selector-matches-no-node")
+RULES = ("mig-strategy-mismatch", "gpu-selector-matches-no-node", "gpu-taint-not-tolerated")
+TAINT_KEYS = ("nvidia.com/gpu", "dedicated")
 PRODUCTS = ("NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "Tesla-T4")
 ZONES = ("z1", "z2")
 RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb")
@@ -32,6 +34,7 @@ node_st = st.fixed_dictionaries(
         "zone": st.sampled_from(ZONES),
         "strategy": st.sampled_from((None, "single", "mixed")),
         "alloc": st.dictionaries(st.sampled_from(RESOURCES), st.integers(0, 4), max_size=3),
+        "taint": st.none() | st.sampled_from(TAINT_KEYS),
     }
 )
 pod_st = st.fixed_dictionaries(
@@ -44,6 +47,7 @@ pod_st = st.fixed_dictionaries(
         ),
         "affinity_products": st.none()
         | st.lists(st.sampled_from((*PRODUCTS, "B200")), min_size=1, max_size=2),
+        "tolerate": st.lists(st.sampled_from(TAINT_KEYS), max_size=2),
     }
 )
 
@@ -57,11 +61,13 @@ def node(i: int, spec: dict[str, Any]) -> Manifest:
     if spec["strategy"]:
         labels["nvidia.com/mig.strategy"] = spec["strategy"]
     alloc = {"cpu": "32", "memory": "256Gi", "pods": "110", **{k: str(v) for k, v in spec["alloc"].items()}}
+    taints = [{"key": spec["taint"], "value": "true", "effect": "NoSchedule"}] if spec["taint"] else []
     return Manifest(
         {
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {"name": f"n{i}", "labels": labels},
+            "spec": {"taints": taints},
             "status": {"allocatable": alloc, "capacity": alloc},
         }
     )
@@ -73,6 +79,10 @@ def pod(i: int, spec: dict[str, Any]) -> Manifest:
     }
     if spec["selector"]:
         pod_spec["nodeSelector"] = spec["selector"]
+    if spec["tolerate"]:
+        pod_spec["tolerations"] = [
+            {"key": k, "operator": "Exists", "effect": "NoSchedule"} for k in spec["tolerate"]
+        ]
     if spec["affinity_products"]:
         expr = {"key": "nvidia.com/gpu.product", "operator": "In", "values": spec["affinity_products"]}
         pod_spec["affinity"] = {

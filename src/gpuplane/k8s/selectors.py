@@ -325,6 +325,23 @@ def pod_matches_required_node_affinity(pod: Pod, node: Node) -> bool:
     return node_selector_matches(required, node)
 
 
+def node_selection_key(pod: Pod) -> bytes:
+    """What :func:`pod_matches_required_node_affinity` reads of ``pod`` (its nodeSelector and its
+    required node affinity), encoded: pods with equal keys match exactly the same nodes, so a
+    question about "the nodes this pod may use" can be answered once per key, not per pod."""
+    import msgspec  # for start-up time: only the cluster-wide callers need it
+
+    spec = pod.spec
+    affinity = spec.affinity
+    node_affinity = affinity.node_affinity if affinity is not None else None
+    required = (
+        node_affinity.required_during_scheduling_ignored_during_execution
+        if node_affinity is not None
+        else None
+    )
+    return msgspec.json.encode([spec.node_selector or {}, required])
+
+
 def preferred_node_affinity_score(pod: Pod, node: Node) -> int:
     """The NodeAffinity plugin's raw score: the sum of weights of matching preferred terms.
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gpuplane.k8s.objects import Toleration
-from gpuplane.k8s.selectors import pod_matches_required_node_affinity
+from gpuplane.k8s.selectors import node_selection_key, pod_matches_required_node_affinity
 from gpuplane.k8s.tolerations import NO_SCHEDULE, tolerations_tolerate_taint
 from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
@@ -84,6 +84,10 @@ def _node_taints(node: Any) -> list[Any]:
 def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     ert = _ert_enabled(ctx)
+    # The answer depends on the pod only through its node selection, the GPU resources it asks
+    # for and its tolerations: computed once per distinct triple, so diagnose (which lints every
+    # workload of the cluster) does not walk every node for every pod set.
+    verdicts: dict[tuple[bytes, tuple[str, ...], bytes], tuple[int, tuple[str, str | None, str]] | None] = {}
     for ps in ctx.gpu_podsets():
         wanted = ctx.gpu_requests(ps)
         if not wanted:
@@ -109,25 +113,13 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
                     severity="info",
                 )
             continue
-        candidates = []
-        for node in cluster.nodes:
-            alloc = node.status.allocatable or {}
-            if all(name in alloc for name in wanted) and pod_matches_required_node_affinity(pod, node):
-                candidates.append(node)
-        if not candidates:
-            continue  # no node offers the resource: gpu-unknown-resource-name / gpu-selector-matches-no-node
-        blocking: dict[tuple[str, str | None, str], int] = {}
-        free_node = False
-        for node in candidates:
-            bad = [t for t in _node_taints(node) if not tolerations_tolerate_taint(tols, t)]
-            if not bad:
-                free_node = True
-                break
-            first = (bad[0].key, bad[0].value or None, bad[0].effect)
-            blocking[first] = blocking.get(first, 0) + 1
-        if free_node:
+        memo_key = (node_selection_key(pod), tuple(sorted(wanted)), _encode(tols))
+        if memo_key not in verdicts:
+            verdicts[memo_key] = _untolerated(cluster.nodes, pod, wanted, tols)
+        verdict = verdicts[memo_key]
+        if verdict is None:
             continue
-        (key, value, effect), _count = max(blocking.items(), key=lambda item: item[1])
+        candidate_count, (key, value, effect) = verdict
         shown = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
         tol = (
             f'{{key: {key}, operator: Equal, value: "{value}", effect: {effect}}}'
@@ -137,8 +129,37 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
         yield ctx.report(
             holder,
             path,
-            f"{where(ps)} tolerates no taint of the {len(candidates)} node(s) offering its GPUs (e.g. {shown}): "
+            f"{where(ps)} tolerates no taint of the {candidate_count} node(s) offering its GPUs (e.g. {shown}): "
             'Pending ("node(s) had untolerated taint")',
             f"add tolerations: [{tol}]",
             severity="error",
         )
+
+
+def _encode(tolerations: list[Toleration]) -> bytes:
+    import msgspec  # for start-up time: only cluster-context linting needs it
+
+    return msgspec.json.encode(tolerations)
+
+
+def _untolerated(
+    nodes: list[Any], pod: Any, wanted: Any, tols: list[Toleration]
+) -> tuple[int, tuple[str, str | None, str]] | None:
+    """When every node offering ``wanted`` that the pod may select has a taint ``tols`` does not
+    tolerate: the number of those nodes and the most common first untolerated taint; else None."""
+    candidates = []
+    for node in nodes:
+        alloc = node.status.allocatable or {}
+        if all(name in alloc for name in wanted) and pod_matches_required_node_affinity(pod, node):
+            candidates.append(node)
+    if not candidates:
+        return None  # no node offers the resource: gpu-unknown-resource-name / gpu-selector-matches-no-node
+    blocking: dict[tuple[str, str | None, str], int] = {}
+    for node in candidates:
+        bad = [t for t in _node_taints(node) if not tolerations_tolerate_taint(tols, t)]
+        if not bad:
+            return None
+        first = (bad[0].key, bad[0].value or None, bad[0].effect)
+        blocking[first] = blocking.get(first, 0) + 1
+    top, _count = max(blocking.items(), key=lambda item: item[1])
+    return len(candidates), top

@@ -10,7 +10,7 @@ from gpuplane.gpu.labels import GPU_PRODUCT as GPU_PRODUCT_LABEL
 from gpuplane.gpu.labels import MIG_CONFIG as MIG_CONFIG_LABEL
 from gpuplane.gpu.labels import MIG_STRATEGY as MIG_STRATEGY_LABEL
 from gpuplane.k8s.kindless import PSEUDO_GROUP
-from gpuplane.k8s.selectors import pod_matches_required_node_affinity
+from gpuplane.k8s.selectors import node_selection_key, pod_matches_required_node_affinity
 from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import where
@@ -138,7 +138,7 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
         requests = [(c, name, path) for c in ctx.containers(ps) for name, _n, path in _container_requests(c)]
         if not requests:
             continue
-        key = _node_selection_key(ps)
+        key = node_selection_key(ps.pod())
         for c, name, path in requests:
             res = _classify(name)
             if res is None or res.vendor != "nvidia" or (res.kind != "mig" and name != NVIDIA_GPU):
@@ -168,22 +168,6 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
                     "Request a MIG profile resource (nvidia.com/mig-<profile>) or keep some GPUs with MIG disabled "
                     f"({MIG_CONFIG_LABEL}=all-disabled) for whole-GPU pods.",
                 )
-
-
-def _node_selection_key(ps: PodSet) -> bytes:
-    """What :func:`pod_matches_required_node_affinity` reads of the pod: its nodeSelector and its
-    required node affinity (pods with equal keys have the same candidate nodes)."""
-    import msgspec  # for start-up time: only cluster-context linting needs it
-
-    spec = ps.pod().spec
-    affinity = spec.affinity
-    node_affinity = affinity.node_affinity if affinity is not None else None
-    required = (
-        node_affinity.required_during_scheduling_ignored_during_execution
-        if node_affinity is not None
-        else None
-    )
-    return msgspec.json.encode([spec.node_selector or {}, required])
 
 
 def _strategy_verdict(ctx: LintContext, ps: PodSet, name: str, mig: bool) -> tuple[str, ...] | None:
