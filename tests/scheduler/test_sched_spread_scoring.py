@@ -182,3 +182,25 @@ def test_spread_changes_the_chosen_node() -> None:
     assert (
         _scores([*nodes, *existing, pod("p", labels=WEB, spec=_soft("kubernetes.io/hostname", 1))])[0] == "b"
     )
+
+
+# NodeResourcesBalancedAllocation (noderesources/balanced_allocation.go): built with
+# useRequested true, so the pod's actual requests count (no 100m / 200Mi defaults:
+# resource_allocation.go calculatePodResourceRequest), and a pod requesting neither cpu nor
+# memory is skipped at PreScore (isBestEffortPod). Node: 4 cpu, 1Gi; other plugins: only
+# TaintToleration, 100 x 3 on untainted nodes.
+
+
+def test_balanced_allocation_uses_the_actual_requests() -> None:
+    # cpu 2 (of 4000m), memory unset. LeastAllocated (non-zero: memory 200Mi):
+    # cpu (4000-2000)*100/4000 = 50, memory (1073741824-209715200)*100/1073741824 = 80 -> 65.
+    # Balanced: fractions 0.5 and 0 (actual) -> int((1 - 0.25) * 100) = 75 (with 200Mi: 84).
+    nodes = [node("a", cpu="4", memory="1Gi"), node("b", cpu="4", memory="1Gi")]
+    assert _scores([*nodes, pod("p", cpu="2")])[1] == {"a": 65 + 75 + 300, "b": 65 + 75 + 300}
+
+
+def test_balanced_allocation_skips_best_effort_pods() -> None:
+    # no requests: LeastAllocated counts 100m / 200Mi: cpu 3900*100/4000 = 97, memory 80 -> 88;
+    # BalancedAllocation PreScore returns Skip: 0.
+    nodes = [node("a", cpu="4", memory="1Gi"), node("b", cpu="4", memory="1Gi")]
+    assert _scores([*nodes, pod("p", cpu=None)])[1] == {"a": 88 + 300, "b": 88 + 300}

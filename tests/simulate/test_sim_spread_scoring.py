@@ -30,9 +30,8 @@ def _node(name: str, zone: str) -> dict:
 
 
 def _pod(name: str, labels: dict[str, str], cpu: str, spec: dict[str, Any] | None = None) -> Pod:
-    body: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]
-    }
+    requests = {"cpu": cpu, "memory": "1Gi"} if cpu else {}
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "x", "resources": {"requests": requests}}]}
     body.update(spec or {})
     return pod_from_dict(
         {
@@ -83,7 +82,9 @@ def test_fast_and_full_cycles_agree_with_spread_scoring() -> None:
     for k in range(60):
         kind = rng.choice(["plain", "web", "batch"])
         labels = {"app": "other" if kind == "plain" else kind}
-        pod = _pod(f"p{k}", labels, rng.choice(["500m", "2", "3"]), SOFT_ZONE if kind == "batch" else None)
+        pod = _pod(
+            f"p{k}", labels, rng.choice(["", "500m", "2", "3"]), SOFT_ZONE if kind == "batch" else None
+        )
         a, b = fast.schedule(pod), slow.schedule(pod)
         assert type(a) is type(b)
         if isinstance(a, ScheduleResult):

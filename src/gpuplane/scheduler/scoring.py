@@ -45,7 +45,15 @@ WEIGHTS = {
 }
 
 
-def resource_score(cpu_alloc: int, cpu_used: int, mem_alloc: int, mem_used: int) -> int:
+def resource_score(
+    cpu_alloc: int,
+    cpu_used: int,
+    mem_alloc: int,
+    mem_used: int,
+    cpu_balanced: int | None = None,
+    mem_balanced: int | None = None,
+    balanced: bool = True,
+) -> int:
     """NodeResourcesFit (LeastAllocated) x its weight + NodeResourcesBalancedAllocation x its
     weight, for one node; ``*_used`` include the incoming pod's non-zero requests.
 
@@ -56,42 +64,66 @@ def resource_score(cpu_alloc: int, cpu_used: int, mem_alloc: int, mem_used: int)
     arithmetic as in Go: ``(alloc - used) * 100 / alloc`` truncated, ``nodeScore /
     weightSum`` truncated, ``int64((1 - std) * 100)`` truncated. :func:`resource_scores` is
     the vectorised twin (simulate's fast path), equal bit for bit.
+
+    BalancedAllocation is built with ``useRequested: true`` (balanced_allocation.go
+    ``NewBalancedAllocation``): its fractions use the pod's *actual* requests, without the
+    100m / 200Mi defaults that LeastAllocated adds (resource_allocation.go
+    ``calculatePodResourceRequest``: ``NonMissingContainerRequests`` only when
+    ``!useRequested``); ``*_balanced`` carry those (default: the ``*_used`` values). A pod
+    requesting neither cpu nor memory makes its PreScore return Skip (``isBestEffortPod``):
+    ``balanced=False``, the plugin adds nothing.
     """
+    cpu_bal = cpu_used if cpu_balanced is None else cpu_balanced
+    mem_bal = mem_used if mem_balanced is None else mem_balanced
     least = weight_sum = 0
     fractions: list[float] = []
-    for alloc, used in ((cpu_alloc, cpu_used), (mem_alloc, mem_used)):
+    for alloc, used, bal in ((cpu_alloc, cpu_used, cpu_bal), (mem_alloc, mem_used, mem_bal)):
         if alloc <= 0:
             continue
         least += (alloc - used) * MAX_NODE_SCORE // alloc if used <= alloc else 0
         weight_sum += 1
-        fractions.append(min(used / alloc, 1.0))
+        fractions.append(min(bal / alloc, 1.0))
     least = least // weight_sum if weight_sum else 0
-    if len(fractions) == 2:
-        balanced = int((1 - abs(fractions[0] - fractions[1]) / 2) * MAX_NODE_SCORE)
+    if not balanced:
+        score = 0
+    elif len(fractions) == 2:
+        score = int((1 - abs(fractions[0] - fractions[1]) / 2) * MAX_NODE_SCORE)
     else:  # one fraction or none: std 0
-        balanced = MAX_NODE_SCORE
-    return least * WEIGHTS["NodeResourcesFit"] + balanced * WEIGHTS["NodeResourcesBalancedAllocation"]
+        score = MAX_NODE_SCORE
+    return least * WEIGHTS["NodeResourcesFit"] + score * WEIGHTS["NodeResourcesBalancedAllocation"]
 
 
-def resource_scores(cpu_alloc: Any, cpu_used: Any, mem_alloc: Any, mem_used: Any) -> Any:
+def resource_scores(
+    cpu_alloc: Any,
+    cpu_used: Any,
+    mem_alloc: Any,
+    mem_used: Any,
+    cpu_balanced: Any = None,
+    mem_balanced: Any = None,
+    balanced: bool = True,
+) -> Any:
     """:func:`resource_score` over int64 arrays (one entry per node or node class)."""
     least = np.zeros(len(cpu_alloc), dtype=np.int64)
     weight_sum = np.zeros(len(cpu_alloc), dtype=np.int64)
     fractions = []
-    for alloc, used in ((cpu_alloc, cpu_used), (mem_alloc, mem_used)):
+    cpu_bal = cpu_used if cpu_balanced is None else cpu_balanced
+    mem_bal = mem_used if mem_balanced is None else mem_balanced
+    for alloc, used, bal in ((cpu_alloc, cpu_used, cpu_bal), (mem_alloc, mem_used, mem_bal)):
         has = alloc > 0
         safe = np.where(has, alloc, 1)
         least += np.where(has & (used <= alloc), (alloc - used) * MAX_NODE_SCORE // safe, 0)
         weight_sum += has
-        fractions.append((has, np.minimum(used / safe, 1.0)))
+        fractions.append((has, np.minimum(bal / safe, 1.0)))
     least = least // np.maximum(weight_sum, 1)
     both = fractions[0][0] & fractions[1][0]
-    balanced = np.where(
+    score = np.where(
         both,
         ((1 - np.abs(fractions[0][1] - fractions[1][1]) / 2) * MAX_NODE_SCORE).astype(np.int64),
         MAX_NODE_SCORE,
     )
-    return least * WEIGHTS["NodeResourcesFit"] + balanced * WEIGHTS["NodeResourcesBalancedAllocation"]
+    if not balanced:
+        score = np.zeros(len(cpu_alloc), dtype=np.int64)
+    return least * WEIGHTS["NodeResourcesFit"] + score * WEIGHTS["NodeResourcesBalancedAllocation"]
 
 
 # image_locality.go: image sizes below 23 MiB score 0, 1000 MiB per container scores the maximum.
@@ -224,6 +256,8 @@ def score_nodes(ctx: PodContext, nodes: list[int]) -> dict[int, int]:
     taint_raw: dict[int, int] = {}
     totals: dict[int, int] = {}
     want_cpu, want_mem = want.get("cpu", 0), want.get("memory", 0)
+    real_cpu, real_mem = ctx.requests.get("cpu", 0), ctx.requests.get("memory", 0)
+    balanced = bool(real_cpu or real_mem)  # BalancedAllocation PreScore: isBestEffortPod -> Skip
     images = pod_images(ctx) if has_local_images(ctx) else []
     for j in nodes:
         info = index.node_infos[j]
@@ -233,6 +267,9 @@ def score_nodes(ctx: PodContext, nodes: list[int]) -> dict[int, int]:
             requested.get("cpu", 0) + want_cpu,
             alloc.get("memory", 0),
             requested.get("memory", 0) + want_mem,
+            requested.get("cpu", 0) + real_cpu,
+            requested.get("memory", 0) + real_mem,
+            balanced,
         )
         affinity_raw[j] = preferred_node_affinity_score(pod, info.node)
         taint_raw[j] = count_intolerable_prefer_no_schedule(info.node.spec.taints, pod.spec.tolerations)

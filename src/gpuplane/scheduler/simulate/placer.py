@@ -70,6 +70,9 @@ class Shape:
     want: np.ndarray  # amounts for ``rows``
     cpu_nz: int
     mem_nz: int
+    cpu_req: int  # actual requests (BalancedAllocation: useRequested)
+    mem_req: int
+    balanced: bool  # False for a best-effort pod (BalancedAllocation PreScore Skip)
     aff_raw: np.ndarray  # per static class
     taint_raw: np.ndarray  # per static class
     impossible: bool  # requests a resource no node has
@@ -283,6 +286,9 @@ class FastPlacer:
             want=np.array(want, dtype=np.int64),
             cpu_nz=int(nonzero.get("cpu", 0)),
             mem_nz=int(nonzero.get("memory", 0)),
+            cpu_req=int(ctx.requests.get("cpu", 0)),
+            mem_req=int(ctx.requests.get("memory", 0)),
+            balanced=bool(ctx.requests.get("cpu", 0) or ctx.requests.get("memory", 0)),
             aff_raw=aff,
             taint_raw=taint,
             impossible=impossible,
@@ -375,6 +381,9 @@ class FastPlacer:
             req[cpu] + shape.cpu_nz if cpu is not None else 0,
             alloc[mem] if mem is not None else 0,
             req[mem] + shape.mem_nz if mem is not None else 0,
+            req[cpu] + shape.cpu_req if cpu is not None else 0,
+            req[mem] + shape.mem_req if mem is not None else 0,
+            shape.balanced,
         )
 
     def _scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
@@ -398,13 +407,19 @@ class FastPlacer:
 
     def _base_scores(self, shape: Shape, idx: np.ndarray) -> np.ndarray:
         columns = []
-        for row, extra in ((self.cpu_row, shape.cpu_nz), (self.mem_row, shape.mem_nz)):
+        balanced_used = []
+        for row, extra, real in (
+            (self.cpu_row, shape.cpu_nz, shape.cpu_req),
+            (self.mem_row, shape.mem_nz, shape.mem_req),
+        ):
             if row is None:
                 zeros = np.zeros(len(idx), dtype=np.int64)
                 columns += [zeros, zeros]
+                balanced_used.append(zeros)
             else:
                 columns += [self.c_alloc[row, idx], self.c_req[row, idx] + extra]
-        return resource_scores(*columns)
+                balanced_used.append(self.c_req[row, idx] + real)
+        return resource_scores(*columns, *balanced_used, shape.balanced)
 
     def schedule_or_preempt(self, pod: Pod) -> tuple[ScheduleResult | FitError, PreemptionOutcome | None]:
         """:meth:`schedule` plus DefaultPreemption's outcome when nothing fits (one full cycle,
