@@ -419,7 +419,9 @@ class FastPlacer:
             else:
                 columns += [self.c_alloc[row, idx], self.c_req[row, idx] + extra]
                 balanced_used.append(self.c_req[row, idx] + real)
-        return resource_scores(*columns, *balanced_used, shape.balanced)
+        return resource_scores(
+            *columns, cpu_balanced=balanced_used[0], mem_balanced=balanced_used[1], balanced=shape.balanced
+        )
 
     def schedule_or_preempt(self, pod: Pod) -> tuple[ScheduleResult | FitError, PreemptionOutcome | None]:
         """:meth:`schedule` plus DefaultPreemption's outcome when nothing fits (one full cycle,
