@@ -420,7 +420,13 @@ class FastPlacer:
                 columns += [self.c_alloc[row, idx], self.c_req[row, idx] + extra]
                 balanced_used.append(self.c_req[row, idx] + real)
         return resource_scores(
-            *columns, cpu_balanced=balanced_used[0], mem_balanced=balanced_used[1], balanced=shape.balanced
+            columns[0],
+            columns[1],
+            columns[2],
+            columns[3],
+            cpu_balanced=balanced_used[0],
+            mem_balanced=balanced_used[1],
+            balanced=shape.balanced,
         )
 
     def schedule_or_preempt(self, pod: Pod) -> tuple[ScheduleResult | FitError, PreemptionOutcome | None]:
