@@ -17,7 +17,7 @@ from gpuplane.diagnose.components import Component, component_of
 from gpuplane.diagnose.evidence import manifest_of
 from gpuplane.diagnose.inventory import Inventory, NodeInventory, build_inventory
 from gpuplane.diagnose.positions import Key, Position, index_positions
-from gpuplane.gpu.resources import is_gpu_resource
+from gpuplane.gpu.requests import pod_device_requests
 from gpuplane.k8s.objects import Node, Pod
 from gpuplane.sources.manifest import Manifest
 
@@ -130,15 +130,7 @@ class ClusterFacts:
         key = id(pod)
         found = self._gpu_requests.get(key)
         if found is None:
-            from gpuplane.k8s.requests import pod_requests
-
-            try:
-                requests = pod_requests(pod)
-            except (ValueError, TypeError):
-                requests = {}
-            found = self._gpu_requests[key] = {
-                n: v for n, v in requests.items() if v > 0 and is_gpu_resource(n)
-            }
+            found = self._gpu_requests[key] = pod_device_requests(pod)
         return found
 
     def pending_gpu_pods(self) -> list[Pod]:

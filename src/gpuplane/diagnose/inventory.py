@@ -36,6 +36,7 @@ from gpuplane.gpu.labels import GPU_COUNT as GFD_COUNT
 from gpuplane.gpu.labels import GPU_PRODUCT as GFD_PRODUCT
 from gpuplane.gpu.labels import MIG_CONFIG, MIG_CONFIG_STATE, MIG_STRATEGY
 from gpuplane.gpu.nodes import gpu_nodes
+from gpuplane.gpu.requests import pod_uses_gpus
 from gpuplane.gpu.resources import classify, is_gpu_resource
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node
@@ -347,7 +348,7 @@ def node_inventory(state: ClusterState, node: Node) -> NodeInventory:
     cordoned = node.spec.unschedulable
     gpu_pods = 0
     for pod in state.pods_by_node.get(name, ()):
-        if _requests_gpu(pod):
+        if pod_uses_gpus(pod):
             gpu_pods += 1
 
     inv = NodeInventory(
@@ -368,22 +369,6 @@ def node_inventory(state: ClusterState, node: Node) -> NodeInventory:
     )
     inv.flags = _flags(inv, labels)
     return inv
-
-
-def _requests_gpu(pod: Any) -> bool:
-    for container in pod.spec.containers:
-        resources = container.resources
-        for name in resources.limits:
-            if is_gpu_resource(name):
-                return True
-        for name in resources.requests:
-            if is_gpu_resource(name):
-                return True
-    for container in pod.spec.init_containers:
-        for name in container.resources.limits:
-            if is_gpu_resource(name):
-                return True
-    return False
 
 
 def _gpu_resources(state: ClusterState, node: str) -> dict[str, ResourceUse]:
