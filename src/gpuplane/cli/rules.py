@@ -46,6 +46,9 @@ def rules(fmt: str) -> None:
             ]
         )
         return
+    from gpuplane.report.console import wrap_hanging, wrap_width  # for start-up time: text output only
+
+    columns = wrap_width()
     width = max((len(m.id) for m in metas), default=0)
     current = None
     for m in metas:
@@ -59,7 +62,8 @@ def rules(fmt: str) -> None:
             + ("  fix" if m.fixable else "")
             + ("  opt-in" if m.tier != "default" else "")
         )
-        click.echo(f"  {m.id:<{width}}  {m.severity:<7}  {m.summary}{marks}")
+        for line in wrap_hanging(f"  {m.id:<{width}}  {m.severity:<7}  {m.summary}{marks}", columns, 6):
+            click.echo(line)
     click.echo(f"\n{len(metas)} rules. `gpuplane explain ID` prints a rule's page.", err=True)
 
 

@@ -54,8 +54,17 @@ def _event(ev: dict[str, Any]) -> str | None:
 
 
 def render_text(doc: dict[str, Any]) -> None:
+    from gpuplane.report.console import wrap_hanging, wrap_width
+
     summary = doc["summary"]
-    echo = click.echo
+    width = wrap_width()
+
+    def echo(line: str) -> None:
+        """One logical line, wrapped at word boundaries to the terminal ($COLUMNS) with a
+        hanging indent; unwrapped when piped without $COLUMNS."""
+        for part in wrap_hanging(line, width, 4):
+            click.echo(part)
+
     makespan = summary["makespan_s"]
     echo(
         f"scheduler: {summary['scheduler']}   autoscaler: {summary['autoscaler'] or 'none'}   "

@@ -48,11 +48,13 @@ def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
     """Rich text on stdout: per pod the message, a grouped node table, causes and fixes."""
     from rich.table import Table
 
-    from gpuplane.report.console import make_console
+    from gpuplane.report.console import make_console, wrap_hanging, wrap_width
 
-    # Messages, causes and fixes are printed unwrapped (soft_wrap) so they copy-paste as one
-    # line; the node table gets the console's width (160 columns when piped).
+    # Messages, causes and fixes wrap at word boundaries to the terminal ($COLUMNS when set);
+    # piped without $COLUMNS they stay one line each, for grep. The node table gets the
+    # console's width (160 columns when piped).
     console = make_console()
+    width = console.width if console.is_terminal else wrap_width(console.file)
     if not explanations:
         console.print(
             f"No Pending pods ({scheduler.index.num_nodes} nodes, kube-scheduler {scheduler.wording.label} wording)."
@@ -66,7 +68,8 @@ def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
         title = expl.pod.key if expl.subject is None else f"{expl.subject['kind']} {expl.pod.key}"
         console.print(f"[bold cyan]{title}[/bold cyan]  [dim]({expl.stage})[/dim]")
         if expl.message:
-            console.print(f"  [yellow]{_escape(expl.message)}[/yellow]", soft_wrap=True)
+            for line in wrap_hanging(f"  {expl.message}", width, 4):
+                console.print(f"[yellow]{_escape(line)}[/yellow]", soft_wrap=True)
         if expl.groups:
             table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
             table.add_column("nodes", justify="right")
@@ -78,12 +81,16 @@ def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
                 table.add_row(str(row["nodes"]), row["plugin"], _escape("; ".join(row["reasons"])), sample)
             console.print(table)
         for cause in expl.cause_texts():
-            console.print(f"  [bold]cause:[/bold] {_escape(cause)}", soft_wrap=True)
+            first, *rest = wrap_hanging(f"  cause: {cause}", width, 9)
+            console.print(f"  [bold]cause:[/bold] {_escape(first[9:])}", soft_wrap=True)
+            for line in rest:
+                console.print(_escape(line), soft_wrap=True)
         for fix in expl.fixes:
             lines = fix.splitlines()
-            console.print(f"  [green]fix:[/green] {_escape(lines[0])}", soft_wrap=True)
-            for line in lines[1:]:
-                console.print(f"       {_escape(line)}", soft_wrap=True)
+            first, *rest = wrap_hanging(f"  fix: {lines[0]}", width, 7)
+            console.print(f"  [green]fix:[/green] {_escape(first[7:])}", soft_wrap=True)
+            for line in rest + [w for extra in lines[1:] for w in wrap_hanging(f"       {extra}", width, 7)]:
+                console.print(_escape(line), soft_wrap=True)
         console.print()
 
 
