@@ -78,6 +78,8 @@ def run(
         )
         bad_input = bad_input or len(messages.errors) > before
     result = run_lint(loaded.objects, cluster=state, config=cfg)
+    for note in result.notes:
+        messages.warning(note)
     for failure in result.failures:
         messages.error(
             f"rule {failure.rule} failed on this input ({failure.message}); other rules ran normally"

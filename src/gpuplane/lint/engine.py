@@ -28,6 +28,27 @@ if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
 
 IGNORE_ANNOTATION = "gpuplane.io/ignore"
+# kube-linter's per-check form (``ignore-check.kube-linter.io/<check>: "<reason>"``), for gpuplane
+RULE_IGNORE_PREFIX = "ignore-rule.gpuplane.io/"
+
+
+@dataclass(slots=True)
+class Suppressed:
+    """A finding an annotation silenced: counted and listed, so a suppression stays visible."""
+
+    finding: Finding
+    reason: str
+
+    def to_json(self) -> dict[str, object]:
+        f = self.finding
+        return {
+            "rule": f.rule,
+            "severity": f.severity,
+            "object": f.object.ref(),
+            "path": f.object.path,
+            "line": f.line,
+            "reason": self.reason,
+        }
 
 
 @dataclass(slots=True)
@@ -43,16 +64,26 @@ class LintResult:
     findings: list[Finding]
     objects: int
     failures: list[RuleFailure] = field(default_factory=list)
+    suppressed: list[Suppressed] = field(default_factory=list)
+    # unknown rule ids in suppression annotations: ``path:line: Kind ns/name: annotation: ...``
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}
         for f in self.findings:
             counts[f.severity] = counts.get(f.severity, 0) + 1
-        return {"objects": self.objects, "findings": len(self.findings), **counts}
+        doc = {"objects": self.objects, "findings": len(self.findings), **counts}
+        if self.suppressed:
+            doc["suppressed"] = len(self.suppressed)
+        return doc
 
     def to_json(self) -> dict[str, object]:
-        """The document of ``gpuplane lint -f json`` (spec/cli.md)."""
-        return {"findings": [f.to_json() for f in self.findings], "summary": self.summary()}
+        """The document of ``gpuplane lint -f json`` (spec/cli.md); ``suppressed`` only when an
+        annotation silenced some finding."""
+        doc: dict[str, object] = {"findings": [f.to_json() for f in self.findings], "summary": self.summary()}
+        if self.suppressed:
+            doc["suppressed"] = [s.to_json() for s in self.suppressed]
+        return doc
 
     def reaches(self, fail_on: str) -> bool:
         """True when some finding is at or above ``fail_on`` (exit code 1)."""
@@ -68,6 +99,61 @@ def ignored_rules(obj: Manifest) -> frozenset[str]:
     if not value or not isinstance(value, str):
         return frozenset()
     return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def suppressions(obj: Manifest) -> dict[str, tuple[str, str]]:
+    """Rule id -> (annotation key, reason) silenced on ``obj``: every id of ``gpuplane.io/ignore``
+    (reason empty; ``all`` for every rule) and each ``ignore-rule.gpuplane.io/<id>: "<reason>"``.
+    The per-rule form wins for its id, so its reason is the one reported."""
+    out: dict[str, tuple[str, str]] = {rid: (IGNORE_ANNOTATION, "") for rid in ignored_rules(obj)}
+    for key, value in obj.annotations.items():
+        if isinstance(key, str) and key.startswith(RULE_IGNORE_PREFIX):
+            rid = key[len(RULE_IGNORE_PREFIX) :].strip()
+            if rid and rid != "all":  # "all" is the list form's word; here it is an unknown id
+                out[rid] = (key, value.strip() if isinstance(value, str) else "")
+    return out
+
+
+def unknown_suppression_notes(objects: Iterable[Manifest]) -> list[str]:
+    """One note per unknown rule id named by a suppression annotation, worded as ``--disable``'s
+    error (``unknown rule id 'x'``) with the closest known ids: a typo silences nothing."""
+    notes: list[str] = []
+    known: list[str] | None = None
+    known_ids: set[str] = set()
+    for obj in objects:
+        annotations = obj.annotations
+        if not annotations or not any(
+            isinstance(k, str) and (k == IGNORE_ANNOTATION or k.startswith(RULE_IGNORE_PREFIX))
+            for k in annotations
+        ):
+            continue
+        if known is None:
+            from gpuplane.rule_catalog import all_rules  # for start-up time: only when annotated
+
+            known = sorted(meta.id for meta in all_rules())
+            known_ids = set(known)
+        named = [(IGNORE_ANNOTATION, rid) for rid in sorted(ignored_rules(obj)) if rid != "all"]
+        named += sorted(
+            (key, key[len(RULE_IGNORE_PREFIX) :].strip())
+            for key in annotations
+            if isinstance(key, str) and key.startswith(RULE_IGNORE_PREFIX)
+        )
+        for key, rid in named:
+            if rid in known_ids:
+                continue
+            import difflib  # for start-up time
+
+            close = difflib.get_close_matches(rid, known, n=1, cutoff=0.5)
+            hint = f"; did you mean {' or '.join(close)}?" if close else " (see `gpuplane rules`)"
+            line = obj.field_line(("metadata", "annotations", key))
+            notes.append(f"{obj.path}:{line}: {_label(obj)}: {key}: unknown rule id '{rid}'{hint}")
+    return notes
+
+
+def _label(obj: Manifest) -> str:
+    from gpuplane.lint.context import object_label
+
+    return object_label(obj)
 
 
 def select_rules(
@@ -150,7 +236,8 @@ def _run(
     findings: list[Finding] = []
     failures: list[RuleFailure] = []
     overrides = config.severity
-    ignore_cache: dict[int, frozenset[str]] = {}
+    ignore_cache: dict[int, dict[str, tuple[str, str]]] = {}
+    suppressed: list[Suppressed] = []
     placeholder_cache: dict[int, list[FieldPath]] = {}
     seen: set[tuple[str, int, tuple]] = set()  # one finding per (rule, object, field): shared templates
     for meta in select_rules(config, with_cluster=cluster is not None, rules=rules):
@@ -158,11 +245,6 @@ def _run(
         try:
             for finding in meta.check(ctx):
                 key = id(finding.object)
-                silenced = ignore_cache.get(key)
-                if silenced is None:
-                    silenced = ignore_cache[key] = ignored_rules(finding.object)
-                if silenced and (meta.id in silenced or "all" in silenced):
-                    continue
                 if meta.id != UNRENDERED_RULE and _on_placeholder(finding, placeholder_cache):
                     continue  # the field is not rendered yet: nothing to judge (manifest-unrendered-template)
                 dedupe = (meta.id, key, finding.path)
@@ -171,9 +253,18 @@ def _run(
                 seen.add(dedupe)
                 if meta.id in overrides:
                     finding.severity = overrides[meta.id]
+                silenced = ignore_cache.get(key)
+                if silenced is None:
+                    silenced = ignore_cache[key] = suppressions(finding.object)
+                if silenced:
+                    hit = silenced.get(meta.id) or silenced.get("all")
+                    if hit is not None:
+                        suppressed.append(Suppressed(finding, hit[1]))
+                        continue
                 findings.append(finding)
         except Exception as exc:  # a rule bug must not hide every other finding
             failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
     ctx.rule = None
     findings.sort(key=Finding.sort_key)
-    return LintResult(findings, len(objects), failures)
+    suppressed.sort(key=lambda s: s.finding.sort_key())
+    return LintResult(findings, len(objects), failures, suppressed, unknown_suppression_notes(objects))

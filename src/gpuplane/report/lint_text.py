@@ -29,12 +29,13 @@ def plural(n: int, word: str) -> str:
 
 def summary_line(summary: dict[str, int]) -> str:
     n = summary["findings"]
+    hidden = f"; {summary['suppressed']} suppressed" if summary.get("suppressed") else ""
     if not n:
-        return f"No findings in {plural(summary['objects'], 'object')}."
+        return f"No findings in {plural(summary['objects'], 'object')}{hidden}."
     return (
         f"{plural(n, 'finding')} ({plural(summary['error'], 'error')}, "
         f"{plural(summary['warning'], 'warning')}, {summary['info']} info) "
-        f"in {plural(summary['objects'], 'object')}"
+        f"in {plural(summary['objects'], 'object')}" + hidden
     )
 
 

@@ -42,8 +42,9 @@ def render_page(meta: RuleMeta, background: str = "") -> str:
         f"| {meta.severity} | {meta.category} | {_TIER[meta.tier]} | {_CONTEXT[meta.context]} "
         f"| {'yes' if meta.fixable else 'no'} |",
         "",
-        f'Silence it on one object with the annotation `gpuplane.io/ignore: "{meta.id}"`, or for a whole '
-        "repository with `disable: [" + meta.id + "]` in `.gpuplane.yaml`.",
+        f'Silence it on one object with the annotation `ignore-rule.gpuplane.io/{meta.id}: "<reason>"` '
+        f'(or `gpuplane.io/ignore: "{meta.id}"`), or for a whole repository with `disable: [{meta.id}]` '
+        "in `.gpuplane.yaml`; suppressed findings are still counted in the summary.",
         "",
     ]
     return "\n".join(head) + "\n" + _with_background(meta.docs.strip(), background)
