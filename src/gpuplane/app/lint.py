@@ -78,8 +78,12 @@ def run(
         )
         bad_input = bad_input or len(messages.errors) > before
     result = run_lint(loaded.objects, cluster=state, config=cfg)
-    for note in result.notes:
-        messages.warning(note)
+    if any(obj.annotations for obj in loaded.objects):
+        from gpuplane.lint.engine import unknown_suppression_notes  # for start-up time
+        from gpuplane.rule_catalog import all_rules  # for start-up time
+
+        for note in unknown_suppression_notes(loaded.objects, (meta.id for meta in all_rules())):
+            messages.warning(note)
     for failure in result.failures:
         messages.error(
             f"rule {failure.rule} failed on this input ({failure.message}); other rules ran normally"

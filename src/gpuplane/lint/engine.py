@@ -65,8 +65,6 @@ class LintResult:
     objects: int
     failures: list[RuleFailure] = field(default_factory=list)
     suppressed: list[Suppressed] = field(default_factory=list)
-    # unknown rule ids in suppression annotations: ``path:line: Kind ns/name: annotation: ...``
-    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}
@@ -114,24 +112,20 @@ def suppressions(obj: Manifest) -> dict[str, tuple[str, str]]:
     return out
 
 
-def unknown_suppression_notes(objects: Iterable[Manifest]) -> list[str]:
+def unknown_suppression_notes(objects: Iterable[Manifest], known_rules: Iterable[str]) -> list[str]:
     """One note per unknown rule id named by a suppression annotation, worded as ``--disable``'s
-    error (``unknown rule id 'x'``) with the closest known ids: a typo silences nothing."""
+    error (``unknown rule id 'x'``) with the closest known id: a typo silences nothing.
+    ``known_rules`` is the whole catalog (an object may silence a diagnose rule too); the caller
+    (gpuplane.app) passes it, as the catalog sits above this engine."""
+    import difflib  # for start-up time
+
     notes: list[str] = []
-    known: list[str] | None = None
-    known_ids: set[str] = set()
+    known = sorted(set(known_rules))
+    known_ids = set(known)
     for obj in objects:
         annotations = obj.annotations
-        if not annotations or not any(
-            isinstance(k, str) and (k == IGNORE_ANNOTATION or k.startswith(RULE_IGNORE_PREFIX))
-            for k in annotations
-        ):
+        if not annotations:
             continue
-        if known is None:
-            from gpuplane.rule_catalog import all_rules  # for start-up time: only when annotated
-
-            known = sorted(meta.id for meta in all_rules())
-            known_ids = set(known)
         named = [(IGNORE_ANNOTATION, rid) for rid in sorted(ignored_rules(obj)) if rid != "all"]
         named += sorted(
             (key, key[len(RULE_IGNORE_PREFIX) :].strip())
@@ -141,10 +135,8 @@ def unknown_suppression_notes(objects: Iterable[Manifest]) -> list[str]:
         for key, rid in named:
             if rid in known_ids:
                 continue
-            import difflib  # for start-up time
-
             close = difflib.get_close_matches(rid, known, n=1, cutoff=0.5)
-            hint = f"; did you mean {' or '.join(close)}?" if close else " (see `gpuplane rules`)"
+            hint = f"; did you mean {close[0]}?" if close else " (see `gpuplane rules`)"
             line = obj.field_line(("metadata", "annotations", key))
             notes.append(f"{obj.path}:{line}: {_label(obj)}: {key}: unknown rule id '{rid}'{hint}")
     return notes
@@ -267,4 +259,4 @@ def _run(
     ctx.rule = None
     findings.sort(key=Finding.sort_key)
     suppressed.sort(key=lambda s: s.finding.sort_key())
-    return LintResult(findings, len(objects), failures, suppressed, unknown_suppression_notes(objects))
+    return LintResult(findings, len(objects), failures, suppressed)
