@@ -14,3 +14,21 @@ MIG_STRATEGY = "nvidia.com/mig.strategy"
 MIG_CONFIG = "nvidia.com/mig.config"
 MIG_CONFIG_STATE = "nvidia.com/mig.config.state"
 DEPLOY_OPERANDS = "nvidia.com/gpu.deploy.operands"
+
+# GPU Feature Discovery appends this to ``nvidia.com/gpu.product`` on a node whose GPUs are
+# shared (time-slicing or MPS replicas) while the device plugin keeps the resource name
+# (``renameByDefault: false``, the default): k8s-device-plugin ``internal/lm/resource.go``.
+SHARED_PRODUCT_SUFFIX = "-SHARED"
+
+
+def product_model(value: str) -> str:
+    """The GPU model a ``gpu.product`` value names, without the sharing suffix (``NVIDIA-L4``
+    for ``NVIDIA-L4-SHARED``): what the GPU is, for grouping nodes by model."""
+    return value.removesuffix(SHARED_PRODUCT_SUFFIX)
+
+
+def product_selector_values(products: set[str] | list[str], model: str) -> list[str]:
+    """The ``gpu.product`` values nodes of ``model`` actually carry (sorted): a selector must
+    name these exactly, so advice that suggests a product selector uses them (a time-sliced L4
+    node matches ``NVIDIA-L4-SHARED``, never ``NVIDIA-L4``)."""
+    return sorted(p for p in products if product_model(p) == model)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpuplane.gpu.labels import GPU_PRODUCT, SHARED_PRODUCT_SUFFIX, product_model, product_selector_values
 from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.k8s.selectors import node_selector_term_matches_labels
 from gpuplane.lint import kinds
@@ -66,12 +67,16 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
             if value not in label_values.get(key, ()):
                 seen = sorted(label_values.get(key, ()))
                 hint = f"nodes have {key} in {seen[:5]}" if seen else f"no node has the label {key}"
+                fix = f"use a value nodes carry ({', '.join(seen[:3]) or 'check the GPU node labels'})"
+                if key == GPU_PRODUCT and value + SHARED_PRODUCT_SUFFIX in seen:
+                    fix = f"use {key}: {value}{SHARED_PRODUCT_SUFFIX}, the label the shared nodes carry"
+                    hint += f"; GPU Feature Discovery names shared (time-sliced) GPUs {value}{SHARED_PRODUCT_SUFFIX}"
                 yield ctx.report(
                     holder,
                     (*ps.spec_path, "nodeSelector", key),
                     f"{where(ps)} selects {key}={value} but no node matches ({hint}): Pending "
                     "(\"didn't match Pod's node affinity/selector\")",
-                    f"use a value nodes carry ({', '.join(seen[:3]) or 'check the GPU node labels'})",
+                    fix,
                 )
         node_affinity = spec.affinity.node_affinity if spec.affinity is not None else None
         required = (
@@ -117,7 +122,7 @@ def _gpu_model(labels: dict[str, str]) -> str | None:
         "amd.com/gpu.product-name",
     ):
         if labels.get(key):
-            return labels[key].removesuffix("-SHARED")
+            return product_model(labels[key])
     return None
 
 
@@ -160,11 +165,21 @@ def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
         if len(models) < 2:
             continue
         shown = ", ".join(models[:4]) + (", ..." if len(models) > 4 else "")
+        # The selector values are the product labels the nodes carry, which differ from the model
+        # on shared nodes (gpu.labels.SHARED_PRODUCT_SUFFIX): advice gpu-selector-matches-no-node
+        # would otherwise flag.
+        products = {
+            (node.metadata.labels or {}).get(GPU_PRODUCT, "")
+            for node, _m in labelled
+            if pod_matches_required_node_affinity(pod, node)
+        }
+        values = [v for m in models for v in (product_selector_values(products, m) or [m])]
+        choices = ", ".join(values[:4]) + (", ..." if len(values) > 4 else "")
         yield ctx.report(
             ctx.holder(ps),
             ps.spec_path,
             f"{where(ps)} does not choose among the cluster's GPU models ({shown})",
-            f"add nodeSelector: {{nvidia.com/gpu.product: <one of {shown}>}} (or a preferred affinity)",
+            f"add nodeSelector: {{nvidia.com/gpu.product: <one of {choices}>}} (or a preferred affinity)",
         )
 
 
