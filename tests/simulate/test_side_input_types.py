@@ -89,3 +89,16 @@ def test_advise_from_mem_out_of_range(tmp_path: Path, value: str, message: str) 
     assert res.exit_code == 2, res.output
     assert res.stderr.startswith(f"gpuplane: {path}:{message}")
     assert res.stderr.count("\n") == 1
+
+
+def test_autoscaler_taint_without_effect(tmp_path: Path) -> None:
+    """core/v1 Taint requires ``effect`` (k8s.io/api core/v1 types.go); found by bench/fuzz.py."""
+    path = tmp_path / "groups.yaml"
+    path.write_text(
+        "apiVersion: gpuplane.io/v1alpha1\nkind: ClusterAutoscalerNodeGroup\nmetadata: {name: a100}\n"
+        "spec:\n  instanceType: p4d.24xlarge\n  taints:\n  - {key: nvidia.com/gpu}\n",
+        encoding="utf-8",
+    )
+    res = CliRunner().invoke(cli, ["simulate", "--cluster", CLUSTER, JOBS, "--autoscaler", str(path)])
+    assert res.exit_code == 2, res.output
+    assert res.stderr == f"gpuplane: {path}:7: spec.taints.0.effect: Field required (got dict)\n"

@@ -64,7 +64,7 @@ class Workload:
 def _number(key: str, value: Any, name: str) -> float:
     try:
         out = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise SharingInputError(f"workload {name!r}: {key} must be a number, got {value!r}") from None
     if out < 0 or math.isnan(out):
         raise SharingInputError(f"workload {name!r}: {key} must be >= 0")

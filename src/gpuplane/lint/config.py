@@ -117,7 +117,7 @@ def load_config(path: str) -> LintConfig:
         "profile",
         "cluster",
     }
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - known, key=str)
     if unknown:
         raise ConfigError(
             f"{path}: unknown key '{unknown[0]}' (known: disable, enable, severity, ignore, fail-on, "

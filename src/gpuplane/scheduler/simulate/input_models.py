@@ -31,10 +31,10 @@ def _build() -> dict[str, Any]:
     class Open(BaseModel):
         model_config = ConfigDict(extra="allow", strict=True)
 
-    class Taint(Open):
+    class Taint(Open):  # core/v1 Taint: key and effect required, value a string
         key: str
-        value: scalar | None = None
-        effect: str | None = None
+        value: str | None = None
+        effect: str
 
     class Requirement(Open):
         key: str
