@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from gpuplane.cli.common import fail, format_option
@@ -93,4 +95,14 @@ def explain(rule_id: str) -> None:
         close = difflib.get_close_matches(rule_id, ids, n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(close)}?" if close else " (see `gpuplane rules`)"
         fail(f"unknown rule id '{rule_id}'{hint}")
-    click.echo(render_page(meta), nl=False)
+    page = render_page(meta)
+    if sys.stdout.isatty():
+        # a terminal gets the page rendered (headings, code blocks, wrapped to its width);
+        # piped, it stays the Markdown source, for a pager, a file or an assistant
+        from rich.markdown import Markdown  # for start-up time: only explain on a terminal needs it
+
+        from gpuplane.report.console import make_console
+
+        make_console().print(Markdown(page))
+        return
+    click.echo(page, nl=False)
