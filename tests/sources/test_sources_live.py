@@ -291,7 +291,8 @@ def test_snapshot_command_round_trip(
         {"name": "REGISTRY_TOKEN", "value": REDACTED},
     ]
     deployment = next(m for m in snap.objects if m.kind == "Deployment")
-    assert deployment.annotations == {"deployment.kubernetes.io/revision": "3"}
+    # annotations are an allow-list (sources/redact.py KEPT_ANNOTATIONS): the revision is not read
+    assert deployment.annotations == {}
 
 
 def test_snapshot_command_reports_errors(tmp_path: Path) -> None:
@@ -349,7 +350,10 @@ def test_snapshot_from_dumps_leaves_secrets_out(tmp_path: Path) -> None:
         out = tmp_path / f"snap.{suffix}"
         result = CliRunner().invoke(cli, ["snapshot", "--from", str(dump), "-o", str(out), "-q"])
         assert result.exit_code == 0, result.output
-        assert result.output == "gpuplane: left out 1 Secret(s): snapshots never carry Secrets\n"
+        assert result.output == (
+            "gpuplane: left out 1 object(s) of kinds the engines do not read"
+            " (Secrets, kubeconfigs, ...): snapshots keep an allow-list\n"
+        )
         text = out.read_text()
         assert "PLAINSECRET" not in text and "U0VDUkVUU0VDUkVU" not in text and "Secret" not in text
         assert [o.kind for o in read_cluster(str(out)).objects] == ["Namespace"]

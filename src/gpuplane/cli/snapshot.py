@@ -32,10 +32,15 @@ def snapshot(
 
     Reads nodes, pods, namespaces, quotas, PriorityClasses, storage, controllers,
     DRA objects and the GPU/AI CRDs that are installed, with list calls only.
-    Secrets are never requested; env values, non-GPU ConfigMap data and
-    last-applied-configuration annotations are removed. deploy/clusterrole.yaml
-    grants exactly the read access this needs. --from merges and redacts
-    existing kubectl dumps instead of reading a live cluster.
+    Secrets are never requested. The file keeps an allow-list: only the kinds
+    above (Lists flattened; Secrets, kubeconfigs, SealedSecrets, ExternalSecrets
+    dropped), only the annotations the engines read, command/args reduced to
+    flag names, numbers and launcher words, env values redacted except GPU
+    device selection, probe headers, StorageClass parameters and flexVolume
+    options redacted, ConfigMap data kept only for device-plugin and mig-parted
+    configs (recognised by content). deploy/clusterrole.yaml grants exactly
+    the read access this needs. --from merges and redacts existing kubectl
+    dumps instead of reading a live cluster.
 
     \b
     Examples:
@@ -59,9 +64,11 @@ def snapshot(
         snap = snapshot_live(kube_context, kubeconfig, progress=not quiet)
     for error in snap.errors:
         click.echo(f"gpuplane: {error}", err=True)
-    if snap.secrets_dropped:
+    if snap.dropped:
         click.echo(
-            f"gpuplane: left out {snap.secrets_dropped} Secret(s): snapshots never carry Secrets", err=True
+            f"gpuplane: left out {snap.dropped} object(s) of kinds the engines do not read"
+            " (Secrets, kubeconfigs, ...): snapshots keep an allow-list",
+            err=True,
         )
     if not snap.objects and snap.errors:
         fail(f"nothing to write to {output}")

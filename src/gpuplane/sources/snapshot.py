@@ -24,10 +24,9 @@ from typing import Any
 import msgspec
 import yaml
 
-from gpuplane.sources.catalog import GPU_NAMESPACES, is_gpu_daemonset
 from gpuplane.sources.cluster import SOURCE_ANNOTATION, TIME_ANNOTATION, VERSION_ANNOTATION
 from gpuplane.sources.loader import LoadError, load_paths
-from gpuplane.sources.redact import clusterpolicy_configmaps, redact_object
+from gpuplane.sources.redact import keep
 
 try:
     _Dumper: type = yaml.CSafeDumper
@@ -46,7 +45,7 @@ class Snapshot:
     server_version: str | None = None
     errors: list[LoadError] = field(default_factory=list)
     taken_at: str = ""
-    secrets_dropped: int = 0  # Secret objects found in --from input and left out
+    dropped: int = 0  # objects of kinds outside the allow-list (Secrets, kubeconfigs, ...) left out
 
     def document(self) -> dict[str, Any]:
         """The ``kind: List`` to write."""
@@ -72,17 +71,9 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def is_secret(obj: dict[str, Any]) -> bool:
-    """A core ``v1`` Secret (a ``kubectl get secrets`` dump item, or one inside any List)."""
-    return obj.get("kind") == "Secret" and str(obj.get("apiVersion") or "v1") == "v1"
-
-
-def redact_all(objects: list[dict[str, Any]], gpu_namespaces: Iterable[str]) -> None:
-    """Redact every object in place; ClusterPolicy references mark GPU ConfigMaps to keep."""
-    namespaces = set(gpu_namespaces)
-    referenced = clusterpolicy_configmaps(objects, namespaces)
-    for obj in objects:
-        redact_object(obj, namespaces, referenced)
+def redact_all(objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The allow-listed, redacted objects (:func:`gpuplane.sources.redact.keep`) and how many were dropped."""
+    return keep(objects)
 
 
 def snapshot_live(
@@ -102,15 +93,14 @@ def snapshot_live(
     snap.source = reader.session.source
     snap.server_version = reader.session.server_version
     snap.errors.extend(reader.session.errors)
-    redact_all(snap.objects, reader.session.gpu_namespaces)
+    snap.objects, snap.dropped = redact_all(snap.objects)
     return snap
 
 
 def snapshot_files(paths: Iterable[str]) -> Snapshot:
     """Merge and re-redact existing dumps (``kubectl get -o yaml|json``, earlier snapshots).
 
-    The GPU-stack namespaces are the well-known ones plus those of any NVIDIA
-    DaemonSet in the input, as for a live read.
+    Nested Lists are flattened; kinds outside the allow-list (Secrets, kubeconfigs, ...) are left out.
     """
     path_list = list(paths)
     loaded = load_paths(path_list)
@@ -120,19 +110,7 @@ def snapshot_files(paths: Iterable[str]) -> Snapshot:
         version = (meta.get("annotations") or {}).get(VERSION_ANNOTATION)
         if isinstance(version, str) and version and snap.server_version is None:
             snap.server_version = version
-    namespaces = set(GPU_NAMESPACES)
-    for manifest in loaded.objects:
-        if is_secret(manifest.data):
-            # A dump of `kubectl get all,secrets -o yaml` must not leak through a snapshot.
-            snap.secrets_dropped += 1
-            continue
-        snap.objects.append(manifest.data)
-        if manifest.kind == "DaemonSet" and manifest.namespace:
-            containers = manifest.get("spec", "template", "spec", "containers", default=[])
-            images = [str(c.get("image") or "") for c in containers if isinstance(c, dict)]
-            if is_gpu_daemonset(manifest.name, images):
-                namespaces.add(manifest.namespace)
-    redact_all(snap.objects, namespaces)
+    snap.objects, snap.dropped = redact_all([manifest.data for manifest in loaded.objects])
     return snap
 
 
