@@ -270,3 +270,71 @@ def test_a_hidden_cycle_fails() -> None:
     }
     found = hidden_cycles(planted=planted)
     assert any("k8s.probe_b imports k8s.probe_a inside a function" in line for line in found), found
+
+
+_STDLIB = frozenset(__import__("sys").stdlib_module_names)
+
+
+def _import_roots(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name.split(".")[0] for alias in node.names]
+    return ["gpuplane"] if node.level else [(node.module or "").split(".")[0]]
+
+
+def _function_import_blocks(tree: ast.Module) -> Iterator[list[ast.Import | ast.ImportFrom]]:
+    """Runs of consecutive import statements inside function bodies (at any depth)."""
+
+    def visit(node: ast.AST, in_function: bool) -> Iterator[list[ast.Import | ast.ImportFrom]]:
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            statements = getattr(node, field, None)
+            if not isinstance(statements, list):
+                continue
+            run: list[ast.Import | ast.ImportFrom] = []
+            for statement in statements:
+                if in_function and isinstance(statement, ast.Import | ast.ImportFrom):
+                    run.append(statement)
+                    continue
+                if run:
+                    yield run
+                    run = []
+                if isinstance(statement, ast.AST):
+                    nested = in_function or isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef)
+                    yield from visit(statement, nested)
+            if run:
+                yield run
+
+    yield from visit(tree, False)
+
+
+def undocumented_function_imports(src: Path = SRC) -> list[str]:
+    """Function-level imports of gpuplane or third-party modules without a start-up comment.
+
+    Imports stay inside functions only to keep start-up instant (the layer and cycle tests above
+    forbid every other reason); each run of them says so in a comment on or just above it.
+    Standard-library imports are exempt: they cannot form a cycle and cost nothing to defer.
+    """
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for run in _function_import_blocks(ast.parse(text)):
+            if all(root in _STDLIB or root == "__future__" for node in run for root in _import_roots(node)):
+                continue
+            span = lines[max(run[0].lineno - 2, 0) : run[-1].end_lineno or run[-1].lineno]
+            if not any("start-up" in line for line in span):
+                found.append(f"{path.relative_to(src)}:{run[0].lineno}")
+    return found
+
+
+def test_function_level_imports_say_they_are_for_start_up_time() -> None:
+    assert undocumented_function_imports() == []
+
+
+def test_an_undocumented_function_import_is_found(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        "def f():\n    from gpuplane.k8s import quantity\n\n"
+        "def g():\n    import sys\n\n"
+        "def h():\n    import yaml  # deferred for start-up time\n",
+        encoding="utf-8",
+    )
+    assert undocumented_function_imports(tmp_path) == ["m.py:2"]

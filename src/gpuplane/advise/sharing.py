@@ -496,7 +496,7 @@ def advise_sharing(
     The MIG layout is written per node (``gpus_per_node`` GPUs each, default 8): mig-parted
     applies a config to one node's GPUs, chosen by that node's ``nvidia.com/mig.config``
     label, so a pool-wide GPU numbering would leave GPUs unconfigured or misread."""
-    from gpuplane.advise.mig_planner import (
+    from gpuplane.advise.mig_planner import (  # deferred for start-up time
         DEFAULT_GPUS_PER_NODE,
         FleetEntry,
         configured_slices,

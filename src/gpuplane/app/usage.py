@@ -58,6 +58,7 @@ def end_time(text: str | None) -> float:
 
 
 def read_series(request: UsageRequest, *, option_prefix: str = "--") -> SeriesSet:
+    # deferred for start-up time
     from gpuplane.usage.metrics import MAX_POINTS, Grid, UsageInputError, choose_step, parse_duration
 
     if bool(request.prometheus) == bool(request.metrics_files):
@@ -68,10 +69,10 @@ def read_series(request: UsageRequest, *, option_prefix: str = "--") -> SeriesSe
         window = parse_duration(request.since)
         step = parse_duration(request.step) if request.step else None
         if request.metrics_files:
-            from gpuplane.usage.files import load_metrics_files
+            from gpuplane.usage.files import load_metrics_files  # deferred for start-up time
 
             return load_metrics_files(list(request.metrics_files), step=step)
-        from gpuplane.usage.prometheus import config_from, fetch_series
+        from gpuplane.usage.prometheus import config_from, fetch_series  # deferred for start-up time
 
         assert request.prometheus is not None
         config = config_from(
@@ -97,7 +98,7 @@ def read_series(request: UsageRequest, *, option_prefix: str = "--") -> SeriesSe
 
 
 def run(request: UsageRequest, series: SeriesSet, state: ClusterState | None) -> UsageResult:
-    from gpuplane.usage.engine import UsageOptions, run_usage
+    from gpuplane.usage.engine import UsageOptions, run_usage  # deferred for start-up time
     from gpuplane.usage.metrics import UsageInputError
 
     options = UsageOptions(

@@ -63,6 +63,7 @@ def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, f
     \b
     Exit codes: 0 feasible, 1 not feasible, 2 unusable input.
     """
+    # deferred for start-up time
     from gpuplane.advise.mig_planner import PlanInputError, parse_demand, parse_fleet, plan_mig
 
     try:
@@ -73,7 +74,7 @@ def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, f
     if fmt == "json":
         emit_json(plan.to_json())
     else:
-        from gpuplane.report.advise_text import render_mig
+        from gpuplane.report.advise_text import render_mig  # deferred for start-up time
         from gpuplane.report.console import make_console
 
         render_mig(plan, make_console())
@@ -146,7 +147,7 @@ def sharing(
     \b
     Exit codes: 0 answered, 2 unknown GPU model or bad workload.
     """
-    from gpuplane.advise.mig_planner import PlanInputError, resolve_model
+    from gpuplane.advise.mig_planner import PlanInputError, resolve_model  # deferred for start-up time
     from gpuplane.advise.sharing import SharingInputError, advise_sharing, load_workloads, parse_workload
 
     if k8s_version_old is not None:
@@ -167,7 +168,7 @@ def sharing(
     if fmt == "json":
         emit_json(result.to_json())
     else:
-        from gpuplane.report.advise_text import render_sharing
+        from gpuplane.report.advise_text import render_sharing  # deferred for start-up time
         from gpuplane.report.console import make_console
 
         render_sharing(result, make_console())
@@ -232,6 +233,7 @@ def capacity(
     \b
     Exit codes: 0 answered, 2 unknown GPU model, bad demand or --prices file.
     """
+    # deferred for start-up time
     from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
 
     try:
@@ -248,7 +250,7 @@ def capacity(
     if fmt == "json":
         emit_json(plan.to_json())
     else:
-        from gpuplane.report.advise_text import render_capacity
+        from gpuplane.report.advise_text import render_capacity  # deferred for start-up time
         from gpuplane.report.console import make_console
 
         render_capacity(plan, make_console())

@@ -59,7 +59,7 @@ def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
     if len(question) > MAX_QUESTION:
         fail(f"ask: the question is longer than {MAX_QUESTION} characters.")
 
-    from gpuplane.knowledge import KnowledgeError
+    from gpuplane.knowledge import KnowledgeError  # deferred for start-up time
     from gpuplane.knowledge.answer import answer
     from gpuplane.rule_catalog import install_in_knowledge
 
@@ -71,7 +71,7 @@ def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
         fail(f"knowledge base: {exc}")
 
     if not offline and result.hits:
-        from gpuplane.knowledge.llm import LLMError, ask_llm, config_from_env
+        from gpuplane.knowledge.llm import LLMError, ask_llm, config_from_env  # deferred for start-up time
 
         cfg = config_from_env()
         if cfg is not None:
@@ -97,7 +97,7 @@ def _print_text(markdown: str, sources: list[dict[str, object]]) -> None:
         if sources:
             click.echo("\n".join(lines))
         return
-    from rich.console import Console
+    from rich.console import Console  # deferred for start-up time
     from rich.markdown import Markdown
 
     console = Console()

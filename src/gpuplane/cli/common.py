@@ -136,7 +136,7 @@ def echo_message(message: Message) -> None:
 
 def cli_messages(*, warnings: bool = True) -> Messages:
     """Messages printed on stderr as they come (``warnings=False``: warnings kept, not printed)."""
-    from gpuplane.app.outcome import Messages
+    from gpuplane.app.outcome import Messages  # deferred for start-up time
 
     def listener(message: Message) -> None:
         if warnings or message.kind != "warning":
@@ -181,7 +181,7 @@ def not_available(command: str) -> NoReturn:
 
 def emit_json(document: Any) -> None:
     """Write one JSON document to stdout (UTF-8, newline-terminated)."""
-    import msgspec
+    import msgspec  # deferred for start-up time
 
     try:
         sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document), indent=2))

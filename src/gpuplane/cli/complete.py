@@ -21,7 +21,7 @@ DIRECTIVE_NO_FILE_COMP = 4
 
 def complete(words: list[str]) -> list[str]:
     """The answer lines for the words after ``kubectl gpuplane`` (last word: the one typed)."""
-    from click.shell_completion import ShellComplete
+    from click.shell_completion import ShellComplete  # deferred for start-up time
 
     from gpuplane.cli.main import cli
 

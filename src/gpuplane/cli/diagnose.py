@@ -73,7 +73,7 @@ def diagnose(
     --fail-on, 2 unusable cluster source.
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
-    from gpuplane.diagnose.engine import run_diagnose
+    from gpuplane.diagnose.engine import run_diagnose  # deferred for start-up time
 
     keep_namespace = namespace_filter(namespace, all_namespaces)
     state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
@@ -95,12 +95,12 @@ def diagnose(
         )
 
     if fmt == "html":
-        from gpuplane.report.html import render_html
+        from gpuplane.report.html import render_html  # deferred for start-up time
 
         _write(render_html(result), output)
     elif fmt == "json":
         if output:
-            import msgspec
+            import msgspec  # deferred for start-up time
 
             _write(
                 msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output
@@ -108,11 +108,11 @@ def diagnose(
         else:
             emit_json(result.to_json())
     elif output:
-        from gpuplane.report.diagnose_text import render_plain
+        from gpuplane.report.diagnose_text import render_plain  # deferred for start-up time
 
         _write(render_plain(result), output)
     else:
-        from gpuplane.report.console import make_console
+        from gpuplane.report.console import make_console  # deferred for start-up time
         from gpuplane.report.diagnose_text import render
 
         render(result, make_console())

@@ -33,22 +33,22 @@ def main() -> None:
     _die_quietly_on_closed_pipe()
     args = sys.argv[1:]
     if args[:1] == ["__complete"]:  # cobra's protocol: what kubectl_complete-gpuplane wrappers call
-        from gpuplane.cli.complete import main as complete_main
+        from gpuplane.cli.complete import main as complete_main  # deferred for start-up time
 
         complete_main(args[1:])
         return
     if args == ["--version"]:
-        from gpuplane import __version__
+        from gpuplane import __version__  # deferred for start-up time
 
         sys.stdout.write(f"gpuplane, version {__version__}\n")
         return
     if args in _HELP_ARGS and _terminal_is_wide():
-        from gpuplane.cli.registry import TOP_HELP
+        from gpuplane.cli.registry import TOP_HELP  # deferred for start-up time
 
         if sys.argv[0].rsplit("/", 1)[-1].startswith("kubectl-gpuplane"):
             TOP_HELP = TOP_HELP.replace("Usage: gpuplane ", "Usage: kubectl gpuplane ", 1)
         sys.stdout.write(TOP_HELP)
         return
-    from gpuplane.cli.main import main as click_main
+    from gpuplane.cli.main import main as click_main  # deferred for start-up time
 
     click_main()

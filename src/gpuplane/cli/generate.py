@@ -53,6 +53,7 @@ def generate(
     """
     import json
 
+    # deferred for start-up time
     from gpuplane.generate.blueprint import BlueprintError, BlueprintReadError, json_schema, load_blueprint
 
     if schema:
@@ -62,7 +63,7 @@ def generate(
         fail("missing BLUEPRINT (or use --schema)")
     if output is None and not explain_decisions:
         fail("give -o DIR for the output folder (or --explain to only print the decisions)")
-    from gpuplane.generate.engine import generate as run
+    from gpuplane.generate.engine import generate as run  # deferred for start-up time
     from gpuplane.generate.explain import format_decisions
     from gpuplane.generate.output import OutputRefused, write_bundle
 

@@ -36,14 +36,14 @@ def inventory(cluster: str | None, kube_context: str | None, kubeconfig: str | N
     Exit codes: 0 done, 2 unusable cluster source.
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
-    from gpuplane.diagnose.inventory import build_inventory
+    from gpuplane.diagnose.inventory import build_inventory  # deferred for start-up time
 
     state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
     result = build_inventory(state)
     if fmt == "json":
         emit_json(result.to_json())
     else:
-        from gpuplane.report.console import make_console
+        from gpuplane.report.console import make_console  # deferred for start-up time
         from gpuplane.report.inventory_text import render_inventory
 
         render_inventory(result, make_console())

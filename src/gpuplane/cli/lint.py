@@ -132,7 +132,7 @@ def lint(
     )
 
     if fix:
-        from gpuplane.lint.fix import apply_fixes
+        from gpuplane.lint.fix import apply_fixes  # deferred for start-up time
 
         fixes = apply_fixes(result.findings, dry_run=dry_run, follow_symlinks=follow_symlinks)
         if dry_run:
@@ -158,24 +158,24 @@ def lint(
 def _emit(result: object, fmt: str) -> None:
     import sys
 
-    from gpuplane.cli.common import emit_json
+    from gpuplane.cli.common import emit_json  # deferred for start-up time
     from gpuplane.lint.engine import LintResult
 
     assert isinstance(result, LintResult)
     if fmt == "json":
         emit_json(result.to_json())
     elif fmt == "sarif":
-        from gpuplane.report.sarif import build
+        from gpuplane.report.sarif import build  # deferred for start-up time
         from gpuplane.rule_catalog import all_rules
 
         emit_json(build(result.findings, all_rules()))
     elif fmt == "github":
-        from gpuplane.report.github import render
+        from gpuplane.report.github import render  # deferred for start-up time
         from gpuplane.report.lint_text import summary_line
 
         sys.stdout.write(render(result.findings))
         click.echo(summary_line(result.summary()), err=True)
     else:
-        from gpuplane.report.lint_text import render as render_text
+        from gpuplane.report.lint_text import render as render_text  # deferred for start-up time
 
         render_text(result.findings, result.summary())

@@ -50,6 +50,7 @@ _RUN = _Run()
 
 def _set_color(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None:
+        # deferred for start-up time
         from gpuplane.report.console import set_color_mode  # small module; rich stays lazy
 
         set_color_mode(value)
@@ -95,6 +96,7 @@ def cli() -> None:
     """
     # The composition root: kindless NVIDIA config files become pseudo-objects for every command
     # (a registration with the model layer's hook; the module is small and imports no YAML).
+    # deferred for start-up time
     import gpuplane.gpu.config_files  # noqa: F401
 
 

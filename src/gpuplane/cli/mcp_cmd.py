@@ -39,7 +39,7 @@ def mcp(roots: tuple[str, ...]) -> None:
     Exit codes: 0 the client closed the session, 2 the server could not start.
     """
     try:
-        from gpuplane.mcp.server import serve_stdio
+        from gpuplane.mcp.server import serve_stdio  # deferred for start-up time
     except ImportError as exc:
         fail(
             f"mcp: the MCP SDK is not installed ({exc}); reinstall gpuplane: pip install . (the SDK is a dependency)"

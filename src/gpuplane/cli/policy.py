@@ -57,7 +57,7 @@ def export(rule_list: str | None, output: str | None) -> None:
     \b
     Exit codes: 0 written, 2 unknown or non-exportable rule id, unwritable -o.
     """
-    from gpuplane.policy.export import export_objects, to_yaml
+    from gpuplane.policy.export import export_objects, to_yaml  # deferred for start-up time
 
     ids = [r.strip() for r in rule_list.split(",") if r.strip()] if rule_list is not None else None
     if ids is not None and not ids:
@@ -79,7 +79,7 @@ def export(rule_list: str | None, output: str | None) -> None:
 
 
 def _why_not(ids: list[str]) -> str:
-    from gpuplane.policy.catalog import reason_not_exported
+    from gpuplane.policy.catalog import reason_not_exported  # deferred for start-up time
     from gpuplane.rule_catalog import all_rules
 
     metas = {m.id: m for m in all_rules()}
@@ -108,7 +108,7 @@ def list_policies(fmt: str) -> None:
     \b
     Exit codes: 0 always.
     """
-    from gpuplane.policy.catalog import EXPORTED, reason_not_exported
+    from gpuplane.policy.catalog import EXPORTED, reason_not_exported  # deferred for start-up time
     from gpuplane.policy.export import action_of, policies_for
     from gpuplane.rule_catalog import all_rules
 
@@ -125,7 +125,7 @@ def list_policies(fmt: str) -> None:
             reason = reason_not_exported(meta.id, meta.category, meta.context)
             rows.append({"rule": meta.id, "exported": False, "actions": [], "policies": [], "reason": reason})
     if fmt == "json":
-        from gpuplane.cli.common import emit_json
+        from gpuplane.cli.common import emit_json  # deferred for start-up time
 
         emit_json(rows)
         return

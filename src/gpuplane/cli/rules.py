@@ -27,11 +27,11 @@ def rules(fmt: str) -> None:
     \b
     Exit codes: 0 always.
     """
-    from gpuplane.rule_catalog import all_rules
+    from gpuplane.rule_catalog import all_rules  # deferred for start-up time
 
     metas = all_rules()
     if fmt == "json":
-        from gpuplane.cli.common import emit_json
+        from gpuplane.cli.common import emit_json  # deferred for start-up time
 
         emit_json(
             [
@@ -87,7 +87,7 @@ def explain(rule_id: str) -> None:
     """
     import difflib
 
-    from gpuplane.rule_catalog import all_rules, get_rule, render_page
+    from gpuplane.rule_catalog import all_rules, get_rule, render_page  # deferred for start-up time
 
     meta = get_rule(rule_id.strip())
     if meta is None:

@@ -75,6 +75,7 @@ def simulate(
     Exit codes: 0 simulated (or --fail-on not reached), 1 --fail-on reached (a deadlock; with
     pending, also any pod still Pending at the end), 2 unusable input or arguments.
     """
+    # deferred for start-up time
     from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
     from gpuplane.sources import load_paths
 
@@ -108,7 +109,7 @@ def simulate(
     if fmt == "json":
         emit_json(run.document)
     else:
-        from gpuplane.report.simulate_text import render_text
+        from gpuplane.report.simulate_text import render_text  # deferred for start-up time
 
         render_text(run.document)
     if messages or cluster_errors:

@@ -52,6 +52,7 @@ def snapshot(
     \b
     Exit codes: 0 written, 2 unreadable cluster or unwritable file (what was read is still written).
     """
+    # deferred for start-up time
     from gpuplane.sources.snapshot import snapshot_files, snapshot_live, write_snapshot
 
     if from_paths:

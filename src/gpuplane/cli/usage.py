@@ -171,7 +171,7 @@ def usage(
     a server error).
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
-    from gpuplane.app import usage as usage_app
+    from gpuplane.app import usage as usage_app  # deferred for start-up time
     from gpuplane.app.outcome import AppError
 
     request = usage_app.UsageRequest(
@@ -209,12 +209,12 @@ def usage(
         fail(str(exc))
 
     if fmt == "html":
-        from gpuplane.report.usage_html import render_usage_html
+        from gpuplane.report.usage_html import render_usage_html  # deferred for start-up time
 
         _write(render_usage_html(result), output)
     elif fmt == "json":
         if output:
-            import msgspec
+            import msgspec  # deferred for start-up time
 
             _write(
                 msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output
@@ -222,7 +222,7 @@ def usage(
         else:
             emit_json(result.to_json())
     else:
-        from gpuplane.report.console import make_console
+        from gpuplane.report.console import make_console  # deferred for start-up time
         from gpuplane.report.usage_text import render_usage
 
         if output:

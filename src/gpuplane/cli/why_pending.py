@@ -54,7 +54,7 @@ def why_pending(
     \b
     Exit codes: 0 explained, 2 unusable cluster source, unknown pod or bad option.
     """
-    from gpuplane.scheduler.scheduler import Scheduler
+    from gpuplane.scheduler.scheduler import Scheduler  # deferred for start-up time
     from gpuplane.scheduler.versions import parse_minor
     from gpuplane.why_pending.explain import pending
 
@@ -77,11 +77,11 @@ def why_pending(
     if keep_namespace is not None:
         explanations = [e for e in explanations if (e.pod.metadata.namespace or "default") == keep_namespace]
     if fmt == "json":
-        from gpuplane.report.why_pending_text import to_json
+        from gpuplane.report.why_pending_text import to_json  # deferred for start-up time
 
         emit_json(to_json(explanations, scheduler))
     else:
-        from gpuplane.report.why_pending_text import render_text
+        from gpuplane.report.why_pending_text import render_text  # deferred for start-up time
 
         render_text(explanations, scheduler)
     if errors:
@@ -90,6 +90,7 @@ def why_pending(
 
 def _note_clamped_version(requested: str | None) -> None:
     """Say so on stderr when the cluster's minor is outside the wordings gpuplane knows."""
+    # deferred for start-up time
     from gpuplane.scheduler.versions import NEWEST_MINOR, OLDEST_MINOR, parse_minor
 
     minor = parse_minor(requested) if requested else None

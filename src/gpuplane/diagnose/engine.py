@@ -125,7 +125,7 @@ def run_cluster_rules(
     state: ClusterState, *, config: LintConfig | None = None
 ) -> tuple[list[Finding], list[RuleFailure]]:
     """The cluster rules over ``state``; findings ordered by severity, rule, object."""
-    from gpuplane.lint.context import LintContext
+    from gpuplane.lint.context import LintContext  # deferred for start-up time
     from gpuplane.lint.engine import RuleFailure, ignored_rules
 
     ctx = LintContext([], [], state)
@@ -155,7 +155,7 @@ def run_cluster_rules(
 
 def workload_objects(state: ClusterState) -> list[Manifest]:
     """What the lint rules see of a cluster: its plain objects plus one pod per uncaptured controller."""
-    from gpuplane.diagnose.facts import facts_for
+    from gpuplane.diagnose.facts import facts_for  # deferred for start-up time
 
     facts = facts_for(state)  # shares the pods' Manifests (and their file positions) with the cluster rules
     objects = list(state.objects)
@@ -208,7 +208,7 @@ def run_diagnose(
 ) -> DiagnoseResult:
     """Diagnose ``state``: cluster rules, lint on its workloads, inventory; with
     ``report_data``, also the aggregations the HTML report charts (:mod:`.report_data`)."""
-    from gpuplane.diagnose.facts import facts_for
+    from gpuplane.diagnose.facts import facts_for  # deferred for start-up time
     from gpuplane.diagnose.report_data import build_report_data
     from gpuplane.lint.config import LintConfig
     from gpuplane.lint.engine import run_lint

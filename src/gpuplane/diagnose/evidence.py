@@ -108,7 +108,7 @@ def manifest_of(obj: msgspec.Struct, source: str, position: Position | None = No
     :mod:`gpuplane.diagnose.positions`) puts them back when the snapshot is a file.
     Without it the line stays 0, which reports show as unknown.
     """
-    from gpuplane.k8s.objects import to_dict
+    from gpuplane.k8s.objects import to_dict  # deferred for start-up time
 
     if position is None:
         return Manifest(to_dict(obj), path=source, line=0)

@@ -156,7 +156,7 @@ class ClusterFacts:
         """The kube-scheduler model over this state, or None when it cannot be built."""
         if self._scheduler is None and self._scheduler_error is None:
             try:
-                from gpuplane.scheduler.scheduler import Scheduler
+                from gpuplane.scheduler.scheduler import Scheduler  # deferred for start-up time
 
                 self._scheduler = Scheduler(self.state)
             except Exception as exc:  # the model failing must not cost the other findings

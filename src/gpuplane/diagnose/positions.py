@@ -57,7 +57,7 @@ class Position:
         if self.text is None:
             line = self.line
             return lambda _path: line
-        from gpuplane.sources.locate import DocumentLocator
+        from gpuplane.sources.locate import DocumentLocator  # deferred for start-up time
 
         return DocumentLocator(self.text, self.base).line_of
 
@@ -84,7 +84,7 @@ def snapshot_files(source: str) -> list[str]:
     if not source or source == "-":
         return []
     if os.path.isdir(source):
-        from gpuplane.sources.loader import iter_manifest_files
+        from gpuplane.sources.loader import iter_manifest_files  # deferred for start-up time
 
         return list(iter_manifest_files(source))
     return [source] if os.path.isfile(source) else []
@@ -117,7 +117,7 @@ def index_positions(source: str) -> dict[Key, Position]:
 
 
 def _index_yaml(text: str, path: str, found: dict[Key, Position]) -> None:
-    from gpuplane.sources.loader import split_documents, split_list_items
+    from gpuplane.sources.loader import split_documents, split_list_items  # deferred for start-up time
 
     for first_line, body in split_documents(text):
         split = split_list_items(body)
@@ -177,7 +177,7 @@ def _leading_lines(body: str) -> int:
 
 
 def _index_json(raw: bytes, path: str, found: dict[Key, Position]) -> None:
-    from gpuplane.sources.loader import RawLines
+    from gpuplane.sources.loader import RawLines  # deferred for start-up time
 
     try:
         top = msgspec.json.decode(raw, type=_List)

@@ -79,7 +79,7 @@ def build_report_data(facts: ClusterFacts, inventory: Inventory) -> ReportData:
 def _dark_causes(facts: ClusterFacts, inventory: Inventory) -> dict[str, str]:
     """Node -> why its GPUs are not advertised: the first failing link of its enablement chain
     (the same words as the ``gpu-node-not-advertising`` finding)."""
-    from gpuplane.diagnose import inventory as inv
+    from gpuplane.diagnose import inventory as inv  # deferred for start-up time
     from gpuplane.diagnose.rules.enablement import not_advertised_cause
 
     out: dict[str, str] = {}
@@ -97,7 +97,7 @@ def _dark_causes(facts: ClusterFacts, inventory: Inventory) -> dict[str, str]:
 
 
 def _allocation(inventory: Inventory, key: str, causes: dict[str, str]) -> list[AllocationRow]:
-    from gpuplane.diagnose import inventory as inv
+    from gpuplane.diagnose import inventory as inv  # deferred for start-up time
 
     rows: dict[str, AllocationRow] = {}
     for node in inventory.nodes:

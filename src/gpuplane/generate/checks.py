@@ -50,7 +50,7 @@ def _mig_from_planner(
 
     GPUs the demand does not need stay carved like the first one, so the pool is uniform.
     """
-    from gpuplane.advise.mig_planner import FleetEntry, PlanInputError, plan_mig
+    from gpuplane.advise.mig_planner import FleetEntry, PlanInputError, plan_mig  # deferred for start-up time
 
     try:
         plan = plan_mig([FleetEntry(model, gpus)], dict(demand))
@@ -458,7 +458,7 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
                 "the node groups' Auto Scaling groups (IRSA: eks.amazonaws.com/role-arn on its service account)"
             )
     if a.provisioner == "cluster-autoscaler" and bp.provider in ("eks", "aks"):
-        from gpuplane.generate.render.autoscaling import ca_release
+        from gpuplane.generate.render.autoscaling import ca_release  # deferred for start-up time
 
         needs_deployment = bp.provider == "eks" or a.aks_mode == "self-managed"
         if needs_deployment and ca_release(bp.kubernetes_version) is None:
@@ -506,7 +506,7 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
 
 def _check_network(bp: Blueprint, problems: list[str]) -> None:
     """The fabric the blueprint names must exist on the pools that run multi-node training."""
-    from gpuplane.generate.plan import catalog_fabric, multi_node_pools
+    from gpuplane.generate.plan import catalog_fabric, multi_node_pools  # deferred for start-up time
 
     fabric = bp.network.fabric
     if fabric in ("auto", "none"):

@@ -51,7 +51,7 @@ class GenerateResult:
 
 def render_blueprint(bp: Blueprint) -> Bundle:
     """Check the blueprint and render every component (raises :class:`BlueprintError`)."""
-    from gpuplane.generate.render.storage import required_parameters
+    from gpuplane.generate.render.storage import required_parameters  # deferred for start-up time
 
     problems, mig_layouts = check_blueprint(bp)
     for section in ("shared_datasets", "high_performance"):

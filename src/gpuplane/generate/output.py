@@ -76,7 +76,7 @@ def helm_command(rel: HelmRelease, values_path: str) -> str:
 
 def _prerequisites(bundle: Bundle) -> list[str]:
     """What the user must provide that gpuplane never generates (Secrets, metrics adapters)."""
-    from gpuplane.generate.render.workloads import HF_TOKEN_SECRET
+    from gpuplane.generate.render.workloads import HF_TOKEN_SECRET  # deferred for start-up time
     from gpuplane.generate.sizing import is_gated
 
     bp = bundle.blueprint

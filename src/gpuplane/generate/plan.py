@@ -111,7 +111,7 @@ def multi_node_pools(bp: Blueprint) -> set[str]:
 
 def catalog_fabric(pool: GpuPool) -> tuple[str, int, bool]:
     """(fabric, interfaces per node, device RDMA) every instance type of the pool carries, else none."""
-    from gpuplane.gpu.fabric import instance_fabric
+    from gpuplane.gpu.fabric import instance_fabric  # deferred for start-up time
 
     found = {instance_fabric(t) for t in pool.instance_types}
     if len(found) != 1 or None in found:

@@ -42,7 +42,7 @@ def _schema_dir(version: str) -> Path:
 
 @lru_cache(maxsize=8)
 def _registry(version: str) -> Any:
-    import jsonschema_rs
+    import jsonschema_rs  # deferred for start-up time
 
     defs = json.loads((_schema_dir(version) / "_definitions.json").read_text())
     return jsonschema_rs.Registry([(defs["$id"], defs)])
@@ -50,7 +50,7 @@ def _registry(version: str) -> Any:
 
 @lru_cache(maxsize=256)
 def _core_validator(version: str, kind: str, api_version: str) -> Any:
-    import jsonschema_rs
+    import jsonschema_rs  # deferred for start-up time
 
     group_version = api_version.split("/")
     if len(group_version) == 1:
@@ -150,7 +150,7 @@ class CrdSchemas:
     def validator(self, api_version: str, kind: str) -> Any:
         key = (api_version, kind)
         if key not in self._validators:
-            import jsonschema_rs
+            import jsonschema_rs  # deferred for start-up time
 
             schema = self.schema(api_version, kind)
             self._validators[key] = (

@@ -288,7 +288,7 @@ def check_mig_parted_layouts(configs: dict[str, list[MigDeviceSpec]]) -> list[Co
     Entries without a filter apply to whatever GPU the node has, so they cannot be checked
     without the node; use :func:`layout_fits` with the node's model for those.
     """
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     cat = catalog()
     problems: list[ConfigProblem] = []

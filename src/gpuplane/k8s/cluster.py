@@ -54,7 +54,7 @@ def parse_resource_list(resources: Mapping[str, Any]) -> dict[str, int]:
     for cpu, ``Quantity.Value`` otherwise), so allocatable and requests subtract.
     A quantity the API server would reject is left out rather than guessed.
     """
-    from gpuplane.k8s.quantity import milli_value, value
+    from gpuplane.k8s.quantity import milli_value, value  # deferred for start-up time
 
     parsed: dict[str, int] = {}
     for name, quantity in resources.items():
@@ -214,7 +214,7 @@ class ClusterState:
 
     @staticmethod
     def _sum_requests(pods: Iterable[Pod]) -> dict[str, int]:
-        from gpuplane.k8s.requests import pod_requests
+        from gpuplane.k8s.requests import pod_requests  # deferred for start-up time
 
         total: dict[str, int] = {}
         count = 0

@@ -216,7 +216,7 @@ def aggregate_requests(
 def format_amount(resource: str, amount: int) -> str:
     """An amount in scheduler units (cpu in millicores) as a person reads it: ``64 cpu``,
     ``500m cpu``, ``2Gi memory``, ``8 nvidia.com/gpu`` (QA: a cause read "64000m cpu")."""
-    from gpuplane.k8s.quantity import format_quantity
+    from gpuplane.k8s.quantity import format_quantity  # deferred for start-up time
 
     if resource == CPU:
         return f"{format_quantity(amount, milli=True)} cpu"

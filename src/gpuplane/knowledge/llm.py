@@ -140,7 +140,7 @@ def _tool_lint_manifests(args: dict[str, Any]) -> str:
     if not text.strip():
         return "error: 'yaml' is required"
     try:
-        from gpuplane.lint.engine import run_lint
+        from gpuplane.lint.engine import run_lint  # deferred for start-up time
         from gpuplane.sources.loader import load_text
     except Exception as exc:
         return f"error: lint engine unavailable ({type(exc).__name__})"

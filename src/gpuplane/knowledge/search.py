@@ -487,7 +487,7 @@ def _cache_path(key: str) -> str:
 
 
 def _cache_read(key: str) -> Index | None:
-    import msgspec
+    import msgspec  # deferred for start-up time
 
     try:
         with open(_cache_path(key), "rb") as handle:
@@ -522,7 +522,7 @@ def _cache_read(key: str) -> Index | None:
 
 
 def _cache_write(key: str, idx: Index) -> None:
-    import msgspec
+    import msgspec  # deferred for start-up time
 
     folder = cache_dir()
     if folder is None:

@@ -143,7 +143,7 @@ def unknown_suppression_notes(objects: Iterable[Manifest], known_rules: Iterable
 
 
 def _label(obj: Manifest) -> str:
-    from gpuplane.lint.context import object_label
+    from gpuplane.lint.context import object_label  # deferred for start-up time
 
     return object_label(obj)
 
@@ -174,7 +174,7 @@ def expand_podsets(
 ) -> list:
     """PodSets of every workload in ``objects`` (expanded once for all rules; never raises).
     Objects or templates that could not be expanded are appended to ``problems``."""
-    from gpuplane.k8s.workloads import expand_all
+    from gpuplane.k8s.workloads import expand_all  # deferred for start-up time
 
     nodes = cluster.nodes if cluster is not None else None
     return expand_all(objects, nodes=nodes, problems=problems)

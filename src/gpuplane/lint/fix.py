@@ -59,7 +59,7 @@ def _indent_style(text: str) -> tuple[int, int, int]:
 
 
 def _yaml(text: str) -> Any:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # deferred for start-up time
 
     y = YAML(typ="rt")
     y.preserve_quotes = True
@@ -70,7 +70,7 @@ def _yaml(text: str) -> Any:
 
 
 def _walk(root: Any, path: tuple, create: bool) -> Any:
-    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.comments import CommentedMap  # deferred for start-up time
 
     node = root
     for step in path:
@@ -91,7 +91,7 @@ def _walk(root: Any, path: tuple, create: bool) -> Any:
 
 def _plain(value: Any) -> Any:
     """Convert plain Python values into ruamel's commented containers (block style)."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq  # deferred for start-up time
 
     if isinstance(value, dict):
         out = CommentedMap()
@@ -105,7 +105,7 @@ def _plain(value: Any) -> Any:
 
 def apply_op(root: Any, op: PatchOp) -> None:
     """Apply one patch operation to a ruamel round-trip tree (raises KeyError when it cannot)."""
-    from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.comments import CommentedSeq  # deferred for start-up time
 
     if isinstance(op, SetValue):
         parent = _walk(root, op.path[:-1], create=True)

@@ -88,7 +88,7 @@ def is_accelerator_resource(name: str) -> bool:
         if "/" not in name or name.startswith(("requests.", "limits.")):
             found = False
         else:
-            from gpuplane.gpu.resources import classify
+            from gpuplane.gpu.resources import classify  # deferred for start-up time
 
             res = classify(name)
             found = res is not None and res.kind in ACCELERATOR_KINDS
@@ -214,7 +214,7 @@ def effective_gpu_requests(ps: PodSet) -> dict[str, int]:
     k8s.io/component-helpers/resource/helpers.go, via
     :func:`gpuplane.k8s.requests.aggregate_requests`, the same formula as ``pod_requests``).
     """
-    from gpuplane.k8s.requests import aggregate_requests
+    from gpuplane.k8s.requests import aggregate_requests  # deferred for start-up time
 
     return aggregate_requests(_pod_spec(ps), container_gpu_requests)
 

@@ -148,7 +148,7 @@ def build_server(tools: tuple[ToolSpec, ...] = TOOLS) -> MCPServer:
 def serve_stdio(roots: tuple[str, ...] = ()) -> None:
     """Serve over stdin/stdout until the client closes the stream, with every path a tool is
     given confined to ``roots`` (default: the working directory; :mod:`gpuplane.mcp.sandbox`)."""
-    from gpuplane.mcp import sandbox
+    from gpuplane.mcp import sandbox  # deferred for start-up time
 
     sandbox.configure(roots)
     build_server().run("stdio")

@@ -150,7 +150,7 @@ def _check_path(path: str, what: str) -> str:
     """The path when the sandbox allows it (:mod:`gpuplane.mcp.sandbox`: inside the server's
     roots, not /proc, /dev or /sys; never ``-``, standard input being the MCP channel itself);
     ``cluster: live`` is not a path."""
-    from gpuplane.mcp.sandbox import PathRefused, check
+    from gpuplane.mcp.sandbox import PathRefused, check  # deferred for start-up time
     from gpuplane.sources.cluster import LIVE
 
     if what == "cluster" and path.strip() == LIVE:
@@ -172,7 +172,7 @@ def _where_paths_start(path: str) -> str:
     """Which folder a relative path was read from, and the roots the server may read: the
     assistant cannot see the server's working directory, so a bare "no such file" does not tell
     it what to fix."""
-    from gpuplane.mcp.sandbox import roots
+    from gpuplane.mcp.sandbox import roots  # deferred for start-up time
 
     configured = roots()
     start = configured[0] if configured else os.getcwd()
@@ -188,7 +188,7 @@ def _where_paths_start(path: str) -> str:
 
 def load_manifests(manifests: str | None, paths: list[str] | None) -> LoadResult:
     """Objects from inline text and/or paths; per-file problems stay in ``errors``."""
-    from gpuplane.sources.loader import LoadResult, load_bytes, load_paths
+    from gpuplane.sources.loader import LoadResult, load_bytes, load_paths  # deferred for start-up time
 
     if not (manifests and manifests.strip()) and not paths:
         raise ToolInputError("give manifests (YAML/JSON text) or paths (files or folders), or both")
@@ -218,7 +218,7 @@ def load_cluster(
 ) -> tuple[ClusterState, list[str]]:
     """The cluster state (cached while its snapshot files are unchanged) and its load errors;
     nothing usable at all is a tool error."""
-    from gpuplane.app.inputs import load_cluster as load
+    from gpuplane.app.inputs import load_cluster as load  # deferred for start-up time
 
     messages = Messages()
     try:
@@ -244,7 +244,7 @@ def _paged(
 ) -> str:
     """Filter and page ``document[key]`` in place (:mod:`gpuplane.app.paging`), add its ``page``
     block (``total``, ``returned``, ``next_cursor``) and return the summary's note on it."""
-    from gpuplane.app.paging import finding_namespace, page
+    from gpuplane.app.paging import finding_namespace, page  # deferred for start-up time
 
     try:
         kept, block = page(document[key], wanted, namespace_of=namespace_of or finding_namespace)
@@ -307,7 +307,7 @@ def lint(
     cursor: Cursor = None,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane lint -f json``; never rewrites files (no --fix)."""
-    from gpuplane.app import lint as lint_app
+    from gpuplane.app import lint as lint_app  # deferred for start-up time
     from gpuplane.app.inputs import config_start
     from gpuplane.report.lint_text import summary_line
 
@@ -356,7 +356,7 @@ def list_rules(
     category: Annotated[Category | None, Field(description="Only the rules of this category.")] = None,
 ) -> ToolOutput:
     """The rule catalog, as ``gpuplane rules -f json`` lists it (wrapped in ``{"rules": [...]}``)."""
-    from gpuplane.rule_catalog import all_rules
+    from gpuplane.rule_catalog import all_rules  # deferred for start-up time
 
     rules = [
         {
@@ -389,7 +389,7 @@ def explain_rule(
     """The rule's docs page, as ``gpuplane explain ID`` prints it, plus its metadata."""
     import difflib
 
-    from gpuplane.rule_catalog import all_rules, get_rule, render_page
+    from gpuplane.rule_catalog import all_rules, get_rule, render_page  # deferred for start-up time
 
     meta = get_rule(rule_id.strip())
     if meta is None:
@@ -431,7 +431,7 @@ def why_pending(
     cursor: Cursor = None,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane why-pending -f json``."""
-    from gpuplane.report.why_pending_text import to_json
+    from gpuplane.report.why_pending_text import to_json  # deferred for start-up time
     from gpuplane.scheduler.scheduler import Scheduler
     from gpuplane.scheduler.versions import parse_minor
     from gpuplane.why_pending.explain import pending
@@ -511,6 +511,7 @@ def simulate(
     kubeconfig: Kubeconfig = None,
 ) -> ToolOutput:
     """Same function and document as ``gpuplane simulate -f json`` (``run_simulation``)."""
+    # deferred for start-up time
     from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
 
     loaded = load_manifests(manifests, paths)
@@ -563,7 +564,7 @@ def inventory(
     cursor: Cursor = None,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane inventory -f json``."""
-    from gpuplane.diagnose.inventory import build_inventory
+    from gpuplane.diagnose.inventory import build_inventory  # deferred for start-up time
 
     state, errors = load_cluster(cluster, context, kubeconfig)
     document = build_inventory(state).to_json()
@@ -597,7 +598,7 @@ def diagnose(
     cursor: Cursor = None,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane diagnose -f json``."""
-    from gpuplane.diagnose.engine import run_diagnose
+    from gpuplane.diagnose.engine import run_diagnose  # deferred for start-up time
 
     state, errors = load_cluster(cluster, context, kubeconfig)
     result = run_diagnose(state)
@@ -678,7 +679,7 @@ def usage(
     cursor: Cursor = None,
 ) -> ToolOutput:
     """Same service and document as ``gpuplane usage -f json``."""
-    from gpuplane.app import usage as usage_app
+    from gpuplane.app import usage as usage_app  # deferred for start-up time
 
     request = usage_app.UsageRequest(
         prometheus=prometheus,
@@ -745,6 +746,7 @@ def advise_mig(
     ] = None,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane advise mig -f json``."""
+    # deferred for start-up time
     from gpuplane.advise.mig_planner import PlanInputError, parse_demand, parse_fleet, plan_mig
 
     for profile, count in demand.items():
@@ -793,7 +795,7 @@ def advise_sharing(
     dra_driver: Annotated[bool, Field(description="True when the NVIDIA DRA driver is installed.")] = False,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane advise sharing -f json``."""
-    from gpuplane.advise.mig_planner import PlanInputError, resolve_model
+    from gpuplane.advise.mig_planner import PlanInputError, resolve_model  # deferred for start-up time
     from gpuplane.advise.sharing import SharingInputError, advise_sharing, workload_from_mapping
 
     try:
@@ -833,6 +835,7 @@ def advise_capacity(
     ] = 10.0,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane advise capacity -f json`` (built-in price table)."""
+    # deferred for start-up time
     from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
 
     for model, count in demand.items():
@@ -901,7 +904,7 @@ def generate(
 
     Without ``output_dir`` nothing is written: the files come back in the result. With it, the
     folder must lie inside the server's root (and follows ``generate -o``'s rules)."""
-    import yaml
+    import yaml  # deferred for start-up time
 
     from gpuplane.generate.blueprint import BlueprintError, load_blueprint, parse_blueprint
     from gpuplane.generate.engine import generate as run
@@ -1001,7 +1004,7 @@ def generate(
 )
 def blueprint_schema() -> ToolOutput:
     """``gpuplane generate --schema``: the JSON Schema of a blueprint, to write one for generate."""
-    from gpuplane.generate.blueprint import json_schema
+    from gpuplane.generate.blueprint import json_schema  # deferred for start-up time
 
     schema = json_schema()
     return ToolOutput(
@@ -1026,7 +1029,7 @@ def ask(
     ] = 3,
 ) -> ToolOutput:
     """Same engine and document as ``gpuplane ask -f json``, always offline (the caller is the LLM)."""
-    from gpuplane.knowledge import KnowledgeError
+    from gpuplane.knowledge import KnowledgeError  # deferred for start-up time
     from gpuplane.knowledge.answer import answer
     from gpuplane.rule_catalog import install_in_knowledge
 

@@ -81,7 +81,7 @@ _CONFIG_SECTIONS: dict[str, tuple[str, str]] = {
 
 def render_mig(plan: MigPlan, console: Console) -> None:
     """Verdict, one row per distinct GPU mix, unplaced counts and, when feasible, the mig-parted config."""
-    from rich import box
+    from rich import box  # deferred for start-up time
     from rich.markup import escape
     from rich.table import Table
 
@@ -127,7 +127,7 @@ def render_mig(plan: MigPlan, console: Console) -> None:
 
 def render_sharing(advice: SharingAdvice, console: Console) -> None:
     """Recommendation, per-workload table, reasons, trade-offs, then each config with where it goes."""
-    from rich import box
+    from rich import box  # deferred for start-up time
     from rich.markup import escape
     from rich.table import Table
 
@@ -184,7 +184,7 @@ _MODE_NAMES = {
 
 def render_capacity(plan: CapacityPlan, console: Console) -> None:
     """Per-model nodes and cost, cold-start assumptions and price provenance."""
-    from rich import box
+    from rich import box  # deferred for start-up time
     from rich.markup import escape
     from rich.table import Table
 

@@ -111,7 +111,7 @@ def make_console(file: IO[str] | None = None, *, stderr: bool = False) -> Consol
     """A Console writing to ``file`` (default stdout, or stderr): styled on a TTY, plain otherwise,
     as :func:`color_mode` decides (``--color always`` / ``FORCE_COLOR`` colour a pipe too;
     ``--color never`` / ``NO_COLOR`` keep a terminal plain)."""
-    from rich.console import Console
+    from rich.console import Console  # deferred for start-up time
 
     stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
     is_tty = bool(getattr(stream, "isatty", lambda: False)())

@@ -43,7 +43,7 @@ def summary_line(result: DiagnoseResult) -> str:
     s = result.summary()
     if not s["findings"]:
         return "No findings: the GPU stack, capacity and workloads look healthy."
-    from gpuplane.report.lint_text import plural
+    from gpuplane.report.lint_text import plural  # deferred for start-up time
 
     counts = ", ".join(plural(s[level], level) for level in ("error", "warning", "info"))
     return (
@@ -55,7 +55,7 @@ def summary_line(result: DiagnoseResult) -> str:
 def finding_lines(finding: Finding, width: int | None = None) -> list[str]:
     """The plain lines of one finding (used by the text report and tests), each wrapped at word
     boundaries to ``width`` (None: unwrapped) with a hanging indent under its own text."""
-    from gpuplane.report.console import wrap_hanging
+    from gpuplane.report.console import wrap_hanging  # deferred for start-up time
 
     wrapped: list[str] = []
     for line in _finding_lines(finding):
@@ -109,7 +109,7 @@ def render_plain(result: DiagnoseResult, width: int | None = None) -> str:
 
 def render(result: DiagnoseResult, console: Console) -> None:
     """Findings (styled by severity on a terminal), then the inventory tables, then the summary."""
-    from rich.text import Text
+    from rich.text import Text  # deferred for start-up time
 
     from gpuplane.report.console import wrap_hanging, wrap_width
     from gpuplane.report.inventory_text import render_inventory

@@ -80,7 +80,7 @@ def _identifier(column: str, names: list[str]) -> dict[str, Any]:
 
 def render_inventory(inventory: Inventory, console: Console) -> None:
     """Print the inventory tables and the problem list to ``console``."""
-    from rich import box
+    from rich import box  # deferred for start-up time
     from rich.markup import escape
     from rich.table import Table
 

@@ -53,7 +53,7 @@ FIX_INDENT = 11  # continuation lines of its fix (under the text after "fix: ")
 def _finding_lines(path: str, f: Finding, rule_width: int, width: int | None) -> tuple[list[str], list[str]]:
     """The message lines and the fix lines of one finding, wrapped at word boundaries to
     ``width`` with a hanging indent (``None``: one line each)."""
-    from gpuplane.report.console import wrap_hanging
+    from gpuplane.report.console import wrap_hanging  # deferred for start-up time
 
     head = f"  {path}:{f.line}  {f.severity:<7}  {f.rule:<{rule_width}}  {f.message}"
     fix = f"      fix: {f.fix}"
@@ -62,7 +62,7 @@ def _finding_lines(path: str, f: Finding, rule_width: int, width: int | None) ->
 
 def render_plain(findings: list[Finding], summary: dict[str, int], width: int | None = None) -> str:
     """The text report without colour (piped output, tests); wrapped to ``width`` when given."""
-    from gpuplane.report.console import wrap_hanging
+    from gpuplane.report.console import wrap_hanging  # deferred for start-up time
 
     lines: list[str] = []
     for path, items in _groups(findings):
@@ -79,7 +79,7 @@ def render_plain(findings: list[Finding], summary: dict[str, int], width: int | 
 
 def render(findings: list[Finding], summary: dict[str, int], stream: TextIO | None = None) -> None:
     """Write the report to ``stream`` (stdout): rich colours on a TTY, plain text otherwise."""
-    from gpuplane.report.console import color_mode, wrap_width
+    from gpuplane.report.console import color_mode, wrap_width  # deferred for start-up time
 
     out = stream or sys.stdout
     tty = hasattr(out, "isatty") and out.isatty()
@@ -88,7 +88,7 @@ def render(findings: list[Finding], summary: dict[str, int], stream: TextIO | No
     if (not tty and mode != "always") or (tty and mode == "never"):
         out.write(render_plain(findings, summary, width))
         return
-    from rich.console import Console
+    from rich.console import Console  # deferred for start-up time
     from rich.text import Text
 
     from gpuplane.report.console import wrap_hanging

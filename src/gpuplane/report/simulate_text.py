@@ -54,7 +54,7 @@ def _event(ev: dict[str, Any]) -> str | None:
 
 
 def render_text(doc: dict[str, Any]) -> None:
-    from gpuplane.report.console import wrap_hanging, wrap_width
+    from gpuplane.report.console import wrap_hanging, wrap_width  # deferred for start-up time
 
     summary = doc["summary"]
     width = wrap_width()

@@ -32,7 +32,7 @@ def _usd(value: float | None) -> str:
 
 
 def render_usage(result: UsageResult, console: Console) -> None:
-    from rich.table import Table
+    from rich.table import Table  # deferred for start-up time
 
     doc = result.to_json()
     window = doc["window"]

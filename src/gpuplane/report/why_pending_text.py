@@ -46,7 +46,7 @@ def to_json(explanations: list[Explanation], scheduler: Scheduler) -> dict[str, 
 
 def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
     """Rich text on stdout: per pod the message, a grouped node table, causes and fixes."""
-    from rich.table import Table
+    from rich.table import Table  # deferred for start-up time
 
     from gpuplane.report.console import make_console, wrap_hanging, wrap_width
 
@@ -95,6 +95,6 @@ def render_text(explanations: list[Explanation], scheduler: Scheduler) -> None:
 
 
 def _escape(text: str) -> str:
-    from rich.markup import escape
+    from rich.markup import escape  # deferred for start-up time
 
     return escape(text)

@@ -188,7 +188,7 @@ class ClusterIndex:
 
     def add_node(self, node: Node) -> int:
         """Index a new, empty node (autoscaler): NodeInfo, matrix column, static class."""
-        from gpuplane.k8s.cluster import parse_resource_list
+        from gpuplane.k8s.cluster import parse_resource_list  # deferred for start-up time
 
         name = node.metadata.name
         allocatable = parse_resource_list(node.status.allocatable)

@@ -315,7 +315,7 @@ def num_candidates(potential: int) -> int:
 def _pdbs_for(fw: Framework) -> list[tuple[str, LabelSelector | None, int]]:
     cached = fw.index.cache.get("pdbs")
     if cached is None:
-        import msgspec
+        import msgspec  # deferred for start-up time
 
         cached = []
         for obj in fw.index.cluster.pdbs:

@@ -183,7 +183,7 @@ class Scheduler:
         simulator/clustersnapshot, FAQ "How does scale-up work?"), and Karpenter, which only
         provisions for pods its scheduling simulation can place on a NodeClaim.
         """
-        from gpuplane.k8s.cluster import parse_resource_list
+        from gpuplane.k8s.cluster import parse_resource_list  # deferred for start-up time
         from gpuplane.scheduler.framework import NodeInfo
 
         ctx = self.context(pod)
@@ -251,7 +251,7 @@ def volcano_message(fit: FitError) -> str:
     device resource is named when it is short, as Volcano's predicates report it."""
     from collections import Counter
 
-    from gpuplane.gpu.resources import is_gpu_resource
+    from gpuplane.gpu.resources import is_gpu_resource  # deferred for start-up time
     from gpuplane.scheduler.framework import build_fit_message
 
     if fit.prefilter_msg:

@@ -205,6 +205,7 @@ def pod_affinity_scores(ctx: PodContext, nodes: list[int]) -> dict[int, int] | N
     existing pod a term matches adds the term's weight to the (topology key, value) of its node;
     a node scores the sum over the pairs it has, then ``100 * (s - min) / (max - min)`` over the
     feasible nodes (0 everywhere when all are equal). None when nothing matched (PreScore Skip)."""
+    # deferred for start-up time
     from gpuplane.scheduler.plugins.inter_pod_affinity import Term  # one matching rule for Filter and Score
 
     terms = [(Term(raw, ctx.pod), weight) for raw, weight in preferred_pod_terms(ctx.pod)]

@@ -279,7 +279,7 @@ def _raw_name(raw: msgspec.Raw, kind: str) -> str:
 
 
 def _read_live(context: str | None, kubeconfig: str | None, progress: bool) -> ClusterInput:
-    from gpuplane.sources.live import LiveReader, Progress
+    from gpuplane.sources.live import LiveReader, Progress  # deferred for start-up time
 
     reader = LiveReader(context, kubeconfig, Progress(enabled=progress))
     cluster = ClusterInput(source="live")

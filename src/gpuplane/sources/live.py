@@ -168,7 +168,7 @@ def _load_config(context: str | None, kubeconfig: str | None) -> Any:
     then ``~/.kube/config``, and uses the in-cluster service account only when
     no kubeconfig exists.
     """
-    from lightkube.config.kubeconfig import KubeConfig
+    from lightkube.config.kubeconfig import KubeConfig  # deferred for start-up time
 
     if kubeconfig:
         return KubeConfig.from_file(kubeconfig).get(context_name=context)
@@ -237,7 +237,7 @@ class LiveReader:
 
     def connect(self) -> bool:
         """Load the configuration and open the client; False (with an error recorded) when impossible."""
-        import httpx2
+        import httpx2  # deferred for start-up time
         from lightkube.config.client_adapter import Client, ConnectionParams
         from lightkube.core.exceptions import ConfigError
 
@@ -250,7 +250,7 @@ class LiveReader:
         if (
             config.user is None
         ):  # kubectl allows a context without a user (no authentication); lightkube needs one
-            from lightkube.config.models import User
+            from lightkube.config.models import User  # deferred for start-up time
 
             config = config._replace(user=User())
         try:
@@ -270,7 +270,7 @@ class LiveReader:
 
     def _get(self, url: str, params: dict[str, str] | None = None) -> tuple[int, bytes]:
         """One GET; (status, body). Transport failures raise :class:`ConnectionError`."""
-        import httpx2
+        import httpx2  # deferred for start-up time
 
         try:
             response = self._client.get(url, params=params)

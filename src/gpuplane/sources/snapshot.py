@@ -80,7 +80,7 @@ def snapshot_live(
     context: str | None = None, kubeconfig: str | None = None, progress: bool = False
 ) -> Snapshot:
     """Read a live cluster into a redacted :class:`Snapshot` (list calls only, never Secrets)."""
-    from gpuplane.sources.live import LiveReader, Progress
+    from gpuplane.sources.live import LiveReader, Progress  # deferred for start-up time
 
     reader = LiveReader(context, kubeconfig, Progress(enabled=progress))
     snap = Snapshot(taken_at=_now())

@@ -61,7 +61,7 @@ class Price:
 def gpu_hour_prices(nodes: dict[str, NodeInfo], prices_file: str | None = None) -> dict[str, Price]:
     """Per node: the on-demand price of its instance type divided by the type's GPU count
     (``advise/data/prices.yaml`` and the catalog's instance types, as ``advise capacity`` uses)."""
-    from gpuplane.advise.capacity import load_prices
+    from gpuplane.advise.capacity import load_prices  # deferred for start-up time
     from gpuplane.gpu.catalog import catalog
 
     table = load_prices(prices_file)
@@ -317,7 +317,7 @@ def right_size_pool(
     one of them is unknown."""
     import math
 
-    from gpuplane.advise.capacity import load_prices, plan_capacity
+    from gpuplane.advise.capacity import load_prices, plan_capacity  # deferred for start-up time
 
     models = {n.model.name for n in pool_nodes if n.model is not None}
     providers = {n.provider for n in pool_nodes}

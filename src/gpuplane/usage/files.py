@@ -53,7 +53,7 @@ RawSeries = tuple[str, dict[str, str], np.ndarray]
 
 
 def _json_series(path: str, body: bytes) -> tuple[list[RawSeries], list[str]]:
-    import msgspec
+    import msgspec  # deferred for start-up time
 
     try:
         doc = msgspec.json.decode(body)
@@ -83,9 +83,10 @@ def _exposition_series(path: str, body: bytes) -> list[RawSeries]:
     openmetrics = text.rstrip().endswith("# EOF")
     try:
         if openmetrics:
+            # deferred for start-up time
             from prometheus_client.openmetrics.parser import text_string_to_metric_families
         else:
-            from prometheus_client.parser import text_string_to_metric_families
+            from prometheus_client.parser import text_string_to_metric_families  # deferred for start-up time
         grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[tuple[float, float]]] = defaultdict(list)
         for family in text_string_to_metric_families(text):
             for sample in family.samples:

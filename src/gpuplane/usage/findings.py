@@ -189,7 +189,7 @@ def allocated_idle(
 
 def _sharing_change(s: WorkloadStats) -> tuple[str, dict[str, Any], float] | None:
     """(mode, change, GPU-equivalents after) from advise sharing; None when it keeps whole GPUs."""
-    from gpuplane.advise.sharing import Workload, advise_sharing
+    from gpuplane.advise.sharing import Workload, advise_sharing  # deferred for start-up time
     from gpuplane.gpu.catalog import catalog
 
     if s.model is None or s.activity_p95 is None or s.fb_peak_mib is None:
@@ -234,7 +234,7 @@ def _sharing_change(s: WorkloadStats) -> tuple[str, dict[str, Any], float] | Non
 
 
 def underused(s: WorkloadStats, window_h: float, already_saved: float) -> UsageFinding | None:
-    from gpuplane.advise.sharing import HIGH_UTIL_PCT
+    from gpuplane.advise.sharing import HIGH_UTIL_PCT  # deferred for start-up time
 
     whole = all(not d.profile and d.shared_replicas == 1 for d in s.devices.devices)
     # A pod holding several GPUs runs one job across them (NCCL, tensor parallelism): MIG
@@ -283,7 +283,7 @@ def underused(s: WorkloadStats, window_h: float, already_saved: float) -> UsageF
 
 
 def memory_oversized(s: WorkloadStats, window_h: float, already_saved: float = 0.0) -> UsageFinding | None:
-    from gpuplane.advise.mig_planner import FleetEntry, plan_mig
+    from gpuplane.advise.mig_planner import FleetEntry, plan_mig  # deferred for start-up time
     from gpuplane.advise.sharing import _plain_profiles
     from gpuplane.gpu.catalog import catalog
 

@@ -125,13 +125,13 @@ def node_infos(state: ClusterState | None) -> dict[str, NodeInfo]:
     """Pool, model, instance type, provider and sharing per GPU node (from the inventory)."""
     if state is None:
         return {}
-    from gpuplane.diagnose.inventory import node_inventory
+    from gpuplane.diagnose.inventory import node_inventory  # deferred for start-up time
     from gpuplane.gpu.nodes import gpu_nodes
 
     out: dict[str, NodeInfo] = {}
     for node in gpu_nodes(state):
         inv = node_inventory(state, node)
-        from gpuplane.gpu.catalog import catalog
+        from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
         model = catalog().model(inv.model) if inv.model else None
         out[inv.name] = NodeInfo(
@@ -151,7 +151,7 @@ def _model_from_label(name: str) -> GpuModel | None:
     """The exporter's ``modelName`` (NVML's name, "NVIDIA A100-SXM4-40GB") -> catalog model."""
     if not name:
         return None
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     return catalog().model(name.replace(" ", "-")) or catalog().model(name.removeprefix("NVIDIA ").strip())
 

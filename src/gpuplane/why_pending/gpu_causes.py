@@ -33,7 +33,7 @@ from gpuplane.why_pending.prequeue import GANG, VOLCANO_GANG, gang_members, pod_
 
 
 def _model(sched: Scheduler, node_name: str) -> str:
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     cache = sched.index.cache.setdefault("explain/model", {})
     if node_name in cache:
@@ -280,7 +280,7 @@ def _nominated_reservations(
     already on it, so their requests are not free room for this pod. Same set as
     ``Scheduler._nominated_extra`` uses for the verdicts.
     """
-    from gpuplane.k8s.requests import pod_requests
+    from gpuplane.k8s.requests import pod_requests  # deferred for start-up time
 
     index = sched.index
     if not index.nominated:
@@ -409,7 +409,7 @@ def _exposed_gpu_names(sched: Scheduler, info: NodeInfo, resource: str) -> tuple
 def _max_gpus_per_container(expl: Explanation, resource: str) -> int:
     """The largest count of ``resource`` one container (or init container) asks for: a
     CUDA process sees one MIG device, so a MIG slice can stand in for at most 1 GPU each."""
-    from gpuplane.k8s.quantity import parse_quantity
+    from gpuplane.k8s.quantity import parse_quantity  # deferred for start-up time
 
     best = 0
     spec = expl.pod.spec
@@ -644,7 +644,7 @@ def _affinity_cause(expl: Explanation, count: int) -> str:
 
 def _fmt(resource: str, amount: int) -> str:
     """An amount in scheduler units for people: ``64 cpu``, ``500m cpu``, ``2Gi memory``."""
-    from gpuplane.k8s.requests import format_amount
+    from gpuplane.k8s.requests import format_amount  # deferred for start-up time
 
     return format_amount(resource, amount)
 

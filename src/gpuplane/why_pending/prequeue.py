@@ -266,7 +266,7 @@ KUEUE_CLUSTERQUEUE_MISSING = "ClusterQueue {} doesn't exist"
 def workload_explanations(sched: Scheduler) -> list[Explanation]:
     """Workloads whose pods do not exist yet: a Kueue job held suspended, or a controller
     whose pod creation the ResourceQuota admission refuses (``exceeded quota: ...``)."""
-    from gpuplane.k8s.objects import ObjectMeta
+    from gpuplane.k8s.objects import ObjectMeta  # deferred for start-up time
 
     out: list[Explanation] = []
     cluster = sched.cluster

@@ -67,7 +67,7 @@ def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, in
             if free > 0:
                 short_frees[name] = free
         return short_frees
-    from gpuplane.k8s.selectors import pod_matches_required_node_affinity
+    from gpuplane.k8s.selectors import pod_matches_required_node_affinity  # deferred for start-up time
     from gpuplane.k8s.tolerations import find_untolerated_taint
 
     frees: dict[str, int] = {}
@@ -89,7 +89,7 @@ def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, in
 def _only_short_nodes(facts: ClusterFacts, pod: Pod, resource: str) -> list[str] | None:
     """Nodes the scheduler model rejects for ``pod`` only for lack of ``resource``; None when
     the model is unavailable or did not filter nodes for this pod (gated, queued, ...)."""
-    from gpuplane.why_pending.explain import explain
+    from gpuplane.why_pending.explain import explain  # deferred for start-up time
     from gpuplane.why_pending.gpu_causes import only_short_of
 
     cache: dict[int, Any] = facts.__dict__.setdefault("_explained_pods", {})

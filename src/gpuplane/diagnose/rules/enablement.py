@@ -45,7 +45,7 @@ def gpu_node_not_advertising(ctx: LintContext, facts: ClusterFacts) -> Iterator[
     for node_inv, node, _flags in _flagged_nodes(facts, {inv.FLAG_NOT_ADVERTISING}):
         yield _not_advertising(ctx, facts, node, node_inv.gpus)
     # Typed as a GPU node (instance type) but carrying no GPU label or resource at all.
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     for node in state.nodes:
         labels = node.metadata.labels

@@ -39,6 +39,7 @@ def mig_config_failed(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
         facts, {inv.FLAG_MIG_FAILED, inv.FLAG_MIG_PENDING, inv.FLAG_MIG_INVALID}
     ):
         if not configmap_checked:
+            # deferred for start-up time
             from gpuplane.diagnose.mig import known_configs, mig_parted_configmap
 
             cm = mig_parted_configmap(facts.state)

@@ -176,7 +176,7 @@ def _karpenter(bundle: Bundle) -> None:
 
 def _gke_accelerator(plan: PoolPlan) -> str:
     """The ``cloud.google.com/gke-accelerator`` value of the pool's model (catalog data)."""
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     values = catalog().gke_accelerators(plan.model.name)
     return values[0] if values else plan.model.name.lower()

@@ -264,7 +264,7 @@ def render(bundle: Bundle) -> None:
         if plans:
             _network_operator(bundle, plans, fabric)
     bp = bundle.blueprint
-    from gpuplane.generate.plan import catalog_fabric, multi_node_pools
+    from gpuplane.generate.plan import catalog_fabric, multi_node_pools  # deferred for start-up time
 
     for plan in bundle.plans:
         have = catalog_fabric(plan.pool)[0]

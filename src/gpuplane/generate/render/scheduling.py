@@ -35,7 +35,7 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 
 def quota_units(bundle: Bundle, key: str) -> str:
     """Kubernetes resource name for a blueprint quota key (GPU model or MIG profile)."""
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     if catalog().model(key) is not None:
         return NVIDIA_GPU

@@ -56,7 +56,7 @@ class Term:
 
 
 def _signature(terms: list[Term]) -> tuple:
-    import msgspec
+    import msgspec  # deferred for start-up time
 
     return tuple(
         (

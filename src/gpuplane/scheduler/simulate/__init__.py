@@ -16,7 +16,7 @@ from gpuplane.sources.manifest import Manifest
 
 def simulate(cluster: ClusterState, objects: list[Manifest], **options: Any) -> dict[str, Any]:
     """Run one simulation; ``options`` are :class:`engine.Options` fields. Returns the JSON document."""
-    from gpuplane.scheduler.simulate.engine import Engine, Options
+    from gpuplane.scheduler.simulate.engine import Engine, Options  # deferred for start-up time
     from gpuplane.scheduler.simulate.result import to_document
 
     return to_document(Engine(cluster, objects, Options(**options)).run())

@@ -74,7 +74,7 @@ class ColdStartModel:
 
 def default_model(overrides: dict[str, float] | None = None) -> ColdStartModel:
     """The catalog's cold-start components (typical, else the only published bound), then overrides."""
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     model = ColdStartModel()
     for name, comp in catalog().cold_start.items():
@@ -92,7 +92,7 @@ def default_model(overrides: dict[str, float] | None = None) -> ColdStartModel:
 
 def parse_overrides(data: object) -> tuple[dict[str, float], list[str]]:
     """``{component: seconds}`` from a mapping; errors for non-numeric values or unknown names."""
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     out: dict[str, float] = {}
     errors: list[str] = []

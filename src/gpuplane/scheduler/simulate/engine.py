@@ -156,15 +156,16 @@ class Engine:
         # The gang and Kueue layers are imported only for the mode that needs them (start-up time).
         mode = self.options.scheduler
         if mode == "volcano":
-            from gpuplane.scheduler.simulate.layers.volcano import VolcanoLayer
+            from gpuplane.scheduler.simulate.layers.volcano import VolcanoLayer  # deferred for start-up time
 
             return VolcanoLayer(self)
         if mode == "coscheduling":
+            # deferred for start-up time
             from gpuplane.scheduler.simulate.layers.coscheduling import CoschedulingLayer
 
             return CoschedulingLayer(self)
         if mode == "kueue":
-            from gpuplane.scheduler.simulate.layers.kueue import KueueLayer
+            from gpuplane.scheduler.simulate.layers.kueue import KueueLayer  # deferred for start-up time
 
             return KueueLayer(self)
         return DefaultLayer(self)

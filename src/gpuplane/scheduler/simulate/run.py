@@ -42,7 +42,7 @@ def run_simulation(
 ) -> SimulateRun:
     """Simulate ``objects`` submitted to ``state``; ``autoscaler`` is a mode of
     :data:`AUTOSCALER_MODES` or a YAML file with NodePools / node groups / a ColdStart object."""
-    from gpuplane.scheduler.simulate.autoscaler import Autoscaler
+    from gpuplane.scheduler.simulate.autoscaler import Autoscaler  # deferred for start-up time
     from gpuplane.scheduler.simulate.coldstart import default_model, parse_overrides
     from gpuplane.scheduler.simulate.engine import Engine, Options
     from gpuplane.scheduler.simulate.inputs import apply_inputs
@@ -76,7 +76,7 @@ def run_simulation(
                     raise SimulateInputError(f"--autoscaler {mode}: {problems[0]}")
                 overrides.update(values)
         mode = "auto"
-    from gpuplane.scheduler.simulate.input_models import check_objects
+    from gpuplane.scheduler.simulate.input_models import check_objects  # deferred for start-up time
     from gpuplane.sources.typed import TypedInputError
 
     try:

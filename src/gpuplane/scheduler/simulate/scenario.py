@@ -56,7 +56,7 @@ def _settings_models() -> tuple[type[Any], type[Any]]:
     """The typed ``kueue`` and ``coscheduling`` sections (pydantic, built on first use for
     start-up time). Numbers of seconds are numbers (``5m`` is refused, as Kueue's config
     takes ``timeout`` as a duration but gpuplane's scenario takes seconds)."""
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import BaseModel, ConfigDict, Field  # deferred for start-up time
 
     class WaitForPodsReady(BaseModel):
         model_config = ConfigDict(extra="forbid", strict=True)

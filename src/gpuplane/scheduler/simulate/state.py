@@ -58,7 +58,7 @@ class SimCluster:
         self.bound_at: dict[int, int] = {}
         self.placer: FastPlacer | None = None
         if fast:
-            from gpuplane.scheduler.simulate.placer import FastPlacer
+            from gpuplane.scheduler.simulate.placer import FastPlacer  # deferred for start-up time
 
             self.placer = FastPlacer(self)
 

@@ -89,7 +89,7 @@ def _node_types(ctx: LintContext, ps: PodSet) -> set[str] | None:
     summary="Multi-node GPU training on EFA instance types without vpc.amazonaws.com/efa: NCCL falls back to TCP.",
 )
 def efa_not_requested(ctx: LintContext) -> Iterator[Finding]:
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
     from gpuplane.gpu.fabric import instance_fabric
 
     seen: set[int] = set()

@@ -64,6 +64,7 @@ def gpu_visible_devices_env(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _targets_gpu_nodes(ps: PodSet) -> bool:
+    # deferred for start-up time
     from gpuplane.lint.rules._common import GPU_LABELS, node_selector, required_terms, term_expressions
 
     if any(k in GPU_LABELS for k in node_selector(ps)):

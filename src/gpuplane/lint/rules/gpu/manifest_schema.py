@@ -59,7 +59,7 @@ _REF = re.compile(r"^(?:/api/_definitions\.json)?#/\$defs/(.+)$")
 @lru_cache(maxsize=1)
 def _bundled_minors() -> tuple[int, ...]:
     """Kubernetes minors (1.x) whose strict schemas kubernetes-validate bundles."""
-    from gpuplane.generate.validate import _schema_dir
+    from gpuplane.generate.validate import _schema_dir  # deferred for start-up time
 
     base = _schema_dir("1.0").parent
     try:
@@ -72,7 +72,7 @@ def _bundled_minors() -> tuple[int, ...]:
 def _target_version(ctx: LintContext) -> str | None:
     """The cluster's minor when known (clamped to the bundled range), else the newest bundled
     minor gpuplane's scheduler wording knows."""
-    from gpuplane.scheduler.versions import NEWEST_MINOR, parse_minor
+    from gpuplane.scheduler.versions import NEWEST_MINOR, parse_minor  # deferred for start-up time
 
     bundled = _bundled_minors()
     if not bundled:
@@ -87,13 +87,13 @@ def _target_version(ctx: LintContext) -> str | None:
 
 @lru_cache(maxsize=4)
 def _definitions(version: str) -> dict[str, Any]:
-    from gpuplane.generate.validate import _schema_dir
+    from gpuplane.generate.validate import _schema_dir  # deferred for start-up time
 
     return json.loads((_schema_dir(version) / "_definitions.json").read_text())["$defs"]
 
 
 def _kind_schema(version: str, kind: str, api_version: str) -> dict[str, Any] | None:
-    from gpuplane.generate.validate import _schema_dir
+    from gpuplane.generate.validate import _schema_dir  # deferred for start-up time
 
     group, _, ver = api_version.rpartition("/")
     stem = f"{kind.lower()}-{group.split('.')[0]}-{ver}" if group else f"{kind.lower()}-{ver}"
@@ -152,7 +152,7 @@ def manifest_unknown_field(ctx: LintContext) -> Iterator[Finding]:
     version = _target_version(ctx)
     if version is None:
         return
-    import jsonschema_rs
+    import jsonschema_rs  # deferred for start-up time
 
     from gpuplane.generate.validate import _core_validator
 

@@ -27,7 +27,7 @@ def _advertised(ctx: LintContext) -> set[str]:
 def _is_mig_profile(name: str) -> bool:
     """A MIG slice resource (``nvidia.com/mig-5g.50gb``): mig-profile-unknown owns those, naming the
     profile and the GPU models that offer it, so one request never gets two findings."""
-    from gpuplane.gpu.resources import classify
+    from gpuplane.gpu.resources import classify  # deferred for start-up time
 
     res = classify(name)
     return res is not None and bool(res.mig_profile)
@@ -42,7 +42,7 @@ def _is_mig_profile(name: str) -> bool:
     context="optional",
 )
 def gpu_unknown_resource_name(ctx: LintContext) -> Iterator[Finding]:
-    from gpuplane.gpu.resources import suspicious_gpu_name
+    from gpuplane.gpu.resources import suspicious_gpu_name  # deferred for start-up time
 
     advertised = _advertised(ctx)
     have_nodes = bool(ctx.cluster is not None and ctx.cluster.nodes)

@@ -150,7 +150,7 @@ def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     if cluster is None:
         return
-    from gpuplane.k8s.selectors import pod_matches_required_node_affinity
+    from gpuplane.k8s.selectors import pod_matches_required_node_affinity  # deferred for start-up time
 
     labelled = [(node, m) for node in gpu_nodes(cluster) if (m := _gpu_model(node.metadata.labels or {}))]
     if len({m for _, m in labelled}) < 2:

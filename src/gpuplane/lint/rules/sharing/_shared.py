@@ -25,7 +25,7 @@ _MIG_HINT = re.compile(r"^mig-configs\s*:", re.MULTILINE)
 
 
 def _classify(name: str) -> GpuResource | None:
-    from gpuplane.gpu.resources import classify
+    from gpuplane.gpu.resources import classify  # deferred for start-up time
 
     return classify(name) if isinstance(name, str) else None
 
@@ -86,7 +86,7 @@ def _is_device_plugin(ps: PodSet) -> bool:
 
 def _dp_configs(ctx: LintContext) -> list[tuple[Manifest, dict[str, tuple[DevicePluginConfig | None, list]]]]:
     """Input ConfigMaps holding device-plugin configs, each parsed key by key."""
-    from gpuplane.gpu.device_plugin import configs_from_configmap
+    from gpuplane.gpu.device_plugin import configs_from_configmap  # deferred for start-up time
 
     referenced = _referenced_dp_configmaps(ctx)
     out = []

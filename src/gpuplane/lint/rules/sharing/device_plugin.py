@@ -30,7 +30,7 @@ DP_CONFIG_LABEL = "nvidia.com/device-plugin.config"
     summary="NVIDIA device-plugin config malformed (version, replicas < 2, unknown resource, MIG strategy, YAML).",
 )
 def device_plugin_config_invalid(ctx: LintContext) -> Iterator[Finding]:
-    from gpuplane.gpu.device_plugin import parse_device_plugin_config
+    from gpuplane.gpu.device_plugin import parse_device_plugin_config  # deferred for start-up time
 
     sources: list[tuple[Manifest, str, FieldPath | None, list]] = [
         (cm, f"Device-plugin config {key} in {obj_label(cm)}", ("data", key), problems)

@@ -32,7 +32,7 @@ NVIDIA_GPU = "nvidia.com/gpu"
 
 def _known_profiles() -> dict[str, list[str]]:
     """MIG profile name -> models that offer it (from the hardware catalog)."""
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
 
     out: dict[str, list[str]] = {}
     for model in catalog().models.values():
@@ -198,7 +198,7 @@ def _strategy_verdict(ctx: LintContext, ps: PodSet, name: str, mig: bool) -> tup
 
 def _fits_some_model(profiles: dict[str, int]) -> tuple[bool, str]:
     """Does the layout fit one GPU of at least one catalog model offering all its profiles?"""
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
     from gpuplane.gpu.mig import layout_fits
 
     wanted = [p for p, n in profiles.items() if n]
@@ -249,7 +249,7 @@ def _mig_parted_configs(
     context="optional",
 )
 def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
     from gpuplane.gpu.mig import layout_fits, parse_mig_parted_config
 
     all_entries: dict[str, list[Any]] = {}
@@ -299,7 +299,7 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
 
 def _check_mig_labels(ctx: LintContext, entries: dict[str, list[Any]]) -> Iterator[Finding]:
     """``nvidia.com/mig.config`` values on input Nodes / NodePool templates (and cluster nodes)."""
-    from gpuplane.gpu.catalog import catalog
+    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
     from gpuplane.gpu.mig import layout_fits
 
     if not entries:

@@ -172,7 +172,7 @@ def rwo_volume_shared(ctx: LintContext) -> Iterator[Finding]:
 
 def _default_class(classes: dict[str, Manifest]) -> str | None:
     """The default StorageClass's name, decided as upstream does (``k8s/storage.py``)."""
-    from gpuplane.k8s.storage import default_storage_class
+    from gpuplane.k8s.storage import default_storage_class  # deferred for start-up time
 
     found = default_storage_class(classes.values())
     return found.name if found is not None else None
