@@ -79,7 +79,7 @@ def main() -> int:
             ("lint, one GPU Pod", [*gp, "lint", str(pod)]),
             ("lint, one ConfigMap", [*gp, "lint", str(configmap)]),
             ("rules", [*gp, "rules"]),
-            ("explain gpu-limit-missing", [*gp, "explain", "gpu-limit-missing"]),
+            ("explain gpu-request-limit-mismatch", [*gp, "explain", "gpu-request-limit-mismatch"]),
             ("--help", [*gp, "--help"]),
         ]
         load_before = os.getloadavg()[0]
