@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import SHARED
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.sources.cluster import load_cluster_state
 from gpuplane.why_pending.explain import pending
 
-CASES = SHARED / "realworld" / "scheduler"
+# ../shared beside the clone (the root conftest's SHARED; not imported: a nested conftest module
+# of the same name would shadow it when several test folders run together).
+CASES = Path(__file__).resolve().parents[3] / "shared" / "realworld" / "scheduler"
 CASE_DIRS = sorted(p for p in CASES.iterdir() if p.is_dir()) if CASES.is_dir() else []
 
 

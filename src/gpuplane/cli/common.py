@@ -179,6 +179,20 @@ def not_available(command: str) -> NoReturn:
     fail(f"'{command}' is not available yet in this version of gpuplane.")
 
 
+def write_output(text: str, output: str | None) -> None:
+    """To ``output`` (one line on stderr says where) or to stdout: the ``-o FILE`` of reports."""
+    if not output:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        fail(f"-o {output}: {exc.strerror or exc}")
+    click.echo(f"gpuplane: wrote {output}", err=True)
+
+
 def emit_json(document: Any) -> None:
     """Write one JSON document to stdout (UTF-8, newline-terminated)."""
     import msgspec  # deferred for start-up time

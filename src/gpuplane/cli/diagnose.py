@@ -12,11 +12,11 @@ from gpuplane.cli.common import (
     EXIT_USAGE,
     cluster_options,
     emit_json,
-    fail,
     format_option,
     load_cluster_or_fail,
     namespace_filter,
     namespace_options,
+    write_output,
 )
 
 
@@ -97,12 +97,12 @@ def diagnose(
     if fmt == "html":
         from gpuplane.report.html import render_html  # deferred for start-up time
 
-        _write(render_html(result), output)
+        write_output(render_html(result), output)
     elif fmt == "json":
         if output:
             import msgspec  # deferred for start-up time
 
-            _write(
+            write_output(
                 msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output
             )
         else:
@@ -110,7 +110,7 @@ def diagnose(
     elif output:
         from gpuplane.report.diagnose_text import render_plain  # deferred for start-up time
 
-        _write(render_plain(result), output)
+        write_output(render_plain(result), output)
     else:
         from gpuplane.report.console import make_console  # deferred for start-up time
         from gpuplane.report.diagnose_text import render
@@ -119,17 +119,3 @@ def diagnose(
     if errors:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)
-
-
-def _write(text: str, output: str | None) -> None:
-    """To ``output`` (one line on stderr says where) or to stdout."""
-    if not output:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        fail(f"-o {output}: {exc.strerror or exc}")
-    click.echo(f"gpuplane: wrote {output}", err=True)

@@ -15,6 +15,7 @@ from gpuplane.cli.common import (
     fail,
     format_option,
     load_cluster_or_fail,
+    write_output,
 )
 
 
@@ -211,12 +212,12 @@ def usage(
     if fmt == "html":
         from gpuplane.report.usage_html import render_usage_html  # deferred for start-up time
 
-        _write(render_usage_html(result), output)
+        write_output(render_usage_html(result), output)
     elif fmt == "json":
         if output:
             import msgspec  # deferred for start-up time
 
-            _write(
+            write_output(
                 msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output
             )
         else:
@@ -230,23 +231,9 @@ def usage(
 
             buffer = io.StringIO()
             render_usage(result, make_console(buffer))
-            _write(buffer.getvalue(), output)
+            write_output(buffer.getvalue(), output)
         else:
             render_usage(result, make_console())
     if errors:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)
-
-
-def _write(text: str, output: str | None) -> None:
-    """To ``output`` (one line on stderr says where) or to stdout."""
-    if not output:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        fail(f"-o {output}: {exc.strerror or exc}")
-    click.echo(f"gpuplane: wrote {output}", err=True)

@@ -33,12 +33,9 @@ from typing import Any
 from gpuplane.k8s.objects import LabelSelector, Pod
 from gpuplane.k8s.selectors import (
     label_selector_matches,
-    pod_matches_node_selector,
-    pod_matches_required_node_affinity,
 )
-from gpuplane.k8s.tolerations import find_untolerated_taint
 from gpuplane.scheduler.context import PodContext
-from gpuplane.scheduler.plugins.selectors_util import with_label_keys
+from gpuplane.scheduler.plugins.selectors_util import NodeInclusion, with_label_keys
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -217,32 +214,15 @@ def topology_spread_scores(ctx: PodContext, nodes: list[int]) -> dict[int, int] 
             labels = info.labels
             if require_all and any(k not in labels for k in keys):
                 continue
-            node = info.node
-            affinity_ok: bool | None = None
-            taints_ok: bool | None = None
+            inclusion = NodeInclusion(pod, info.node)
             for i, c in enumerate(constraints):
                 if c.key == HOSTNAME:
                     continue
                 value = labels.get(c.key, "")
                 if value not in counts[i]:
                     continue
-                if c.affinity_honor:
-                    if affinity_ok is None:
-                        affinity_ok = pod_matches_node_selector(
-                            pod, node
-                        ) and pod_matches_required_node_affinity(pod, node)
-                    if not affinity_ok:
-                        continue
-                if c.taints_honor:
-                    if taints_ok is None:
-                        taints_ok = (
-                            find_untolerated_taint(
-                                node.spec.taints, pod.spec.tolerations, effects=("NoSchedule", "NoExecute")
-                            )
-                            is None
-                        )
-                    if not taints_ok:
-                        continue
+                if not inclusion.admits(c.affinity_honor, c.taints_honor):
+                    continue
                 counts[i][value] += _count(info.pods, c.selector, namespace)
     raw: dict[int, int] = {}
     for j in nodes:

@@ -20,14 +20,11 @@ from dataclasses import dataclass, field
 from gpuplane.k8s.objects import LabelSelector, Pod, TopologySpreadConstraint
 from gpuplane.k8s.selectors import (
     label_selector_matches,
-    pod_matches_node_selector,
-    pod_matches_required_node_affinity,
 )
-from gpuplane.k8s.tolerations import find_untolerated_taint
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable, unschedulable
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
-from gpuplane.scheduler.plugins.selectors_util import with_label_keys
+from gpuplane.scheduler.plugins.selectors_util import NodeInclusion, with_label_keys
 
 NAME = "PodTopologySpread"
 # podtopologyspread/plugin.go
@@ -91,27 +88,10 @@ class PodTopologySpread(FilterPlugin):
             labels = info.labels
             if any(k not in labels for k in keys):
                 continue
-            node = info.node
-            affinity_ok: bool | None = None
-            taints_ok: bool | None = None
+            inclusion = NodeInclusion(pod, info.node)
             for i, c in enumerate(constraints):
-                if c.affinity_honor:
-                    if affinity_ok is None:
-                        affinity_ok = pod_matches_node_selector(
-                            pod, node
-                        ) and pod_matches_required_node_affinity(pod, node)
-                    if not affinity_ok:
-                        continue
-                if c.taints_honor:
-                    if taints_ok is None:
-                        taints_ok = (
-                            find_untolerated_taint(
-                                node.spec.taints, pod.spec.tolerations, effects=("NoSchedule", "NoExecute")
-                            )
-                            is None
-                        )
-                    if not taints_ok:
-                        continue
+                if not inclusion.admits(c.affinity_honor, c.taints_honor):
+                    continue
                 n = sum(1 for p in info.pods if _counts_pod(p, namespace) and c.matches(p))
                 counts[i][labels[c.key]] += n
         state.counts = counts
