@@ -222,6 +222,110 @@ def test_h100_placements_and_sms(cat: Catalog) -> None:
     assert cat.mig_profile("A30", "2g.12gb").placements == (0, 2)
 
 
+# The MIG user guide (supported-mig-profiles.html, "H100 MIG Profiles") gives one table of fractions
+# and instance counts for H100-SXM5 80GB and H100-PCIE 80GB: compute slices of 7, memory slices of 8.
+H100_GUIDE_SHAPES = [
+    # (profile, compute slices, memory slices, max instances)
+    ("1g.10gb", 1, 1, 7),
+    ("1g.10gb+me", 1, 1, 1),
+    ("1g.20gb", 1, 2, 4),
+    ("2g.20gb", 2, 2, 3),
+    ("3g.40gb", 3, 4, 2),
+    ("4g.40gb", 4, 4, 1),
+    ("7g.80gb", 7, 8, 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("model", "board", "profiles"),
+    [
+        # `nvidia-smi mig -lgip` on an H100 80GB HBM3 (reference §4.2): (profile, GI id, GiB, SMs)
+        (
+            "H100-80GB",
+            (132, "HBM3", "sxm5", ("NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-SXM5-80GB")),
+            [
+                ("1g.10gb", 19, 9.75, 16),
+                ("1g.10gb+me", 20, 9.75, 16),
+                ("1g.20gb", 15, 19.62, 26),
+                ("2g.20gb", 14, 19.62, 32),
+                ("3g.40gb", 9, 39.5, 60),
+                ("4g.40gb", 5, 39.5, 64),
+                ("7g.80gb", 0, 79.25, 132),
+            ],
+        ),
+        # `nvidia-smi mig -lgip` on an "NVIDIA H100 PCIe" (scaleway/docs-content
+        # compute/gpu/how-to/use-nvidia-mig-technology.mdx): the 1g.20gb slice keeps 14 SMs.
+        (
+            "H100-PCIe-80GB",
+            (114, "HBM2e", "pcie", ("NVIDIA-H100-PCIe",)),
+            [
+                ("1g.10gb", 19, 9.62, 14),
+                ("1g.10gb+me", 20, 9.62, 14),
+                ("1g.20gb", 15, 19.5, 14),
+                ("2g.20gb", 14, 19.5, 30),
+                ("3g.40gb", 9, 39.25, 46),
+                ("4g.40gb", 5, 39.25, 62),
+                ("7g.80gb", 0, 79.0, 114),
+            ],
+        ),
+    ],
+)
+def test_h100_variants_match_the_mig_user_guide(
+    cat: Catalog, model: str, board: tuple[int, str, str, tuple[str, ...]], profiles: list[tuple]
+) -> None:
+    h100 = cat.model(model)
+    assert (h100.multiprocessors, h100.memory_type, h100.form_factor, h100.gfd_products) == board
+    assert h100.memory_gb == 80 and (h100.memory_slices, h100.total_compute_slices) == (8, 7)
+    assert [(p.name, p.compute_slices, p.memory_slices, p.max_instances) for p in h100.mig_profiles] == (
+        H100_GUIDE_SHAPES
+    )
+    assert [
+        (p.name, p.profile_id, p.memory_gib_reported, p.multiprocessors) for p in h100.mig_profiles
+    ] == profiles
+    # `nvidia-smi mig -lgipp` is the same on both boards.
+    assert [(p.placements, p.size) for p in h100.mig_profiles] == [
+        ((0, 1, 2, 3, 4, 5, 6), 1),
+        ((0, 1, 2, 3, 4, 5, 6), 1),
+        ((0, 2, 4, 6), 2),
+        ((0, 2, 4), 2),
+        ((0, 4), 4),
+        ((0,), 4),
+        ((0,), 8),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "model"),
+    [
+        ("NVIDIA-H100-PCIe", "H100-PCIe-80GB"),
+        ("NVIDIA-H100-PCIe-MIG-2g.20gb", "H100-PCIe-80GB"),
+        ("h100-pcie", "H100-PCIe-80GB"),
+        ("NVIDIA-H100-80GB-HBM3", "H100-80GB"),
+        ("h100-sxm", "H100-80GB"),
+        ("h100", "H100-80GB"),
+    ],
+)
+def test_h100_pcie_and_sxm_are_told_apart(cat: Catalog, query: str, model: str) -> None:
+    assert cat.model(query).name == model
+
+
+def test_h100_pci_ids_per_board(cat: Catalog) -> None:
+    # pci.ids (go-nvlib default_pci.ids): 2330 H100 SXM5 80GB, 2331 H100 PCIe, 2322 H800 PCIe, 2324 H800.
+    assert cat.model_for_pci_id("0x233010DE").name == "H100-80GB"
+    assert cat.model_for_pci_id("0x233110DE").name == "H100-PCIe-80GB"
+    assert cat.model_for_pci_id("0x232210DE").name == "H100-PCIe-80GB"
+    assert cat.model_for_pci_id("0x232410DE").name == "H100-80GB"
+
+
+def test_cloud_h100_instance_types_carry_the_sxm5_board(cat: Catalog) -> None:
+    # AWS p5 (Karpenter instance-types reference: h100, 81920 MiB), GCP A3 High/Mega and Azure ND H100 v5
+    # are HGX H100 SXM5 systems; Azure NC H100 v5 carries the H100 NVL (94GB).
+    for name in ("p5.48xlarge", "p5.4xlarge", "a3-highgpu-8g", "a3-megagpu-8g", "Standard_ND96isr_H100_v5"):
+        assert cat.instance(name).gpu_model == "H100-80GB", name
+    assert cat.instance("Standard_NC40ads_H100_v5").gpu_model == "H100-94GB"
+    assert not [it.name for it in cat.instance_types.values() if it.gpu_model == "H100-PCIe-80GB"]
+
+
 def test_non_mig_models(cat: Catalog) -> None:
     for name in ("T4", "L4", "L40S", "A10G", "V100-16GB", "MI300X"):
         model = cat.model(name)

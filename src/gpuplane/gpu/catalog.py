@@ -85,6 +85,11 @@ class GpuModel:
     pci_device_ids: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     geometry_source: str = ""
+    # Board facts that tell apart models sharing MIG profile names (H100 SXM5 vs PCIe): the whole
+    # GPU's SM count, the memory technology and the form factor; None where the data file has none.
+    multiprocessors: int | None = None
+    memory_type: str | None = None
+    form_factor: str | None = None
 
     def profile(self, name: str) -> MigPlacementProfile | None:
         """The profile called ``name`` on this model (exact upstream spelling)."""
@@ -276,6 +281,9 @@ def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
             pci_device_ids=tuple(raw.get("pci_device_ids") or ()),
             aliases=tuple(raw.get("aliases") or ()),
             geometry_source=geo["source"] if geo else "",
+            multiprocessors=raw.get("multiprocessors"),
+            memory_type=raw.get("memory_type"),
+            form_factor=raw.get("form_factor"),
         )
         cat.models[name] = model
         cat._by_key.setdefault(_norm(name), name)
