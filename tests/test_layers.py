@@ -42,12 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 # (importing module, imported package): known upward imports being removed, each with its reason.
-ALLOWED: dict[tuple[str, str], str] = {
-    (
-        "ruleset.registry",
-        "lint",
-    ): "type-only (TYPE_CHECKING): a rule's signature names LintContext and Finding",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 # (importer, imported) function-level imports inside a cycle, being untangled by their owners.
 ALLOWED_CYCLES: dict[tuple[str, str], str] = {}

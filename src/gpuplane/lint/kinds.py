@@ -10,7 +10,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from gpuplane.k8s.quantity import NANO, QuantityError, nano_value, parse_quantity
+from gpuplane.gpu import requests as _requests
+from gpuplane.k8s.quantity import QuantityError, parse_quantity
 
 if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
@@ -75,25 +76,10 @@ SERVING_IMAGE_HINTS = (
 # DRA device classes of the GPU drivers (NVIDIA, Intel, AMD DRA drivers).
 GPU_DEVICE_CLASS_HINTS = ("gpu.nvidia.com", "mig.nvidia.com", "gpu.intel.com", "gpu.amd.com", "gpu")
 
-# classify() kinds that count devices (HAMi memory/core shares and Intel monitoring do not).
-ACCELERATOR_KINDS = frozenset({"gpu", "mig", "shared", "other-accelerator"})
-
-_GPU_NAME_CACHE: dict[str, bool] = {}
-
-
-def is_accelerator_resource(name: str) -> bool:
-    """True for a device-plugin accelerator resource (GPU, MIG, shared, AMD, Intel ...), cached."""
-    found = _GPU_NAME_CACHE.get(name)
-    if found is None:
-        if "/" not in name or name.startswith(("requests.", "limits.")):
-            found = False
-        else:
-            from gpuplane.gpu.resources import classify  # deferred for start-up time
-
-            res = classify(name)
-            found = res is not None and res.kind in ACCELERATOR_KINDS
-        _GPU_NAME_CACHE[name] = found
-    return found
+# The device-counting semantics are gpu.requests': these names keep the rules' spelling.
+ACCELERATOR_KINDS = _requests.ACCELERATOR_KINDS
+is_accelerator_resource = _requests.is_accelerator_resource
+quantity_count = _requests.whole_count
 
 
 def quantity_value(value: Any) -> Fraction | None:
@@ -110,22 +96,6 @@ def quantity_value(value: Any) -> Fraction | None:
         return None
 
 
-def quantity_count(value: Any) -> int | None:
-    """Integer device count of a quantity (``1``, ``"2"``, ``"1000m"``), None when not a whole number."""
-    if type(value) is int:
-        return value
-    if type(value) is str and value.isascii() and value.isdigit():
-        return int(value)  # the common spelling, without the full parser
-    if value is None:
-        return None
-    try:
-        nano = nano_value(value)
-    except QuantityError:
-        return None
-    whole, rest = divmod(nano, NANO)
-    return None if rest else whole
-
-
 def _pod_spec(ps: PodSet) -> dict[str, Any]:
     template = ps.template if isinstance(ps.template, dict) else {}
     spec = template.get("spec")
@@ -133,28 +103,8 @@ def _pod_spec(ps: PodSet) -> dict[str, Any]:
 
 
 def container_gpu_requests(container: dict[str, Any]) -> dict[str, int]:
-    """Accelerator requests of one container: ``requests`` where set, else ``limits``.
-
-    For extended resources the API defaults a missing request to the limit
-    (pkg/apis/core/v1/defaults.go SetDefaults_ResourceList via the pod
-    defaulting of requests from limits), so limits count when requests are absent.
-    """
-    res = container.get("resources")
-    if not isinstance(res, dict):
-        return {}
-    out: dict[str, int] = {}
-    for kind in ("limits", "requests"):  # requests override limits
-        block = res.get(kind)
-        if not isinstance(block, dict):
-            continue
-        for name, value in block.items():
-            if isinstance(name, str) and is_accelerator_resource(name):
-                count = quantity_count(value)
-                if count:
-                    out[name] = count
-                elif kind == "requests" and name in out and count == 0:
-                    del out[name]
-    return out
+    """Accelerator requests of one container (:func:`gpuplane.gpu.requests.container_device_requests`)."""
+    return _requests.container_device_requests(container)
 
 
 def names_accelerator(container: dict[str, Any]) -> bool:
@@ -206,17 +156,9 @@ def init_gpu_requests(ps: PodSet) -> dict[str, int]:
 
 
 def effective_gpu_requests(ps: PodSet) -> dict[str, int]:
-    """What the scheduler reserves per pod, by kube-scheduler's pod formula.
-
-    App containers and sidecars (``restartPolicy: Always`` init containers) add up; a
-    regular init container needs its own request plus the sidecars started before it; the
-    pod needs the larger of the two (resourcehelper.PodRequests in
-    k8s.io/component-helpers/resource/helpers.go, via
-    :func:`gpuplane.k8s.requests.aggregate_requests`, the same formula as ``pod_requests``).
-    """
-    from gpuplane.k8s.requests import aggregate_requests  # deferred for start-up time
-
-    return aggregate_requests(_pod_spec(ps), container_gpu_requests)
+    """What the scheduler reserves per pod (:func:`gpuplane.gpu.requests.spec_device_requests`:
+    ``PodRequests``'s formula, sidecars included)."""
+    return _requests.spec_device_requests(_pod_spec(ps))
 
 
 def claim_object_is_gpu(data: dict[str, Any]) -> bool:
@@ -263,8 +205,9 @@ def has_gpu_claim(ps: PodSet, gpu_claim_names: set[str] | frozenset[str] = froze
 
 
 def is_gpu_podset(ps: PodSet) -> bool:
-    """The pod set asks for any accelerator (app or init containers, or a GPU DRA claim)."""
-    return bool(gpu_requests(ps) or init_gpu_requests(ps) or has_gpu_claim(ps))
+    """The pod set asks for any accelerator: a positive effective request (app, init or sidecar
+    containers, :func:`effective_gpu_requests`) or a GPU DRA claim."""
+    return bool(effective_gpu_requests(ps) or has_gpu_claim(ps))
 
 
 def _images(ps: PodSet) -> list[str]:

@@ -17,11 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from gpuplane.lint.context import LintContext
-    from gpuplane.lint.finding import Finding
+from typing import Any, TypeVar
 
 # Severities of spec/rules.md, most severe first (gpuplane.lint.finding.SEVERITIES).
 SEVERITIES = ("error", "warning", "info")
@@ -44,7 +40,11 @@ CONTEXTS = ("none", "optional", "required")
 # ``profile: all`` in .gpuplane.yaml, or their id in ``enable``).
 TIERS = ("default", "opt-in")
 
-CheckFn = Callable[["LintContext"], Iterable["Finding"]]
+# A rule's check: the engine's context in, the engine's findings out. The registry only stores
+# it: lint and diagnose call it with their ``LintContext`` and read back their ``Finding``s, so
+# this neutral layer names neither (the decorator hands each rule back with its own signature).
+CheckFn = Callable[[Any], Iterable[Any]]
+Check = TypeVar("Check", bound=CheckFn)
 
 
 @cache
@@ -101,7 +101,7 @@ def rule(
     context: str = "none",
     fixable: bool = False,
     tier: str = "default",
-) -> Callable[[CheckFn], CheckFn]:
+) -> Callable[[Check], Check]:
     """Register the decorated check function as rule ``id`` (docs: ``<id>.md`` beside it)."""
     if severity not in SEVERITIES:
         raise ValueError(f"rule {id}: unknown severity {severity!r}")
@@ -112,7 +112,7 @@ def rule(
     if tier not in TIERS:
         raise ValueError(f"rule {id}: unknown tier {tier!r}")
 
-    def decorate(func: CheckFn) -> CheckFn:
+    def decorate(func: Check) -> Check:
         existing = _RULES.get(id)
         if existing is not None and existing.check.__qualname__ != func.__qualname__:
             raise ValueError(f"rule id {id!r} registered twice")
