@@ -39,15 +39,15 @@ def node(doc: dict, name: str) -> dict:
 
 
 def test_demo_summary(demo: dict) -> None:
-    assert demo["kubernetesVersion"] == "1.31"
+    assert demo["kubernetes_version"] == "1.31"
     assert demo["summary"] == {
         "nodes": 14,
-        "gpuNodes": 12,
+        "gpu_nodes": 12,
         "gpus": 71,
         "allocatable": 95,
         "allocated": 49,
         "free": 46,
-        "problemNodes": 3,
+        "problem_nodes": 3,
     }
 
 
@@ -78,7 +78,7 @@ def test_demo_pool_totals(demo: dict) -> None:
             p["allocatable"],
             p["allocated"],
             p["free"],
-            p["problemNodes"],
+            p["problem_nodes"],
         )
         for p in demo["pools"]
     ] == [
@@ -95,21 +95,21 @@ def test_demo_failed_mig_node(demo: dict) -> None:
     assert node(demo, "node-a100-mig-2") == {
         "name": "node-a100-mig-2",
         "pool": "a100-40gb-mig",
-        "instanceType": "p4d.24xlarge",
+        "instance_type": "p4d.24xlarge",
         "zone": "us-east-1a",
         "model": "A100-40GB",
         "product": "NVIDIA-A100-SXM4-40GB",
-        "gpuMemoryGB": 40.0,
+        "gpu_memory_gb": 40.0,
         "gpus": 8,
         "allocatable": 0,
         "allocated": 0,
         "free": 0,
         "resources": {},
-        "mig": {"strategy": "mixed", "config": "all-3g.20gb", "configState": "failed", "devices": {}},
+        "mig": {"strategy": "mixed", "config": "all-3g.20gb", "config_state": "failed", "devices": {}},
         "sharing": None,
         "ready": True,
         "cordoned": False,
-        "gpuPods": 0,
+        "gpu_pods": 0,
         "flags": [
             {
                 "flag": "not-advertising-gpus",
@@ -127,11 +127,11 @@ def test_demo_unhealthy_gpu_node(demo: dict) -> None:
     assert node(demo, "node-a100-3") == {
         "name": "node-a100-3",
         "pool": "a100-40gb",
-        "instanceType": "p4d.24xlarge",
+        "instance_type": "p4d.24xlarge",
         "zone": "us-east-1a",
         "model": "A100-40GB",
         "product": "NVIDIA-A100-SXM4-40GB",
-        "gpuMemoryGB": 40.0,
+        "gpu_memory_gb": 40.0,
         "gpus": 8,
         "allocatable": 7,
         "allocated": 5,
@@ -141,7 +141,7 @@ def test_demo_unhealthy_gpu_node(demo: dict) -> None:
         "sharing": None,
         "ready": True,
         "cordoned": False,
-        "gpuPods": 2,
+        "gpu_pods": 2,
         "flags": [
             {
                 "flag": "unhealthy-gpus",
@@ -160,10 +160,10 @@ def test_demo_mig_mixed_node(demo: dict) -> None:
     assert mig["mig"] == {
         "strategy": "mixed",
         "config": "a100-3g20-1g5",
-        "configState": "success",
+        "config_state": "success",
         "devices": {"1g.5gb": 28, "3g.20gb": 8},
     }
-    assert (mig["gpus"], mig["allocatable"], mig["allocated"], mig["free"], mig["gpuPods"]) == (
+    assert (mig["gpus"], mig["allocatable"], mig["allocated"], mig["free"], mig["gpu_pods"]) == (
         8,
         36,
         5,
@@ -280,7 +280,7 @@ def test_mig_single_shared_renamed_and_failed_mig_config() -> None:
     assert single["mig"] == {
         "strategy": "single",
         "config": None,
-        "configState": None,
+        "config_state": None,
         "devices": {"1g.5gb": 56},
     }
     assert (single["gpus"], single["model"]) == (8, "A100-40GB")  # GFD count is MIG devices under single
@@ -383,7 +383,7 @@ def test_mig_single_without_instance_type_counts_boards_from_the_profile() -> No
     assert single["mig"] == {
         "strategy": "single",
         "config": "all-1g.5gb",
-        "configState": "success",
+        "config_state": "success",
         "devices": {"1g.5gb": 56},
     }
     assert [(m["model"], m["gpus"]) for m in doc["models"]] == [

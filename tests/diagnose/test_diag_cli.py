@@ -24,7 +24,7 @@ def test_json_contract_on_demo() -> None:
     assert code == 0
     document = json.loads(out)
     assert set(document) == {"findings", "inventory", "summary"}
-    assert document["inventory"]["summary"]["gpuNodes"] == 12
+    assert document["inventory"]["summary"]["gpu_nodes"] == 12
     rules = Counter(f["rule"] for f in document["findings"] if "evidence" in f)
     # The demo shows every kind of cluster finding (the acceptance criterion).
     assert rules == Counter(
@@ -39,7 +39,7 @@ def test_json_contract_on_demo() -> None:
         }
     )
     summary = document["summary"]
-    assert summary["clusterFindings"] == 15
+    assert summary["cluster_findings"] == 15
     assert summary["findings"] == len(document["findings"])
     assert summary["error"] + summary["warning"] + summary["info"] == summary["findings"]
     workload = {f["rule"] for f in document["findings"] if "evidence" not in f}

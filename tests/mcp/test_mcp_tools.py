@@ -230,7 +230,7 @@ def test_lint_why_pending_and_inventory_page() -> None:
         n["name"] for n in tools.inventory(str(DEMO)).data["nodes"][3:6]
     ]
     assert nodes.data["page"] == {"total": 12, "returned": 3, "next_cursor": "6"}
-    assert nodes.data["summary"]["gpuNodes"] == 12  # totals cover the whole cluster, not the page
+    assert nodes.data["summary"]["gpu_nodes"] == 12  # totals cover the whole cluster, not the page
 
 
 def test_missing_relative_path_names_the_working_directory() -> None:

@@ -102,7 +102,7 @@ def test_cli_json_contract() -> None:
     (item,) = doc["pods"]
     assert item["pod"] == "team-nlp/qwen-sft-gb55k"
     assert item["nodes"]["node-h100-1"] == ["node(s) had untolerated taint {nvidia.com/gpu: present}"]
-    assert doc["kubernetesVersion"] == "1.31"
+    assert doc["kubernetes_version"] == "1.31"
     assert item["causes"] and item["fixes"]
 
 
@@ -134,7 +134,7 @@ def test_versions_outside_the_known_wordings_are_noted() -> None:
     """spec/cli.md: wording per supported minor; outside that range the nearest is used, said on stderr."""
     newer = _cli("--cluster", str(DEMO), "--kubernetes-version", "1.40", "-f", "json")
     assert newer.returncode == 0
-    assert json.loads(newer.stdout)["kubernetesVersion"] == "1.36"
+    assert json.loads(newer.stdout)["kubernetes_version"] == "1.36"
     assert newer.stderr == (
         "gpuplane: note: kube-scheduler 1.40 wording is not modelled; using 1.36 "
         "(the newest gpuplane knows)\n"

@@ -84,14 +84,14 @@ class DiagnoseResult:
         inventory = self.inventory
         return {
             "nodes": len(state.nodes),
-            "gpuNodes": len(inventory.nodes),
+            "gpu_nodes": len(inventory.nodes),
             "gpus": sum(node.gpus for node in inventory.nodes),
             "pods": len(state.pods),
-            "pendingPods": len(state.pending_pods),
+            "pending_pods": len(state.pending_pods),
             "objects": self.workload_objects,
             "findings": len(self.findings),
-            "clusterFindings": len(self.cluster_findings),
-            "workloadFindings": len(self.workload_findings),
+            "cluster_findings": len(self.cluster_findings),
+            "workload_findings": len(self.workload_findings),
             **counts,
         }
 

@@ -196,7 +196,7 @@ def _explain_pending(facts: ClusterFacts, pod: Pod) -> dict[str, Any]:
             "fixes": list(expl.fixes),
             "stage": expl.stage,
             "table": expl.table(),
-            "kubernetesVersion": scheduler.wording.label,
+            "kubernetes_version": scheduler.wording.label,
             "source": "scheduler-model",
         }
     return _observed_only(observed, facts.scheduler_error or "")

@@ -132,7 +132,7 @@ class MigLayout:
         return {
             "strategy": self.strategy,
             "config": self.config,
-            "configState": self.config_state,
+            "config_state": self.config_state,
             "devices": dict(self.devices),
         }
 
@@ -191,11 +191,11 @@ class NodeInventory:
         return {
             "name": self.name,
             "pool": self.pool,
-            "instanceType": self.instance_type,
+            "instance_type": self.instance_type,
             "zone": self.zone,
             "model": self.model,
             "product": self.product,
-            "gpuMemoryGB": self.gpu_memory_gb,
+            "gpu_memory_gb": self.gpu_memory_gb,
             "gpus": self.gpus,
             "allocatable": units.allocatable,
             "allocated": units.allocated,
@@ -205,7 +205,7 @@ class NodeInventory:
             "sharing": self.sharing.to_json() if self.sharing else None,
             "ready": self.ready,
             "cordoned": self.cordoned,
-            "gpuPods": self.gpu_pods,
+            "gpu_pods": self.gpu_pods,
             "flags": [flag.to_json() for flag in self.flags],
         }
 
@@ -243,7 +243,7 @@ class GroupTotals:
                 "allocatable": self.units.allocatable,
                 "allocated": self.units.allocated,
                 "free": self.units.free,
-                "problemNodes": self.problem_nodes,
+                "problem_nodes": self.problem_nodes,
                 "resources": {name: use.to_json() for name, use in sorted(self.resources.items())},
             }
         )
@@ -270,15 +270,15 @@ class Inventory:
             totals.add(node.units())
         return {
             "source": self.source,
-            "kubernetesVersion": self.kubernetes_version,
+            "kubernetes_version": self.kubernetes_version,
             "summary": {
                 "nodes": self.total_nodes,
-                "gpuNodes": len(self.nodes),
+                "gpu_nodes": len(self.nodes),
                 "gpus": sum(node.gpus for node in self.nodes),
                 "allocatable": totals.allocatable,
                 "allocated": totals.allocated,
                 "free": totals.free,
-                "problemNodes": len(self.problem_nodes),
+                "problem_nodes": len(self.problem_nodes),
             },
             "nodes": [node.to_json() for node in self.nodes],
             "pools": [pool.to_json("pool") for pool in self.pools],

@@ -571,7 +571,7 @@ def inventory(
     totals = document["summary"]
     models = ", ".join(f"{m['model']}: {m['gpus']} GPUs, {m['free']} free" for m in document["models"])
     summary = (
-        f"{_plural(totals['gpuNodes'], 'GPU node')} of {totals['nodes']}, {totals['allocatable']} allocatable "
+        f"{_plural(totals['gpu_nodes'], 'GPU node')} of {totals['nodes']}, {totals['allocatable']} allocatable "
         f"GPU units, {totals['free']} free" + (f" ({models})" if models else "")
     )
     summary += _paged(document, "nodes", ListFilter(limit=limit, cursor=cursor))
@@ -611,8 +611,8 @@ def diagnose(
     rules = list(dict.fromkeys(f.rule for f in result.findings))
     summary = (
         f"{_plural(counts['findings'], 'finding')} ({_plural(counts['error'], 'error')}, "
-        f"{_plural(counts['warning'], 'warning')}, {counts['info']} info) on {_plural(counts['gpuNodes'], 'GPU node')}, "
-        f"{_plural(counts['pendingPods'], 'Pending pod')}"
+        f"{_plural(counts['warning'], 'warning')}, {counts['info']} info) on {_plural(counts['gpu_nodes'], 'GPU node')}, "
+        f"{_plural(counts['pending_pods'], 'Pending pod')}"
     )
     if rules:
         summary += ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
@@ -789,7 +789,7 @@ class SharingWorkload(BaseModel):
 def advise_sharing(
     gpu: Annotated[str, Field(description="GPU model of the pool, e.g. A100-80GB or L4.", min_length=1)],
     workloads: Annotated[list[SharingWorkload], Field(description="The workload mix.", min_length=1)],
-    k8s_version: Annotated[
+    kubernetes_version: Annotated[
         str | None, Field(description="Cluster Kubernetes version MAJOR.MINOR (DRA needs >= 1.34).")
     ] = None,
     dra_driver: Annotated[bool, Field(description="True when the NVIDIA DRA driver is installed.")] = False,
@@ -801,7 +801,7 @@ def advise_sharing(
     try:
         model = resolve_model(gpu)
         items = [workload_from_mapping(w.model_dump(), i) for i, w in enumerate(workloads)]
-        result = advise_sharing(items, model, k8s_version=k8s_version, dra_driver=dra_driver)
+        result = advise_sharing(items, model, k8s_version=kubernetes_version, dra_driver=dra_driver)
     except (PlanInputError, SharingInputError) as exc:
         raise ToolInputError(str(exc)) from None
     document = result.to_json()

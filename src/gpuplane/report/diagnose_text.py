@@ -34,8 +34,8 @@ def header_line(result: DiagnoseResult) -> str:
     version = result.inventory.kubernetes_version
     ver = f"Kubernetes {version}, " if version else ""
     return (
-        f"gpuplane diagnose: {result.state.source or 'cluster'} ({ver}{s['nodes']} nodes, {s['gpuNodes']} GPU "
-        f"nodes, {s['gpus']} GPUs, {s['pods']} pods, {s['pendingPods']} Pending)"
+        f"gpuplane diagnose: {result.state.source or 'cluster'} ({ver}{s['nodes']} nodes, {s['gpu_nodes']} GPU "
+        f"nodes, {s['gpus']} GPUs, {s['pods']} pods, {s['pending_pods']} Pending)"
     )
 
 
@@ -48,7 +48,7 @@ def summary_line(result: DiagnoseResult) -> str:
     counts = ", ".join(plural(s[level], level) for level in ("error", "warning", "info"))
     return (
         f"{plural(s['findings'], 'finding')} ({counts}): "
-        f"{s['clusterFindings']} on the cluster, {s['workloadFindings']} on {s['objects']} workload objects"
+        f"{s['cluster_findings']} on the cluster, {s['workload_findings']} on {s['objects']} workload objects"
     )
 
 

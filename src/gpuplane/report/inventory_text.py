@@ -90,7 +90,7 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
     doc_summary = inventory.to_json()["summary"]
     version = f", Kubernetes {inventory.kubernetes_version}" if inventory.kubernetes_version else ""
     console.print(
-        f"[bold]GPU inventory[/bold] of {escape(inventory.source or 'cluster')}: {doc_summary['gpuNodes']} GPU nodes "
+        f"[bold]GPU inventory[/bold] of {escape(inventory.source or 'cluster')}: {doc_summary['gpu_nodes']} GPU nodes "
         f"of {doc_summary['nodes']}, {doc_summary['gpus']} GPUs{version}"
     )
     if not inventory.nodes:

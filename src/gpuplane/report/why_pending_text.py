@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def to_json(explanations: list[Explanation], scheduler: Scheduler) -> dict[str, Any]:
-    """``{"pods": [{"pod", "message", "nodes", "causes", "fixes", ...}], "kubernetesVersion"}``."""
+    """``{"pods": [{"pod", "message", "nodes", "causes", "fixes", ...}], "kubernetes_version"}``."""
     pods = []
     for expl in explanations:
         item: dict[str, Any] = {
@@ -38,7 +38,7 @@ def to_json(explanations: list[Explanation], scheduler: Scheduler) -> dict[str, 
             item["feasibleNodes"] = expl.feasible_nodes
         pods.append(item)
     return {
-        "kubernetesVersion": scheduler.wording.label,
+        "kubernetes_version": scheduler.wording.label,
         "nodes": scheduler.index.num_nodes,
         "pods": pods,
     }
