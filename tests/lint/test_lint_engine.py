@@ -78,6 +78,7 @@ def test_finding_json_shape_and_field_line() -> None:
                 "fixable": True,
             }
         ],
+        "skipped": [],
         "summary": {"objects": 1, "findings": 1, "error": 1, "warning": 0, "info": 0},
     }
     assert result.reaches("error") and result.reaches("info") and not result.reaches("never")

@@ -176,6 +176,8 @@ def _emit(result: object, fmt: str) -> None:
         sys.stdout.write(render(result.findings))
         click.echo(summary_line(result.summary()), err=True)
     else:
+        from gpuplane.lint.coverage import summary_line as not_analysed_line  # deferred for start-up time
         from gpuplane.report.lint_text import render as render_text  # deferred for start-up time
 
-        render_text(result.findings, result.summary())
+        skipped = not_analysed_line(result.skipped) if result.skipped else None
+        render_text(result.findings, result.summary(), not_analysed=skipped)

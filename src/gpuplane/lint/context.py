@@ -110,6 +110,8 @@ class LintContext:
         self.expansion_problems = expansion_problems or []
         self.rule: RuleMeta | None = None  # set by the engine while a rule runs
         self._by_kind: dict[str, list[Manifest]] | None = None
+        # kinds some rule looked up: their input objects count as analysed (lint.coverage)
+        self.read_kinds: set[str] = set()
         self._gpu_requests: dict[int, dict[str, int]] = {}
         self._gpu_podsets: list[PodSet] | None = None
         self._gpu_claim_templates: set[str] | None = None
@@ -129,6 +131,7 @@ class LintContext:
         (those not also in the input, by namespace/name): use it to look things up
         (PriorityClasses, Namespaces, queues), never to report findings on.
         """
+        self.read_kinds.add(kind)
         if self._by_kind is None:
             index: dict[str, list[Manifest]] = {}
             for obj in self.objects:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.context import LintContext
+from gpuplane.lint.coverage import Skipped, not_analysed
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
 from gpuplane.lint.placeholders import placeholder_fields, under_placeholder
 from gpuplane.ruleset import RuleMeta, load
@@ -65,6 +66,7 @@ class LintResult:
     objects: int
     failures: list[RuleFailure] = field(default_factory=list)
     suppressed: list[Suppressed] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}
@@ -73,12 +75,22 @@ class LintResult:
         doc = {"objects": self.objects, "findings": len(self.findings), **counts}
         if self.suppressed:
             doc["suppressed"] = len(self.suppressed)
+        if self.skipped:
+            doc["skipped"] = len(self.skipped)
         return doc
+
+    def skipped_dicts(self) -> list[dict[str, object]]:
+        """The ``skipped`` list of the JSON document: objects no rule could analyse."""
+        return [s.to_json() for s in self.skipped]
 
     def to_json(self) -> dict[str, object]:
         """The document of ``gpuplane lint -f json`` (spec/cli.md); ``suppressed`` only when an
-        annotation silenced some finding."""
-        doc: dict[str, object] = {"findings": [f.to_json() for f in self.findings], "summary": self.summary()}
+        annotation silenced some finding; ``skipped`` always (empty when every object was analysed)."""
+        doc: dict[str, object] = {
+            "findings": [f.to_json() for f in self.findings],
+            "skipped": self.skipped_dicts(),
+            "summary": self.summary(),
+        }
         if self.suppressed:
             doc["suppressed"] = [s.to_json() for s in self.suppressed]
         return doc
@@ -172,12 +184,13 @@ def select_rules(
 def expand_podsets(
     objects: list[Manifest], cluster: ClusterState | None, problems: list | None = None
 ) -> list:
-    """PodSets of every workload in ``objects`` (expanded once for all rules; never raises).
+    """PodSets of every workload in ``objects`` (expanded once for all rules; never raises), and
+    of the pod specs found inside custom resources no expander knows (``discover``).
     Objects or templates that could not be expanded are appended to ``problems``."""
     from gpuplane.k8s.workloads import expand_all  # deferred for start-up time
 
     nodes = cluster.nodes if cluster is not None else None
-    return expand_all(objects, nodes=nodes, problems=problems)
+    return expand_all(objects, nodes=nodes, problems=problems, discover=True)
 
 
 def run_lint(
@@ -259,4 +272,5 @@ def _run(
     ctx.rule = None
     findings.sort(key=Finding.sort_key)
     suppressed.sort(key=lambda s: s.finding.sort_key())
-    return LintResult(findings, len(objects), failures, suppressed)
+    skipped = not_analysed(objects, podsets, problems, ctx.read_kinds)
+    return LintResult(findings, len(objects), failures, suppressed, skipped)

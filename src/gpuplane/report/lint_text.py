@@ -60,8 +60,14 @@ def _finding_lines(path: str, f: Finding, rule_width: int, width: int | None) ->
     return wrap_hanging(head, width, FINDING_INDENT), wrap_hanging(fix, width, FIX_INDENT)
 
 
-def render_plain(findings: list[Finding], summary: dict[str, int], width: int | None = None) -> str:
-    """The text report without colour (piped output, tests); wrapped to ``width`` when given."""
+def render_plain(
+    findings: list[Finding],
+    summary: dict[str, int],
+    width: int | None = None,
+    not_analysed: str | None = None,
+) -> str:
+    """The text report without colour (piped output, tests); wrapped to ``width`` when given.
+    ``not_analysed`` is the closing line naming the objects no rule could analyse."""
     from gpuplane.report.console import wrap_hanging  # deferred for start-up time
 
     lines: list[str] = []
@@ -74,11 +80,19 @@ def render_plain(findings: list[Finding], summary: dict[str, int], width: int | 
             lines.extend(fix)
         lines.append("")
     lines.extend(wrap_hanging(summary_line(summary), width, 2))
+    if not_analysed:
+        lines.extend(wrap_hanging(not_analysed, width, 2))
     return "\n".join(lines) + "\n"
 
 
-def render(findings: list[Finding], summary: dict[str, int], stream: TextIO | None = None) -> None:
-    """Write the report to ``stream`` (stdout): rich colours on a TTY, plain text otherwise."""
+def render(
+    findings: list[Finding],
+    summary: dict[str, int],
+    stream: TextIO | None = None,
+    not_analysed: str | None = None,
+) -> None:
+    """Write the report to ``stream`` (stdout): rich colours on a TTY, plain text otherwise;
+    ``not_analysed`` (how many objects no rule could analyse, and why) closes it."""
     from gpuplane.report.console import color_mode, wrap_width  # deferred for start-up time
 
     out = stream or sys.stdout
@@ -86,7 +100,7 @@ def render(findings: list[Finding], summary: dict[str, int], stream: TextIO | No
     mode = color_mode()
     width = wrap_width(out)
     if (not tty and mode != "always") or (tty and mode == "never"):
-        out.write(render_plain(findings, summary, width))
+        out.write(render_plain(findings, summary, width, not_analysed))
         return
     from rich.console import Console  # deferred for start-up time
     from rich.text import Text
@@ -122,3 +136,6 @@ def render(findings: list[Finding], summary: dict[str, int], stream: TextIO | No
     style = "bold red" if summary["error"] else ("yellow" if summary["warning"] else "green")
     for line in wrap_hanging(summary_line(summary), width, 2):
         console.print(Text(line, style=style))
+    if not_analysed:
+        for line in wrap_hanging(not_analysed, width, 2):
+            console.print(Text(line, style="dim"))

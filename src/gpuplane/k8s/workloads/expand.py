@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.workloads import core, kubeflow, ray, serving, sigs, spark, volcano
+from gpuplane.k8s.workloads.discover import BUILTIN_GROUPS, discover_podsets
 from gpuplane.k8s.workloads.model import ExpandContext, ExpansionProblem, PodSet, Related
 
 Expander = Callable[[Manifest, ExpandContext], list[PodSet]]
@@ -61,27 +62,52 @@ def expand(obj: Manifest, *, nodes: list | None = None, related: Related | None 
 
 
 def expand_all(
-    objects: list[Manifest], nodes: list | None = None, problems: list[ExpansionProblem] | None = None
+    objects: list[Manifest],
+    nodes: list | None = None,
+    problems: list[ExpansionProblem] | None = None,
+    *,
+    discover: bool = False,
 ) -> list[PodSet]:
     """Expand every object, resolving references among ``objects`` themselves. Never raises.
 
     Pass a list as ``problems`` to learn which objects (or which of their pod templates) could
     not be expanded: a template that is not a mapping (``template: 5``) or an expander failing
     on hostile input. Without it those objects just create no PodSets.
+
+    With ``discover``, custom resources no expander knows get the PodSets of the pod specs found
+    inside them (:mod:`gpuplane.k8s.workloads.discover`: count unknown, generic checks only). Lint
+    asks for them; the scheduler and simulator do not (they would place pods whose number the
+    operator decides).
     """
     related = Related.from_objects(objects)
     ctx = ExpandContext(nodes, related, problems)
     out: list[PodSet] = []
+    unknown: list[Manifest] = []
     for obj in objects:
-        expander = EXPANDERS.get((obj.group, obj.kind))
-        if expander is None or not isinstance(obj.data, dict):
+        if not isinstance(obj.data, dict):
             continue
-        try:
-            out.extend(expander(obj, ctx))
-        except _MALFORMED as exc:
-            if problems is not None:
-                problems.append(ExpansionProblem(obj, _failure_field(obj), f"{type(exc).__name__}: {exc}"))
+        expander = EXPANDERS.get((obj.group, obj.kind))
+        if expander is None:
+            if discover and obj.group not in BUILTIN_GROUPS:
+                unknown.append(obj)
+            continue
+        _run(expander, obj, ctx, out)
+    if unknown:
+        # an object another workload takes its pods from (a TrainJob's runtime) is analysed
+        # through that workload, never twice
+        used = {id(ps.template_source) for ps in out if ps.template_source is not None}
+        for obj in unknown:
+            if id(obj) not in used:
+                _run(discover_podsets, obj, ctx, out)
     return out
+
+
+def _run(expander: Expander, obj: Manifest, ctx: ExpandContext, out: list[PodSet]) -> None:
+    try:
+        out.extend(expander(obj, ctx))
+    except _MALFORMED as exc:
+        if ctx.problems is not None:
+            ctx.problems.append(ExpansionProblem(obj, _failure_field(obj), f"{type(exc).__name__}: {exc}"))
 
 
 def _failure_field(obj: Manifest) -> tuple[str, ...]:
