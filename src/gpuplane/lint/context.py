@@ -112,6 +112,10 @@ class LintContext:
         self._by_kind: dict[str, list[Manifest]] | None = None
         # kinds some rule looked up: their input objects count as analysed (lint.coverage)
         self.read_kinds: set[str] = set()
+        # findings (by id; kept alive here so ids stay unique) on fields a controller decides
+        # alone (PodSet.closed): not reported
+        self.controller_owned: dict[int, Finding] = {}
+        self._closed: dict[int, list[FieldPath]] | None = None
         self._gpu_requests: dict[int, dict[str, int]] = {}
         self._gpu_podsets: list[PodSet] | None = None
         self._gpu_claim_templates: set[str] | None = None
@@ -248,8 +252,12 @@ class LintContext:
             raise RuntimeError("LintContext.report() called outside a rule run")
         path = tuple(path)
         patch = tuple(patch)
+        controller_field = self._closed_field(obj, path)
         if self._override_index().get(id(obj)):
-            obj, path, patch = self._owner(obj, path, message, patch)
+            moved = self._owner(obj, path, message, patch)
+            if moved[1] != path or moved[0] is not obj:
+                controller_field = False
+            obj, path, patch = moved
         synthetic = self._synthetic_index().get(id(obj))
         if synthetic and any(path[: len(base)] == base for base in synthetic):
             real = existing_prefix(obj.data, path)
@@ -257,7 +265,26 @@ class LintContext:
                 # a field of a template the controller builds: point at the field it was built
                 # from (no invented path in JSON/SARIF); a patch there would write invented fields
                 path, patch = real, ()
-        return Finding(meta.id, severity or meta.severity, obj, path, message, fix, patch)
+        finding = Finding(meta.id, severity or meta.severity, obj, path, message, fix, patch)
+        if controller_field:
+            self.controller_owned[id(finding)] = finding
+        return finding
+
+    def _closed_field(self, obj: Manifest, path: FieldPath) -> bool:
+        """``path`` lies in the pod template of a ``closed`` PodSet held by ``obj`` (a pod the
+        controller builds; :meth:`report` clears this when an override maps the field to one the
+        user wrote)."""
+        index = self._closed
+        if index is None:
+            index = self._closed = {}
+            for ps in self.podsets:
+                if ps.closed:
+                    index.setdefault(id(self.holder(ps)), []).append(tuple(ps.template_path))
+        for base in index.get(id(obj), ()):
+            n = len(base)
+            if path[:n] == base and len(path) > n and path[n] in ("spec", "metadata"):
+                return True
+        return False
 
     def _synthetic_index(self) -> dict[int, list[FieldPath]]:
         """Object (by id) -> ``template_path`` of each synthetic template it holds. Built once."""

@@ -33,11 +33,11 @@ UNRENDERED = "unrendered template placeholder where the pod template belongs"
 class Skipped:
     """One object no rule could analyse."""
 
-    object: Manifest
+    source: Manifest
     reason: str
 
     def to_json(self) -> dict[str, object]:
-        obj = self.object
+        obj = self.source
         return {
             "kind": obj.kind,
             "apiVersion": obj.api_version,
@@ -89,7 +89,7 @@ def summary_line(skipped: list[Skipped]) -> str:
     """``3 objects not analysed: 2 Model (unknown kind: ...), 1 Job (no pod template found)``."""
     counts: dict[tuple[str, str], int] = {}
     for item in skipped:
-        pair = (item.object.kind or "?", item.reason)
+        pair = (item.source.kind or "?", item.reason)
         counts[pair] = counts.get(pair, 0) + 1
     n = len(skipped)
     parts = [f"{c} {kind} ({reason})" for (kind, reason), c in sorted(counts.items(), key=lambda x: -x[1])]

@@ -249,6 +249,8 @@ def _run(
         ctx.rule = meta
         try:
             for finding in meta.check(ctx):
+                if id(finding) in ctx.controller_owned:
+                    continue  # a field of a pod the controller builds alone: nothing to act on here
                 key = id(finding.object)
                 if meta.id != UNRENDERED_RULE and _on_placeholder(finding, placeholder_cache):
                     continue  # the field is not rendered yet: nothing to judge (manifest-unrendered-template)

@@ -111,7 +111,12 @@ def _label(data: dict, path: FieldPath) -> str | None:
     node: Any = data
     names: list[str | None] = []
     for step in path:
-        node = node[step] if isinstance(node, (dict, list)) else None
+        if isinstance(node, dict) and isinstance(step, str):
+            node = node.get(step)
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+        else:
+            node = None
         if isinstance(step, int):
             name = node.get("name") if isinstance(node, dict) else None
             names.append(name if isinstance(name, str) and name else None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpuplane.k8s.manifest import Manifest
-from gpuplane.k8s.workloads import core, kubeflow, ray, serving, sigs, spark, volcano
+from gpuplane.k8s.workloads import core, kubeai, kubeflow, ray, serving, sigs, spark, volcano
 from gpuplane.k8s.workloads.discover import BUILTIN_GROUPS, discover_podsets
 from gpuplane.k8s.workloads.model import ExpandContext, ExpansionProblem, PodSet, Related
 
@@ -30,6 +30,7 @@ EXPANDERS: dict[tuple[str, str], Expander] = {
     ("batch.volcano.sh", "Job"): volcano.expand_volcano_job,
     ("serving.kserve.io", "InferenceService"): serving.expand_inferenceservice,
     ("sparkoperator.k8s.io", "SparkApplication"): spark.expand_sparkapplication,
+    ("kubeai.org", "Model"): kubeai.expand_model,
 }
 
 WORKLOAD_KINDS: frozenset[tuple[str, str]] = frozenset(EXPANDERS)

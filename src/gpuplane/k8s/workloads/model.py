@@ -67,11 +67,16 @@ class PodSet:
       ``("spec", "trainer", "resourcesPerNode")``), so findings on those fields point at the
       field the user wrote, not at the runtime field it replaced.
     - ``managed_shm``: the controller that mounts a memory-backed ``emptyDir`` at ``/dev/shm`` in the
-      pod's first app container when that container mounts nothing there (KubeRay: volume
+      pod's first app container when that container mounts nothing there (KubeAI: volume ``dshm``
+      without a size limit, internal/modelcontroller/engine_vllm.go; KubeRay: volume
       ``shared-mem``, ``sizeLimit`` = the container's memory limit, else its request;
       ray-operator/controllers/ray/common/pod.go ``BuildPod`` -> ``addEmptyDir(...,
       SharedMemoryVolumeName, "/dev/shm", StorageMediumMemory)`` and ``makeEmptyDirVolume``).
       :meth:`pod` adds that volume and mount, so every engine sees the pod the controller creates.
+    - ``closed``: the controller builds the whole pod (a KubeAI Model, a NIMService): the template's
+      fields that no ``overrides`` entry maps to a field of the object are the controller's own
+      choices, so a finding on one of them is nothing the user can act on in this object, and
+      lint does not report it.
     - ``injected``: ``{"metadata": {...}, "spec": {...}}`` the controller adds to every pod it creates
       (DaemonSet tolerations, Volcano Job ``schedulerName``); applied to :meth:`pod` only, never
       to ``template``, so field paths stay true. Lists are appended, maps merged, scalars set when unset.
@@ -98,6 +103,7 @@ class PodSet:
     suspended: bool = False
     resume_count: int = 0
     managed_shm: str | None = None
+    closed: bool = False
     _pod: Pod | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -124,7 +130,8 @@ class PodSet:
         if self._pod is None:
             self._pod, self.pod_error = _convert_template(self.template, self.source.namespace, self.injected)
             if self.managed_shm:
-                _add_managed_shm(self._pod)
+                volume, sized = MANAGED_SHM_VOLUMES.get(self.managed_shm, (MANAGED_SHM_VOLUME, True))
+                _add_managed_shm(self._pod, volume, sized=sized)
         return self._pod
 
     def shm_managed(self, index: int, section: str = "containers") -> bool:
@@ -146,6 +153,11 @@ class PodSet:
 
 SHM_PATH = "/dev/shm"
 MANAGED_SHM_VOLUME = "shared-mem"  # KubeRay's SharedMemoryVolumeName
+# controller -> (its /dev/shm volume name, whether it sets a sizeLimit)
+MANAGED_SHM_VOLUMES: dict[str, tuple[str, bool]] = {
+    "KubeRay": (MANAGED_SHM_VOLUME, True),
+    "KubeAI": ("dshm", False),
+}
 
 
 def shm_mount_index(container: Any) -> int | None:
@@ -160,21 +172,22 @@ def shm_mount_index(container: Any) -> int | None:
     return None
 
 
-def _add_managed_shm(pod: Pod) -> None:
+def _add_managed_shm(pod: Pod, volume: str = MANAGED_SHM_VOLUME, *, sized: bool = True) -> None:
     """Add the controller's memory-backed ``/dev/shm`` to the first app container, as KubeRay's
     ``addEmptyDir`` does: skipped when the container already mounts ``/dev/shm``; the volume is
-    added unless one of that name exists; ``sizeLimit`` is the memory limit, else the request."""
+    added unless one of that name exists; ``sizeLimit`` is the memory limit, else the request
+    (``sized``; KubeAI's ``dshm`` has no limit)."""
     containers = pod.spec.containers
     if not containers or any(m.mount_path.rstrip("/") == SHM_PATH for m in containers[0].volume_mounts):
         return
     first = containers[0]
-    if not any(v.name == MANAGED_SHM_VOLUME for v in pod.spec.volumes):
-        size = first.resources.limits.get("memory", first.resources.requests.get("memory"))
+    if not any(v.name == volume for v in pod.spec.volumes):
+        size = first.resources.limits.get("memory", first.resources.requests.get("memory")) if sized else None
         pod.spec.volumes = [
             *pod.spec.volumes,
-            Volume(name=MANAGED_SHM_VOLUME, empty_dir=EmptyDirSource(medium="Memory", size_limit=size)),
+            Volume(name=volume, empty_dir=EmptyDirSource(medium="Memory", size_limit=size)),
         ]
-    first.volume_mounts = [*first.volume_mounts, VolumeMount(name=MANAGED_SHM_VOLUME, mount_path=SHM_PATH)]
+    first.volume_mounts = [*first.volume_mounts, VolumeMount(name=volume, mount_path=SHM_PATH)]
 
 
 @dataclass(slots=True)
