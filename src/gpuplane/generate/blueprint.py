@@ -237,14 +237,31 @@ class Storage(_Model):
     )
 
 
+DEFAULT_TRAINING_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
+# The Ray release KubeRay v1.7.0's samples run (ray-operator/config/samples: rayproject/ray:2.52.0); the
+# `-gpu` tag aliases that release's CUDA build (Ray docker/README "Platform tag").
+RAY_VERSION = "2.52.0"
+DEFAULT_RAY_IMAGE = f"rayproject/ray:{RAY_VERSION}-gpu"
+
+
 class TrainingTemplate(_Model):
     name: DnsLabel
     tenant: str
-    kind: Literal["pytorchjob", "indexed-job", "mpijob", "volcano-job", "jobset"]
+    kind: Literal["pytorchjob", "indexed-job", "mpijob", "volcano-job", "jobset", "trainjob", "rayjob"] = (
+        Field(
+            description="controller: trainjob is Kubeflow Trainer v2 (TrainJob + its TrainingRuntime), rayjob is "
+            "KubeRay (head + one GPU worker per worker, the script submitted as the Ray job's entrypoint)"
+        )
+    )
     pool: str
-    workers: int = Field(default=2, ge=1)
+    workers: int = Field(
+        default=2, ge=1, description="pods with GPUs (rayjob: Ray worker pods; the head is extra)"
+    )
     gpus_per_worker: int = Field(default=1, ge=1)
-    image: str = "nvcr.io/nvidia/pytorch:25.01-py3"
+    image: str | None = Field(
+        default=None,
+        description=f"container image; default {DEFAULT_TRAINING_IMAGE} ({DEFAULT_RAY_IMAGE} for rayjob)",
+    )
     script: list[str] = Field(
         default_factory=lambda: ["train.py"],
         description="program and arguments each rank runs; gpuplane wraps it in the launcher the kind needs "
@@ -262,13 +279,27 @@ class TrainingTemplate(_Model):
         default=None, description="memory per pod (default: its GPU share of the node)"
     )
 
+    @property
+    def container_image(self) -> str:
+        """The image every rank runs: the blueprint's, else the kind's default."""
+        if self.image is not None:
+            return self.image
+        return DEFAULT_RAY_IMAGE if self.kind == "rayjob" else DEFAULT_TRAINING_IMAGE
+
 
 class InferenceTemplate(_Model):
     name: DnsLabel
     tenant: str
     pool: str
     model: str = Field(description="model id served by vLLM, e.g. meta-llama/Llama-3.1-8B-Instruct")
-    gpus: int = Field(default=1, ge=1)
+    gpus: int = Field(default=1, ge=1, description="GPUs per pod (vLLM --tensor-parallel-size)")
+    nodes: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="pods per replica: > 1 renders a LeaderWorkerSet, one group of this size per replica, vLLM "
+        "over a Ray cluster with --pipeline-parallel-size nodes",
+    )
     min_replicas: int = Field(default=2, ge=1)
     max_replicas: int = Field(default=6, ge=1)
     image: str = "vllm/vllm-openai:v0.8.5"

@@ -373,7 +373,9 @@ def _check_model(
         profile = profiles[0] if profiles else None
     device_gb = sizing.device_memory_gb(model, profile)
     util = sizing.gpu_memory_utilization(replicas)
-    ok, budget = sizing.weights_fit(size, device_gb, util, w.gpus)
+    # A multi-node replica splits the weights over every GPU of its group (tensor x pipeline parallel).
+    gpus = w.gpus * w.nodes
+    ok, budget = sizing.weights_fit(size, device_gb, util, gpus)
     if not ok:
         what = (
             f"{replicas}-way {pool.sharing.mode} share"
@@ -382,7 +384,7 @@ def _check_model(
         )
         problems.append(
             f"{where}.model: {w.model} needs {size:g} GB of weights; a {what} of {model.name} gives vLLM "
-            f"{budget:.1f} GB (--gpu-memory-utilization {float(util):g} x {device_gb:g} GB x {w.gpus}), and weights may "
+            f"{budget:.1f} GB (--gpu-memory-utilization {float(util):g} x {device_gb:g} GB x {gpus}), and weights may "
             "take at most 80% of it (the rest is KV cache); use whole GPUs, fewer replicas or a smaller model"
         )
 
@@ -426,7 +428,27 @@ def _check_workloads(bp: Blueprint, problems: list[str], mig: dict[str, list[dic
                     problems.append(
                         f"{where}.kind: a Volcano Job needs scheduler volcano (scheduler is {bp.scheduler.name})"
                     )
-            elif w.min_replicas > w.max_replicas:
+                if w.kind == "rayjob" and bp.scheduler.name == "coscheduling":
+                    # ray-project/kuberay v1.7.0 batchscheduler/scheduler-plugins/scheduler_plugins.go
+                    # DoBatchSchedulingOnSubmission: "currently only RayCluster is supported"; the RayJob
+                    # controller calls it for every RayJob and requeues on the error.
+                    problems.append(
+                        f"{where}.kind: KubeRay 1.7's scheduler-plugins integration gang-schedules RayClusters "
+                        "only: a RayJob is refused by it and never gets its cluster; use scheduler volcano or "
+                        "kueue for rayjob"
+                    )
+            elif w.nodes > 1 and bp.scheduler.name == "coscheduling":
+                # kubernetes-sigs/lws v0.10.0 pkg/schedulerprovider: Volcano is the only provider.
+                problems.append(
+                    f"{where}.nodes: LeaderWorkerSet 0.10 has no coscheduling provider (Volcano only): its groups "
+                    "would not be gang-scheduled; use scheduler volcano or kueue for multi-node serving"
+                )
+            elif w.nodes > 1 and pool.sharing.mode != "none":
+                problems.append(
+                    f"{where}.nodes: a multi-node replica needs whole GPUs; {pool.name} shares them "
+                    f"({pool.sharing.mode})"
+                )
+            if section == "inference" and w.min_replicas > w.max_replicas:
                 problems.append(
                     f"{where}.min_replicas: {w.min_replicas} is larger than max_replicas {w.max_replicas}"
                 )

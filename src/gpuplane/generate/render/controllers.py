@@ -15,7 +15,19 @@ generated objects are validated against (/work/shared/corpus/crds/SOURCES.md):
   (mpi-operator README). Deployment ``mpi-operator`` (namespace ``mpi-operator``); gang
   scheduling through ``--gang-scheduling=volcano`` (mpi-operator ``cmd/mpi-operator`` options).
 
-All are applied server-side: their CRDs exceed the client-side apply annotation limit.
+- TrainJob ``trainer.kubeflow.org/v1alpha1``: Kubeflow Trainer v2.3.0 ``manifests/overlays/manager``,
+  which also installs JobSet v0.12.0 (``manifests/third-party/jobset``), so a blueprint with both
+  kinds installs JobSet once, through the trainer. No flag is needed for gang scheduling: the
+  runtime's ``podGroupPolicy`` selects the Volcano or coscheduling plugin.
+- RayJob ``ray.io/v1``: the ``kuberay-operator`` chart 1.7.0 (``helm-chart/kuberay-operator``); with
+  Volcano, ``batchScheduler.name: volcano`` makes the operator create each RayJob's PodGroup.
+- LeaderWorkerSet ``leaderworkerset.x-k8s.io/v1``: the ``lws`` chart 0.10.0
+  (``oci://registry.k8s.io/lws/charts``, LWS installation docs); with Volcano,
+  ``gangSchedulingManagement.schedulerProvider: volcano`` (one PodGroup per group). The chart's
+  ``image.manager.tag`` defaults to ``main`` with ``pullPolicy: Always`` at the v0.10.0 tag
+  (charts/lws/values.yaml), so the release pins the tag.
+
+All manifests are applied server-side: their CRDs exceed the client-side apply annotation limit.
 """
 
 from __future__ import annotations
@@ -24,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplane.generate.components import component
-from gpuplane.generate.render.base import Bundle
+from gpuplane.generate.render.base import Bundle, HelmRelease
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +61,10 @@ def _remote(name: str, kustomize: bool, kinds: tuple[str, ...]) -> RemoteManifes
 TRAINING_OPERATOR = _remote("training-operator", True, kinds=("pytorchjob",))
 JOBSET = _remote("jobset", False, kinds=("jobset",))
 MPI_OPERATOR = _remote("mpi-operator", False, kinds=("mpijob",))
-CONTROLLERS = (TRAINING_OPERATOR, JOBSET, MPI_OPERATOR)
+TRAINER = _remote("trainer", True, kinds=("trainjob",))
+CONTROLLERS = (TRAINING_OPERATOR, JOBSET, MPI_OPERATOR, TRAINER)
+KUBERAY = component("kuberay-operator")
+LWS = component("lws")
 
 
 def _gang_patch(deployment: str, namespace: str, path: str, flag: str) -> dict[str, Any]:
@@ -70,6 +85,8 @@ def render(bundle: Bundle) -> None:
         used = sorted(k for k in ctl.kinds if k in kinds)
         if not used:
             continue
+        if ctl is JOBSET and "trainjob" in kinds:
+            continue  # the trainer's overlay installs the same JobSet release
         manifests.append(ctl)
         bundle.decide(
             "controllers",
@@ -94,9 +111,71 @@ def render(bundle: Bundle) -> None:
                 "the launcher and every rank are admitted together",
                 ctl.source,
             )
+    if "rayjob" in kinds:
+        _kuberay(bundle)
+    if any(w.nodes > 1 for w in bp.workloads.inference):
+        _lws(bundle)
     if "mpijob" in kinds:
         bundle.note(
             "70-workloads",
             "MPIJob images must contain Open MPI and openssh-server: workers run `sshd -De` and "
             "the launcher reaches them over SSH with the key mpi-operator mounts at /root/.ssh",
         )
+
+
+def _kuberay(bundle: Bundle) -> None:
+    volcano = bundle.blueprint.scheduler.name == "volcano"
+    values: dict[str, Any] = {"batchScheduler": {"name": "volcano"}} if volcano else {}
+    bundle.releases.append(
+        HelmRelease(
+            release="kuberay-operator",
+            chart="kuberay-operator",
+            repo="https://ray-project.github.io/kuberay-helm/",
+            version=KUBERAY.version,
+            namespace="kuberay-system",
+            values=values,
+            order=25,
+            source=KUBERAY.source,
+        )
+    )
+    bundle.decide(
+        "controllers",
+        "workloads.training kind rayjob",
+        f"kuberay-operator {KUBERAY.version}" + (", batchScheduler volcano" if volcano else ""),
+        "the RayJob needs KubeRay's CRDs and operator"
+        + (
+            "; with batchScheduler volcano the operator creates each RayJob's PodGroup (head + workers, the "
+            "submitter left out) and sets schedulerName volcano on its pods"
+            if volcano
+            else ""
+        ),
+        KUBERAY.source,
+    )
+
+
+def _lws(bundle: Bundle) -> None:
+    volcano = bundle.blueprint.scheduler.name == "volcano"
+    values: dict[str, Any] = {"image": {"manager": {"tag": f"v{LWS.version}", "pullPolicy": "IfNotPresent"}}}
+    if volcano:
+        values["gangSchedulingManagement"] = {"schedulerProvider": "volcano"}
+    bundle.releases.append(
+        HelmRelease(
+            release="lws",
+            chart="lws",
+            repo="oci://registry.k8s.io/lws/charts",
+            version=LWS.version,
+            namespace="lws-system",
+            values=values,
+            order=25,
+            source=LWS.source,
+        )
+    )
+    bundle.decide(
+        "controllers",
+        "workloads.inference nodes > 1",
+        f"lws {LWS.version}" + (", gang scheduling volcano" if volcano else ""),
+        "a multi-node replica is a LeaderWorkerSet group; the chart's manager image tag defaults to main, so "
+        "the release pins it"
+        + ("; the Volcano provider gives each group a PodGroup of minMember = size" if volcano else ""),
+        LWS.source,
+    )

@@ -30,10 +30,13 @@ includes the variables the controllers add when they create the pod.
 
 from __future__ import annotations
 
+import copy
+import shlex
+from collections.abc import Callable
 from typing import Any
 
 from gpuplane.generate import sizing
-from gpuplane.generate.blueprint import InferenceTemplate, TrainingTemplate
+from gpuplane.generate.blueprint import RAY_VERSION, InferenceTemplate, TrainingTemplate
 from gpuplane.generate.plan import POOL_LABEL, PoolPlan
 from gpuplane.generate.render.base import Bundle, meta
 from gpuplane.generate.render.network import pod_fabric
@@ -214,6 +217,11 @@ def launch_command(w: TrainingTemplate, role: str = "worker") -> list[str]:
         return _torchrun(w, "$(JOB_COMPLETION_INDEX)", f"{w.name}-workers-0-0.{w.name}", str(RENDEZVOUS_PORT))
     if w.kind == "volcano-job":
         return _torchrun(w, "$(RANK)", "$(MASTER_ADDR)", "$(MASTER_PORT)")
+    if w.kind == "trainjob":
+        return _torchrun(w, "$(PET_NODE_RANK)", "$(PET_MASTER_ADDR)", "$(PET_MASTER_PORT)")
+    if w.kind == "rayjob":
+        # The Ray job's entrypoint, run by the submitter against the cluster (Ray Train places the ranks).
+        return ["python", *w.script] if w.script[0].endswith(".py") else list(w.script)
     if role == "worker":
         return ["/usr/sbin/sshd", "-De"]
     program = ["python", *w.script] if w.script[0].endswith(".py") else list(w.script)
@@ -273,7 +281,7 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
         ann = {**(ann or {}), **fabric["annotations"]}
 
     def pod(restart: str = "OnFailure", name: str = "trainer", role: str = "worker") -> dict[str, Any]:
-        c = _container(bundle, plan, name, w.image, w.gpus_per_worker, w.cpu, w.memory)
+        c = _container(bundle, plan, name, w.container_image, w.gpus_per_worker, w.cpu, w.memory)
         c["command"] = launch_command(w, role)
         for res, n in fabric.get("resources", {}).items():
             c["resources"]["limits"][res] = n
@@ -289,6 +297,13 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
         return p
 
     pod_labels = dict(labels)
+    if w.kind in ("trainjob", "rayjob"):
+        # Their controllers create the PodGroup themselves (see _trainjob / _rayjob).
+        return out + (
+            _trainjob(bundle, w, pod, pod_labels, ann)
+            if w.kind == "trainjob"
+            else _rayjob(bundle, w, pod, pod_labels, ann)
+        )
     if bundle.blueprint.scheduler.name == "coscheduling":
         out.append(
             {
@@ -463,6 +478,147 @@ def _training(bundle: Bundle, w: TrainingTemplate) -> list[dict[str, Any]]:
     return out
 
 
+def _trainjob(
+    bundle: Bundle,
+    w: TrainingTemplate,
+    pod: Callable[..., dict[str, Any]],
+    pod_labels: dict[str, str],
+    ann: dict[str, str] | None,
+) -> list[dict[str, Any]]:
+    """A Kubeflow Trainer v2 TrainJob and the namespaced TrainingRuntime it references.
+
+    The gang is the runtime's ``podGroupPolicy``: the trainer creates one PodGroup per TrainJob with
+    ``minMember`` = the sum of its PodSets' counts, here the ``numNodes`` trainer pods, and labels
+    (coscheduling: ``scheduling.x-k8s.io/pod-group``) or annotates (Volcano:
+    ``scheduling.k8s.io/group-name``) every pod itself (kubeflow/trainer v2.3.0
+    ``pkg/runtime/framework/plugins/volcano/volcano.go`` Build / EnforcePodGroupPolicy,
+    ``plugins/coscheduling/coscheduling.go``). It does not set the pod's scheduler: the runtime's pod
+    template names it. The Volcano queue is the ``scheduling.volcano.sh/queue-name`` annotation of
+    the runtime's template (docs/operator-guides/job-scheduling/volcano.md). The torch plugin sets
+    ``PET_NNODES``, ``PET_NODE_RANK`` (the Job completion index), ``PET_MASTER_ADDR`` (=
+    ``<trainjob>-node-0-0.<trainjob>``) and ``PET_MASTER_PORT`` on the container named ``node`` of
+    the replicated Job ``node`` (``plugins/torch/torch.go``, ``pkg/constants``).
+    """
+    s = bundle.blueprint.scheduler.name
+    p = pod(restart="Never", name="node")
+    template_meta: dict[str, Any] = {}
+    runtime_spec: dict[str, Any] = {"mlPolicy": {"numNodes": w.workers, "torch": {}}}
+    if s == "volcano":
+        p["schedulerName"] = "volcano"
+        runtime_spec["podGroupPolicy"] = {"volcano": {}}
+        template_meta["annotations"] = {"scheduling.volcano.sh/queue-name": w.tenant}
+    elif s == "coscheduling":
+        p["schedulerName"] = SCHED_PLUGINS_NAME
+        runtime_spec["podGroupPolicy"] = {"coscheduling": {"scheduleTimeoutSeconds": 120}}
+    pod_template = _template(p, pod_labels, ann)
+    job_template = {
+        "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+        "spec": {"template": pod_template},
+    }
+    jobset = {"replicatedJobs": [{"name": "node", "template": job_template}]}
+    runtime_spec["template"] = {**({"metadata": template_meta} if template_meta else {}), "spec": jobset}
+    runtime = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainingRuntime",
+        "metadata": meta(w.name, w.tenant, {"trainer.kubeflow.org/framework": "torch"}),
+        "spec": runtime_spec,
+    }
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": meta(w.name, w.tenant, {"app.kubernetes.io/name": w.name, **_queue_labels(bundle, w)}),
+        "spec": {
+            "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": w.name},
+            "trainer": {
+                "numNodes": w.workers,
+                "numProcPerNode": w.gpus_per_worker,
+                "command": launch_command(w),
+            },
+        },
+    }
+    return [runtime, job]
+
+
+def _rayjob(
+    bundle: Bundle,
+    w: TrainingTemplate,
+    pod: Callable[..., dict[str, Any]],
+    pod_labels: dict[str, str],
+    ann: dict[str, str] | None,
+) -> list[dict[str, Any]]:
+    """A KubeRay RayJob of ``workers`` GPU pods: the head is rank 0's pod, ``workers - 1`` join it.
+
+    The head carries GPUs like every worker, so the job's pods are exactly ``workers`` GPU shares
+    (what the tenant's Kueue quota and the Volcano queue are sized in) and ``submissionMode:
+    HTTPMode`` has the operator submit the entrypoint itself: no submitter pod to fit beside them.
+
+    Volcano (operator started with ``batchScheduler.name: volcano``): KubeRay creates the PodGroup
+    ``ray-<rayjob>-pg`` with ``minMember`` = head + desired workers (a K8sJobMode submitter would be
+    left out of it on purpose, since it waits for the cluster), sets ``schedulerName: volcano`` on
+    every pod and takes the queue from the RayJob's ``volcano.sh/queue-name`` label and the priority
+    from ``ray.io/priority-class-name`` (ray-project/kuberay v1.7.0
+    ``ray-operator/controllers/ray/batchscheduler/volcano/volcano_scheduler.go`` handleRayJob,
+    createPodGroup, AddMetadataToChildResource). Autoscaling is off (minReplicas = replicas =
+    maxReplicas), so the gang is the whole cluster. Kueue admits the RayJob from its queue-name
+    label and requires ``shutdownAfterJobFinishes`` (kubernetes-sigs/kueue v0.19.2
+    ``pkg/controller/jobs/rayjob/rayjob_webhook.go``).
+    """
+    s = bundle.blueprint.scheduler.name
+
+    def ray_pod(name: str) -> dict[str, Any]:
+        p = pod(name=name)
+        p.pop("restartPolicy", None)  # RayCluster pods keep the default; KubeRay replaces failed workers
+        p["containers"][0].pop("command", None)  # KubeRay writes `ray start` itself
+        if s == "volcano":
+            # KubeRay sets it too (AddMetadataToChildResource); written out so the manifest says its scheduler.
+            p["schedulerName"] = "volcano"
+        return p
+
+    head = ray_pod("ray-head")
+    head["containers"][0]["ports"] = [
+        {"name": "gcs-server", "containerPort": 6379},
+        {"name": "dashboard", "containerPort": 8265},
+        {"name": "client", "containerPort": 10001},
+    ]
+    labels = {"app.kubernetes.io/name": w.name, **_queue_labels(bundle, w)}
+    if s == "volcano":
+        labels["volcano.sh/queue-name"] = w.tenant
+        t = bundle.blueprint.tenant(w.tenant)
+        if t is not None:
+            labels["ray.io/priority-class-name"] = priority_class(t.tier)
+    cluster: dict[str, Any] = {
+        "rayVersion": RAY_VERSION,
+        "headGroupSpec": {
+            "rayStartParams": {"dashboard-host": "0.0.0.0"},
+            "template": _template(head, pod_labels, ann),
+        },
+    }
+    if w.workers > 1:
+        cluster["workerGroupSpecs"] = [
+            {
+                "groupName": "gpu",
+                "replicas": w.workers - 1,
+                "minReplicas": w.workers - 1,
+                "maxReplicas": w.workers - 1,
+                "rayStartParams": {},
+                "template": _template(ray_pod("ray-worker"), pod_labels, ann),
+            }
+        ]
+    job = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": meta(w.name, w.tenant, labels),
+        "spec": {
+            "entrypoint": shlex.join(launch_command(w)),
+            "submissionMode": "HTTPMode",
+            "shutdownAfterJobFinishes": True,
+            "ttlSecondsAfterFinished": 600,
+            "rayClusterSpec": cluster,
+        },
+    }
+    return [job]
+
+
 def _inference(bundle: Bundle, w: InferenceTemplate) -> list[dict[str, Any]]:
     plan = bundle.plan(w.pool)
     labels = {"app.kubernetes.io/name": w.name}
@@ -524,6 +680,8 @@ def _inference(bundle: Bundle, w: InferenceTemplate) -> list[dict[str, Any]]:
             "labelSelector": {"matchLabels": labels},
         },
     ]
+    if w.nodes > 1:
+        return _leaderworkerset(bundle, w, p, labels)
     deploy_labels = dict(labels)
     if bundle.blueprint.scheduler.name == "kueue":
         # Kueue admits a Deployment's pods only through the LocalQueue named by this label on the
@@ -541,28 +699,27 @@ def _inference(bundle: Bundle, w: InferenceTemplate) -> list[dict[str, Any]]:
             "template": _template(p, labels),
         },
     }
-    if w.scale_metric == "queue":
-        metric = {
-            "type": "Pods",
-            "pods": {
-                "metric": {"name": "vllm_num_requests_waiting"},
-                "target": {"type": "AverageValue", "averageValue": w.target},
-            },
-        }
-    else:
-        metric = {
-            "type": "Pods",
-            "pods": {
-                "metric": {"name": "DCGM_FI_DEV_GPU_UTIL"},
-                "target": {"type": "AverageValue", "averageValue": w.target},
-            },
-        }
+    return [deploy, *_serving_objects(w, labels, labels, {"apiVersion": "apps/v1", "kind": "Deployment"})]
+
+
+def _serving_objects(
+    w: InferenceTemplate, labels: dict[str, str], serve_selector: dict[str, str], target: dict[str, str]
+) -> list[dict[str, Any]]:
+    """The Service (to the pods that serve HTTP), the HPA on ``target`` and the PDB of one template."""
+    metric_name = "vllm_num_requests_waiting" if w.scale_metric == "queue" else "DCGM_FI_DEV_GPU_UTIL"
+    metric = {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": metric_name},
+            "target": {"type": "AverageValue", "averageValue": w.target},
+        },
+    }
     hpa = {
         "apiVersion": "autoscaling/v2",
         "kind": "HorizontalPodAutoscaler",
         "metadata": meta(w.name, w.tenant),
         "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
+            "scaleTargetRef": {**target, "name": w.name},
             "minReplicas": w.min_replicas,
             "maxReplicas": w.max_replicas,
             "metrics": [metric],
@@ -583,9 +740,93 @@ def _inference(bundle: Bundle, w: InferenceTemplate) -> list[dict[str, Any]]:
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": meta(w.name, w.tenant, labels),
-        "spec": {"selector": labels, "ports": [{"name": "http", "port": 8000, "targetPort": "http"}]},
+        "spec": {"selector": serve_selector, "ports": [{"name": "http", "port": 8000, "targetPort": "http"}]},
     }
-    return [deploy, svc, hpa, pdb]
+    return [svc, hpa, pdb]
+
+
+def _leaderworkerset(
+    bundle: Bundle, w: InferenceTemplate, leader: dict[str, Any], labels: dict[str, str]
+) -> list[dict[str, Any]]:
+    """One replica = one LeaderWorkerSet group of ``nodes`` pods: vLLM over a Ray cluster.
+
+    The leader starts the Ray head and ``vllm serve`` with ``--pipeline-parallel-size`` = nodes,
+    each worker joins it at ``$(LWS_LEADER_ADDRESS)``; LWS sets ``LWS_LEADER_ADDRESS`` and
+    ``LWS_GROUP_SIZE`` in every pod (kubernetes-sigs/lws v0.10.0
+    ``api/leaderworkerset/v1/leaderworkerset_types.go``) and the vLLM image ships
+    ``examples/online_serving/multi-node-serving.sh`` (lws docs/examples/vllm/GPU/lws.yaml).
+    ``RecreateGroupOnPodRestart``: a Ray cluster that lost a pod cannot serve, so the group restarts.
+    The default ``startupPolicy: LeaderCreated`` creates every pod of a group at once, so LWS's
+    Volcano provider gives each group a PodGroup of ``minMember`` = size (1 with ``LeaderReady``,
+    whose workers come only after the leader is Ready: ``pkg/schedulerprovider/volcano_provider.go``);
+    the pods must name the volcano scheduler themselves (lws docs/examples/sample/gang-scheduling).
+    Kueue admits each group as a unit from the LeaderWorkerSet's queue-name label.
+    """
+    s = bundle.blueprint.scheduler.name
+    # Spread replicas over hosts only: a zone spread would also pull one group's pipeline stages apart.
+    leader["topologySpreadConstraints"] = [
+        t for t in leader["topologySpreadConstraints"] if t["topologyKey"] != "topology.kubernetes.io/zone"
+    ]
+    c = leader["containers"][0]
+    args = c.pop("args")
+    # The vllm-openai image's entrypoint, which the Deployment form runs with these args.
+    serve = [
+        "python3",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        *args,
+        "--pipeline-parallel-size",
+        str(w.nodes),
+    ]
+    if not any(v["name"] == "dshm" for v in leader.get("volumes", [])):
+        # Ray's object store and NCCL use /dev/shm on every pod of the group.
+        leader["volumes"] = [
+            *leader.get("volumes", []),
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}},
+        ]
+        c.setdefault("volumeMounts", []).append({"name": "dshm", "mountPath": "/dev/shm"})
+    c["command"] = [
+        "sh",
+        "-c",
+        "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader "
+        "--ray_cluster_size=$(LWS_GROUP_SIZE) && exec " + shlex.join(serve),
+    ]
+    worker = copy.deepcopy(leader)
+    wc = worker["containers"][0]
+    wc["command"] = [
+        "sh",
+        "-c",
+        "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "
+        "--ray_address=$(LWS_LEADER_ADDRESS)",
+    ]
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        wc.pop(probe, None)  # workers run Ray only; the leader serves HTTP
+    wc.pop("ports", None)
+    if s == "volcano":
+        leader["schedulerName"] = worker["schedulerName"] = "volcano"
+    leader_labels = {**labels, "role": "leader"}
+    lws_meta = meta(
+        w.name, w.tenant, {**labels, **({"kueue.x-k8s.io/queue-name": w.tenant} if s == "kueue" else {})}
+    )
+    if s == "volcano":
+        lws_meta["annotations"] = {"scheduling.volcano.sh/queue-name": w.tenant}
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": lws_meta,
+        "spec": {
+            "replicas": w.min_replicas,
+            "startupPolicy": "LeaderCreated",
+            "leaderWorkerTemplate": {
+                "size": w.nodes,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": _template(leader, leader_labels),
+                "workerTemplate": _template(worker, labels),
+            },
+        },
+    }
+    target = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet"}
+    return [lws, *_serving_objects(w, labels, leader_labels, target)]
 
 
 def render(bundle: Bundle) -> None:
