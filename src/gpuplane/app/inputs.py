@@ -166,8 +166,11 @@ def load_cluster(
     progress: bool = False,
     cache: ClusterCache | None = None,
     fresh: bool = False,
+    warnings: bool = True,
 ) -> ClusterState:
-    """The cluster state; each load problem an ``error`` message, then its version warnings.
+    """The cluster state; each load problem an ``error`` message, then (with ``warnings``) its
+    version warnings (a command that words messages for another version, or says them later,
+    passes False and reads ``state.version_warnings()`` itself).
 
     Errors that leave nothing to work on are an :class:`AppError` (``nothing usable in cluster
     source '...'``). Otherwise the command runs on what was read; the caller decides whether
@@ -178,7 +181,7 @@ def load_cluster(
     key = None if cache is None or fresh or source == LIVE else ClusterCache.key(source)
     cached = cache.get(key) if cache is not None and key is not None else None
     if cached is not None:
-        state, errors, warnings = cached
+        state, errors, version_warnings = cached
     else:
         state, load_errors = load_cluster_state(
             source, context=context, kubeconfig=kubeconfig, progress=progress
@@ -189,11 +192,11 @@ def load_cluster(
                 messages.error(error)
             detail = "" if surface.streams else f": {errors[0]}"
             raise AppError(f"nothing usable in cluster source {source!r}{detail}")
-        warnings = list(state.version_warnings())
+        version_warnings = list(state.version_warnings())
         if cache is not None and key is not None:
-            cache.put(key, (state, errors, warnings))
+            cache.put(key, (state, errors, version_warnings))
     for error in errors:
         messages.error(error)
-    for warning in warnings:
+    for warning in version_warnings if warnings else ():
         messages.warning(warning)
     return state

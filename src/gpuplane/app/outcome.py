@@ -74,13 +74,22 @@ class Surface:
     rules_hint: str
     streams: bool
     refuse_empty: bool
+    word_separator: str = "-"  # kubernetes-version (CLI) or kubernetes_version (MCP)
 
     def option(self, name: str) -> str:
-        return f"{self.option_prefix}{name}"
+        """The option as this front end spells it: ``--kubernetes-version``, ``kubernetes_version``."""
+        words = name.replace("_", "-").split("-")
+        return f"{self.option_prefix}{self.word_separator.join(words)}"
 
 
 CLI = Surface(option_prefix="--", rules_hint="`gpuplane rules`", streams=True, refuse_empty=False)
-MCP = Surface(option_prefix="", rules_hint="the list_rules tool", streams=False, refuse_empty=True)
+MCP = Surface(
+    option_prefix="",
+    rules_hint="the list_rules tool",
+    streams=False,
+    refuse_empty=True,
+    word_separator="_",
+)
 
 
 def plural(n: int, noun: str) -> str:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from gpuplane.cli.common import (
+    cli_messages,
     cluster_options,
     emit_json,
     fail,
     format_option,
-    load_cluster_or_fail,
     namespace_filter,
     namespace_options,
+    resolve_cluster,
 )
 
 
@@ -54,52 +57,29 @@ def why_pending(
     \b
     Exit codes: 0 explained, 2 unusable cluster source, unknown pod or bad option.
     """
-    from gpuplane.scheduler.scheduler import Scheduler  # deferred for start-up time
-    from gpuplane.scheduler.versions import parse_minor
-    from gpuplane.why_pending.explain import pending
+    from gpuplane.app import why_pending as why_pending_app  # deferred for start-up time
+    from gpuplane.app.outcome import CLI, AppError
 
-    if kubernetes_version is not None and parse_minor(kubernetes_version) is None:
-        fail(f"--kubernetes-version {kubernetes_version!r} is not a Kubernetes version like 1.31")
-    if pod is not None and pod.count("/") != 1:
-        fail(f"--pod {pod!r}: expected NAMESPACE/NAME")
-    keep_namespace = namespace_filter(namespace, all_namespaces)
-    # an explicit --kubernetes-version makes the cluster's version warnings moot
-    state, errors = load_cluster_or_fail(
-        cluster, kube_context, kubeconfig, warnings=kubernetes_version is None
-    )
-    scheduler = Scheduler(state, version=kubernetes_version)
-    _note_clamped_version(kubernetes_version or state.kubernetes_version())
-    if pod is not None and not any(p.key == pod for p in state.pending_pods):
-        known = any(p.key == pod for p in state.pods)
-        where = cluster or state.source or "the cluster"
-        fail(f"pod {pod} is not Pending in {where}" if known else f"pod {pod} not found in {where}")
-    explanations = pending(scheduler, pod)
-    if keep_namespace is not None:
-        explanations = [e for e in explanations if (e.pod.metadata.namespace or "default") == keep_namespace]
+    try:
+        why_pending_app.check(pod, kubernetes_version, CLI)
+        request = why_pending_app.WhyPendingRequest(
+            cluster="",  # below: after the options are checked, as kubectl names the context
+            context=kube_context,
+            kubeconfig=kubeconfig,
+            label=cluster,
+            pod=pod,
+            kubernetes_version=kubernetes_version,
+            namespace=namespace_filter(namespace, all_namespaces),
+        )
+        request = replace(request, cluster=resolve_cluster(cluster, kube_context, kubeconfig))
+        outcome = why_pending_app.run(request, cli_messages(), CLI)
+    except AppError as exc:
+        fail(str(exc))
     if fmt == "json":
-        from gpuplane.report.why_pending_text import to_json  # deferred for start-up time
-
-        emit_json(to_json(explanations, scheduler))
+        emit_json(outcome.to_json())
     else:
         from gpuplane.report.why_pending_text import render_text  # deferred for start-up time
 
-        render_text(explanations, scheduler)
-    if errors:
+        render_text(outcome.explanations, outcome.scheduler)
+    if outcome.bad_input:
         raise SystemExit(2)
-
-
-def _note_clamped_version(requested: str | None) -> None:
-    """Say so on stderr when the cluster's minor is outside the wordings gpuplane knows."""
-    # deferred for start-up time
-    from gpuplane.scheduler.versions import NEWEST_MINOR, OLDEST_MINOR, parse_minor
-
-    minor = parse_minor(requested) if requested else None
-    if minor is None or OLDEST_MINOR <= minor <= NEWEST_MINOR:
-        return
-    used = NEWEST_MINOR if minor > NEWEST_MINOR else OLDEST_MINOR
-    why = "the newest" if minor > NEWEST_MINOR else "the oldest"
-    click.echo(
-        f"gpuplane: note: kube-scheduler 1.{minor} wording is not modelled; using 1.{used} ({why} "
-        "gpuplane knows)",
-        err=True,
-    )

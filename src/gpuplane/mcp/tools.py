@@ -42,8 +42,9 @@ if TYPE_CHECKING:
 MAX_QUESTION = 2000  # same bound as `gpuplane ask`
 
 
-class ToolInputError(ValueError):
-    """Unusable tool arguments or input: reported to the assistant as one line."""
+# Unusable tool arguments or input, reported to the assistant as one line: the service layer's
+# AppError itself, so an app function's refusal needs no translation here.
+ToolInputError = AppError
 
 
 @dataclass(slots=True)
@@ -430,28 +431,22 @@ def why_pending(
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> ToolOutput:
-    """Same engine and document as ``gpuplane why-pending -f json``."""
-    from gpuplane.report.why_pending_text import to_json  # deferred for start-up time
-    from gpuplane.scheduler.scheduler import Scheduler
-    from gpuplane.scheduler.versions import parse_minor
-    from gpuplane.why_pending.explain import pending
+    """Same service and document as ``gpuplane why-pending -f json``."""
+    from gpuplane.app import why_pending as why_pending_app  # deferred for start-up time
 
-    if kubernetes_version is not None and parse_minor(kubernetes_version) is None:
-        raise ToolInputError(
-            f"kubernetes_version {kubernetes_version!r} is not a Kubernetes version like 1.31"
-        )
-    if pod is not None:
-        pod = pod.strip()
-        if pod.count("/") != 1:
-            raise ToolInputError(f"pod {pod!r}: expected NAMESPACE/NAME")
-    state, errors = load_cluster(cluster, context, kubeconfig)
-    if pod is not None and not any(p.key == pod for p in state.pending_pods):
-        known = any(p.key == pod for p in state.pods)
-        raise ToolInputError(
-            f"pod {pod} is not Pending in {cluster}" if known else f"pod {pod} not found in {cluster}"
-        )
-    scheduler = Scheduler(state, version=kubernetes_version)
-    document = to_json(pending(scheduler, pod), scheduler)
+    pod = pod.strip() if pod is not None else None
+    why_pending_app.check(pod, kubernetes_version, MCP)
+    request = why_pending_app.WhyPendingRequest(
+        cluster=_check_path(cluster, "cluster"),
+        context=context,
+        kubeconfig=kubeconfig,
+        label=cluster,
+        pod=pod,
+        kubernetes_version=kubernetes_version,
+    )
+    messages = Messages()
+    document = why_pending_app.run(request, messages, MCP, cache=CLUSTERS).to_json()
+    errors = messages.errors
     note = _paged(
         document,
         "pods",
