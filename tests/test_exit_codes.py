@@ -39,7 +39,7 @@ def test_internal_error_is_one_line_and_exit_3(
     assert code == 3
     lines = err.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("gpuplane: internal error in inventory (gpuplane/cli/inventory.py:")
+    assert lines[0].startswith("gpuplane: internal error in inventory (gpuplane/app/inventory.py:")
     assert lines[0].endswith("KeyError: 'node-7'; please report it (rerun with --debug for the traceback)")
     assert "Traceback" not in err
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 if TYPE_CHECKING:
     from gpuplane.app.outcome import Message, Messages
     from gpuplane.k8s.cluster import ClusterState
+
+Outcome = TypeVar("Outcome")
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -143,6 +145,17 @@ def cli_messages(*, warnings: bool = True) -> Messages:
             echo_message(message)
 
     return Messages(listener)
+
+
+def call_service(run: Callable[..., Outcome], request: Any) -> Outcome:
+    """``run(request, messages, CLI)`` of a service (:mod:`gpuplane.app`): its messages on stderr
+    as they come, an unusable input (``AppError``) one line and exit 2."""
+    from gpuplane.app.outcome import CLI, AppError  # deferred for start-up time
+
+    try:
+        return run(request, cli_messages(), CLI)
+    except AppError as exc:
+        fail(str(exc))
 
 
 def load_cluster_or_fail(

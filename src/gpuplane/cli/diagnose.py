@@ -10,12 +10,13 @@ from gpuplane.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    call_service,
     cluster_options,
     emit_json,
     format_option,
-    load_cluster_or_fail,
     namespace_filter,
     namespace_options,
+    resolve_cluster,
     write_output,
 )
 
@@ -73,26 +74,20 @@ def diagnose(
     --fail-on, 2 unusable cluster source.
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
-    from gpuplane.diagnose.engine import run_diagnose  # deferred for start-up time
+    from gpuplane.app import diagnose as diagnose_app  # deferred for start-up time
 
     keep_namespace = namespace_filter(namespace, all_namespaces)
-    state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
-
-    result = run_diagnose(state, report_data=fmt == "html").only(
-        namespace=keep_namespace, min_severity=min_severity
+    request = diagnose_app.DiagnoseRequest(
+        resolve_cluster(cluster, kube_context, kubeconfig),
+        kube_context,
+        kubeconfig,
+        progress=sys.stderr.isatty(),
+        namespace=keep_namespace,
+        min_severity=min_severity,
+        report_data=fmt == "html",
     )
-    for failure in result.failures:
-        click.echo(
-            f"gpuplane: rule {failure.rule} failed on this cluster ({failure.message}); "
-            "other rules ran normally",
-            err=True,
-        )
-    if result.model_error:
-        click.echo(
-            f"gpuplane: the kube-scheduler model failed on this cluster ({result.model_error}); "
-            "Pending pods are explained from their PodScheduled condition only",
-            err=True,
-        )
+    outcome = call_service(diagnose_app.run, request)
+    result = outcome.result
 
     if fmt == "html":
         from gpuplane.report.html import render_html  # deferred for start-up time
@@ -116,6 +111,6 @@ def diagnose(
         from gpuplane.report.diagnose_text import render
 
         render(result, make_console())
-    if errors:
+    if outcome.bad_input:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)

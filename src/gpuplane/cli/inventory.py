@@ -9,10 +9,11 @@ import click
 from gpuplane.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
+    call_service,
     cluster_options,
     emit_json,
     format_option,
-    load_cluster_or_fail,
+    resolve_cluster,
 )
 
 
@@ -36,15 +37,17 @@ def inventory(cluster: str | None, kube_context: str | None, kubeconfig: str | N
     Exit codes: 0 done, 2 unusable cluster source.
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
-    from gpuplane.diagnose.inventory import build_inventory  # deferred for start-up time
+    from gpuplane.app import inventory as inventory_app  # deferred for start-up time
 
-    state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
-    result = build_inventory(state)
+    request = inventory_app.InventoryRequest(
+        resolve_cluster(cluster, kube_context, kubeconfig), kube_context, kubeconfig, sys.stderr.isatty()
+    )
+    outcome = call_service(inventory_app.run, request)
     if fmt == "json":
-        emit_json(result.to_json())
+        emit_json(outcome.inventory.to_json())
     else:
         from gpuplane.report.console import make_console  # deferred for start-up time
         from gpuplane.report.inventory_text import render_inventory
 
-        render_inventory(result, make_console())
-    sys.exit(EXIT_USAGE if errors else EXIT_OK)
+        render_inventory(outcome.inventory, make_console())
+    sys.exit(EXIT_USAGE if outcome.bad_input else EXIT_OK)

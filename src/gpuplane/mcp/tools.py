@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from gpuplane.sources.loader import LoadResult
 
 MAX_QUESTION = 2000  # same bound as `gpuplane ask`
+Outcome = TypeVar("Outcome")
 
 
 # Unusable tool arguments or input, reported to the assistant as one line: the service layer's
@@ -229,6 +230,13 @@ def load_cluster(
     except AppError as exc:
         raise ToolInputError(str(exc)) from None
     return state, messages.errors
+
+
+def _serve(run: Callable[..., Outcome], request: Any) -> tuple[Outcome, list[str]]:
+    """``run(request, messages, MCP)`` of a service (:mod:`gpuplane.app`), snapshots shared
+    through :data:`CLUSTERS`: its outcome and the input problems the document lists in ``errors``."""
+    messages = Messages()
+    return run(request, messages, MCP, cache=CLUSTERS), messages.errors
 
 
 def _with_errors(document: dict[str, Any], errors: list[str]) -> dict[str, Any]:
@@ -444,9 +452,8 @@ def why_pending(
         pod=pod,
         kubernetes_version=kubernetes_version,
     )
-    messages = Messages()
-    document = why_pending_app.run(request, messages, MCP, cache=CLUSTERS).to_json()
-    errors = messages.errors
+    outcome, errors = _serve(why_pending_app.run, request)
+    document = outcome.to_json()
     note = _paged(
         document,
         "pods",
@@ -558,11 +565,12 @@ def inventory(
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> ToolOutput:
-    """Same engine and document as ``gpuplane inventory -f json``."""
-    from gpuplane.diagnose.inventory import build_inventory  # deferred for start-up time
+    """Same service and document as ``gpuplane inventory -f json``."""
+    from gpuplane.app import inventory as inventory_app  # deferred for start-up time
 
-    state, errors = load_cluster(cluster, context, kubeconfig)
-    document = build_inventory(state).to_json()
+    request = inventory_app.InventoryRequest(_check_path(cluster, "cluster"), context, kubeconfig)
+    outcome, errors = _serve(inventory_app.run, request)
+    document = outcome.inventory.to_json()
     totals = document["summary"]
     models = ", ".join(f"{m['model']}: {m['gpus']} GPUs, {m['free']} free" for m in document["models"])
     summary = (
@@ -592,15 +600,12 @@ def diagnose(
     limit: Limit = None,
     cursor: Cursor = None,
 ) -> ToolOutput:
-    """Same engine and document as ``gpuplane diagnose -f json``."""
-    from gpuplane.diagnose.engine import run_diagnose  # deferred for start-up time
+    """Same service and document as ``gpuplane diagnose -f json``."""
+    from gpuplane.app import diagnose as diagnose_app  # deferred for start-up time
 
-    state, errors = load_cluster(cluster, context, kubeconfig)
-    result = run_diagnose(state)
-    errors += [
-        f"rule {f.rule} failed on this cluster ({f.message}); other rules ran normally"
-        for f in result.failures
-    ]
+    request = diagnose_app.DiagnoseRequest(_check_path(cluster, "cluster"), context, kubeconfig)
+    outcome, errors = _serve(diagnose_app.run, request)
+    result = outcome.result
     document = result.to_json()
     counts = document["summary"]
     rules = list(dict.fromkeys(f.rule for f in result.findings))
