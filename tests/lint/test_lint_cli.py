@@ -109,8 +109,9 @@ def test_rules_json_lists_every_rule() -> None:
     mine = {"gpu", "placement", "tenancy"}
     # + pod-priority-set-directly, pod-template-invalid, manifest-unknown-field, manifest-unrendered-template,
     # and (issue 16) volcano-queue-reclaimable-without-reclaim, kueue-clusterqueue-unused,
-    # kueue-workload-without-queue, gke-critical-pods-without-quota; gpu-held-idle (issue 12)
-    assert len([r for r in listed if r["category"] in mine]) == 29
+    # kueue-workload-without-queue, gke-critical-pods-without-quota; gpu-held-idle, gpu-resource-name-typo
+    # (issue 12)
+    assert len([r for r in listed if r["category"] in mine]) == 30
 
 
 def test_explain_and_did_you_mean() -> None:

@@ -279,3 +279,59 @@ def suspicious_gpu_name(name: str) -> str | None:
             gi = MigProfileName(prof.compute_slices, prof.memory_gb, prof.attributes)
             return gi.resource_name + tail
     return None
+
+
+# Every accelerator (and accelerator-fabric) resource name a real device plugin advertises, beside
+# the MIG patterns: the names a typo is measured against. EFA: aws-efa-k8s-device-plugin
+# (``vpc.amazonaws.com/efa``).
+KNOWN_ACCELERATOR_NAMES: frozenset[str] = KNOWN_GPU_RESOURCES | OTHER_ACCELERATORS | {"vpc.amazonaws.com/efa"}
+
+
+def _within_one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance <= 1 (one insertion, deletion, substitution or swap)."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if la < lb else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long_[i]:
+        i += 1
+    return short[i:] == long_[i + 1 :]
+
+
+@lru_cache(maxsize=4096)
+def resource_name_typo(name: str) -> str | None:
+    """The known accelerator resource ``name`` is a misspelling of, or None.
+
+    A misspelling is a name no device plugin advertises that differs from a known one
+    (:data:`KNOWN_ACCELERATOR_NAMES`) only in case, by one edit (``nvidia.com/gpus``,
+    ``amd.com/gpus``, ``nvidia.com.gpu``, ``nvidia.com/gpu-shared``), or by a vendor prefix without
+    its domain (``nvidia/gpu``). Real names are never typos: the known ones, every name
+    :func:`classify` recognises (MIG slices, ``*.shared`` replicas, HAMi shares), and MIG-looking
+    names (``nvidia.com/mig-*``, which the MIG rules judge against the profile grammar).
+    """
+    if name in KNOWN_ACCELERATOR_NAMES or _is_valid_name(name):
+        return None
+    low = name.strip().lower()
+    if low.startswith(("nvidia.com/mig", "nvidia/mig")):
+        return None
+    domain, sep, short = low.partition("/")
+    for known in sorted(KNOWN_ACCELERATOR_NAMES):
+        if _within_one_edit(low, known):
+            return known
+        known_domain, _, known_short = known.partition("/")
+        if sep and short == known_short and domain == known_domain.split(".", 1)[0]:
+            return known
+    return None

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from gpuplane.lint import kinds
-from gpuplane.lint.context import ALL_SECTIONS, LintContext, pod_spec
+from gpuplane.lint.context import ALL_SECTIONS, ContainerRef, LintContext, pod_spec
 from gpuplane.lint.finding import AppendItem, Finding
 from gpuplane.lint.rules._common import where
 from gpuplane.ruleset import rule
@@ -133,6 +133,18 @@ _CUDA_IMAGE = re.compile(
 )
 
 
+def _misspelled_request(c: ContainerRef) -> bool:
+    """The container asks for a misspelled accelerator resource (``nvidia.com/gpus``)."""
+    from gpuplane.gpu.resources import resource_name_typo, suspicious_gpu_name  # deferred for start-up time
+
+    return any(
+        isinstance(name, str)
+        and (resource_name_typo(name) is not None or suspicious_gpu_name(name) is not None)
+        for block in ("limits", "requests")
+        for name in c.resources(block)
+    )
+
+
 @rule(
     id="gpu-unrequested-cuda-image",
     severity="info",
@@ -152,6 +164,10 @@ def gpu_unrequested_cuda_image(ctx: LintContext) -> Iterator[Finding]:
                 continue
             if c.gpu_requests() or kinds.names_accelerator(c.data):
                 continue  # any GPU request counts, even an invalid one (gpu-fractional-quantity reports that)
+            if _misspelled_request(c):
+                # it does ask for a GPU, under a wrong name (gpu-resource-name-typo): hiding every GPU
+                # with NVIDIA_VISIBLE_DEVICES=void would bury that bug under a second one
+                continue
             res = c.data.get("resources")
             if isinstance(res, dict) and res.get("claims"):
                 continue  # DRA claim: the DRA driver controls which devices are visible
