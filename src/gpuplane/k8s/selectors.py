@@ -46,6 +46,7 @@ from gpuplane.k8s.objects import (
 __all__ = [
     "label_selector_errors",
     "label_selector_matches",
+    "label_selector_requirements",
     "node_selector_matches",
     "node_selector_requirement_errors",
     "node_selector_requirement_matches",
@@ -200,6 +201,20 @@ def label_selector_matches(
         if not _requirement(key, op, values, labels, False):
             return False
     return True
+
+
+def label_selector_requirements(
+    selector: LabelSelector | Mapping[str, Any] | None,
+) -> tuple[Mapping[Any, Any], list[tuple[str, str, Sequence[Any]]]] | None:
+    """What :func:`label_selector_matches` ANDs: ``(matchLabels, [(key, operator, values)])``, or
+    None when the selector selects nothing whatever the labels (nil, or mistyped). An index uses it to
+    pick candidate pods; the final answer stays :func:`label_selector_matches`'s."""
+    if selector is None:
+        return None
+    match_labels, expressions = _label_selector_parts(selector)
+    if expressions is _NO_MATCH:
+        return None
+    return match_labels, [_parts(req) for req in expressions]
 
 
 def label_selector_errors(selector: LabelSelector | Mapping[str, Any] | None) -> list[str]:

@@ -8,6 +8,9 @@ Why: explaining 2,000 Pending pods on 5,000 nodes must not redo per-node work pe
 - *static node classes*: nodes with equal taints, cordon flag and labels (ignoring the
   unique hostname label) get the same verdict from every static plugin, which is then
   evaluated once per class, not per node;
+- *node shapes* (:class:`NodeShapes`): nodes with equal labels except the hostname and equal
+  taints, for the questions that read only those (topology spread's node inclusion);
+- the pods on nodes by namespace and label (:class:`PodIndex`), for every selector question;
 - pod priorities (PriorityClass resolution) and the nominated pods.
 """
 
@@ -22,7 +25,11 @@ from gpuplane.k8s.objects import Node, Pod
 from gpuplane.k8s.quantity import saturate_int64
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.scheduler.framework import NodeInfo
+from gpuplane.scheduler.node_shapes import NodeShapes
+from gpuplane.scheduler.plugins.inter_pod_affinity import COUNTS_CACHE as INTER_POD_AFFINITY_COUNTS
+from gpuplane.scheduler.plugins.inter_pod_affinity import ExistingAntiAffinity
 from gpuplane.scheduler.plugins.node_ports import pod_host_ports
+from gpuplane.scheduler.pod_index import PodIndex
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 PODS = "pods"
@@ -39,6 +46,7 @@ class ClusterIndex:
         self.cache: dict[Any, Any] = {}
         self.node_infos: list[NodeInfo] = []
         self.by_name: dict[str, int] = {}
+        self.pods = PodIndex()
         for i, node in enumerate(cluster.nodes):
             name = node.metadata.name
             pods = cluster.pods_by_node.get(name, [])
@@ -53,11 +61,13 @@ class ClusterIndex:
             for pod in pods:
                 if pod.spec.containers and any(c.ports for c in pod.spec.containers):
                     info.used_ports.update(pod_host_ports(pod))
+                self.pods.add(pod, i)
             self.node_infos.append(info)
             self.by_name[name] = i
         self.num_nodes = len(self.node_infos)
         self._build_resources()
         self._build_classes()
+        self.shapes = NodeShapes(self.node_infos)
         self._priority_default = self._global_default_priority()
         self._namespace_labels: dict[str, dict[str, str]] = {
             name: dict(obj.labels) for name, obj in cluster.namespaces.items()
@@ -67,7 +77,7 @@ class ClusterIndex:
             for pod in cluster.pending_pods
             if pod.status.nominated_node_name in self.by_name
         ]
-        self._anti_affinity_pods: list[tuple[Pod, int]] | None = None
+        self._anti_affinity: ExistingAntiAffinity | None = None
         self._priority_levels: Any = None
         self._requests_cache: dict[int, dict[str, int]] = {}
         self._spec_requests: dict[int, tuple[Any, dict[str, int]]] = {}
@@ -160,6 +170,9 @@ class ClusterIndex:
         ports = pod_host_ports(pod)
         if ports:
             info.used_ports = info.used_ports | set(ports)
+        self.pods.add(pod, j)
+        if self._anti_affinity is not None:
+            self._anti_affinity.add(pod, j)
         self.pods_changed()
 
     def remove_pod(self, j: int, pod: Pod) -> bool:
@@ -183,6 +196,9 @@ class ClusterIndex:
             used.update(pod_host_ports(other))
         info.used_ports = used
         self._requests_cache.pop(id(pod), None)
+        self.pods.remove(pod, j)
+        if self._anti_affinity is not None:
+            self._anti_affinity.remove(pod, j)
         self.pods_changed()
         return True
 
@@ -205,18 +221,19 @@ class ClusterIndex:
         self.by_name[name] = j
         self.num_nodes = j + 1
         self.class_ids = np.append(self.class_ids, np.int32(self._class_of(j, info)))
+        self.shapes.add(info)
         # Per-cluster plugin results (CSINode limits, ...) and priority tables include the node set.
         self.cache.clear()
         self.pods_changed()
         return j
 
     def pods_changed(self) -> None:
-        """Drop what is derived from the pods on nodes (anti-affinity list, priority tables,
-        preemption's per-node memo)."""
-        self._anti_affinity_pods = None
+        """Drop what is derived from the pods on nodes (priority tables, preemption's per-node
+        memo); the pod index and the anti-affinity terms are updated in place instead."""
         self._priority_levels = None
         self.cache.pop("preemption/lower", None)
         self.cache.pop("preemption/victims", None)
+        self.cache.pop(INTER_POD_AFFINITY_COUNTS, None)
 
     # -- priorities ------------------------------------------------------------------------
 
@@ -307,21 +324,12 @@ class ClusterIndex:
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         return self._namespace_labels.get(namespace, {})
 
-    def anti_affinity_pods(self) -> list[tuple[Pod, int]]:
-        """Pods on nodes with required anti-affinity (InterPodAffinity checks them for every pod)."""
-        if self._anti_affinity_pods is None:
-            found: list[tuple[Pod, int]] = []
-            for info in self.node_infos:
-                for pod in info.pods:
-                    affinity = pod.spec.affinity
-                    if (
-                        affinity is not None
-                        and affinity.pod_anti_affinity is not None
-                        and affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution
-                    ):
-                        found.append((pod, info.index))
-            self._anti_affinity_pods = found
-        return self._anti_affinity_pods
+    def existing_anti_affinity(self) -> ExistingAntiAffinity:
+        """The required anti-affinity terms of the pods on nodes (InterPodAffinity checks every
+        incoming pod against them), built on first use and kept in step with the pods."""
+        if self._anti_affinity is None:
+            self._anti_affinity = ExistingAntiAffinity(self)
+        return self._anti_affinity
 
 
 def _int(value: Any) -> int:

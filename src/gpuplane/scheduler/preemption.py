@@ -312,12 +312,15 @@ def num_candidates(potential: int) -> int:
     return min(max(n, MIN_CANDIDATE_NODES_ABSOLUTE), potential)
 
 
-def _pdbs_for(fw: Framework) -> list[tuple[str, LabelSelector | None, int]]:
+def _pdbs_for(fw: Framework) -> tuple[list[tuple[str, LabelSelector | None, int]], dict[str, list[int]]]:
+    """The cluster's PDBs (namespace, selector, disruptionsAllowed) and, per namespace, the
+    positions of its PDBs: a victim is checked only against the budgets of its own namespace
+    (upstream skips the others first, ``filterPodsWithPDBViolation``)."""
     cached = fw.index.cache.get("pdbs")
     if cached is None:
         import msgspec  # deferred for start-up time
 
-        cached = []
+        pdbs: list[tuple[str, LabelSelector | None, int]] = []
         for obj in fw.index.cluster.pdbs:
             raw = obj.get("spec", "selector")
             try:
@@ -325,24 +328,26 @@ def _pdbs_for(fw: Framework) -> list[tuple[str, LabelSelector | None, int]]:
             except msgspec.ValidationError:
                 continue
             allowed = obj.get("status", "disruptionsAllowed", default=0)
-            cached.append(
+            pdbs.append(
                 (obj.namespace or "default", selector, int(allowed) if isinstance(allowed, int) else 0)
             )
-        fw.index.cache["pdbs"] = cached
+        by_namespace: dict[str, list[int]] = {}
+        for i, (namespace, _, _) in enumerate(pdbs):
+            by_namespace.setdefault(namespace, []).append(i)
+        cached = fw.index.cache["pdbs"] = (pdbs, by_namespace)
     return cached
 
 
 def _violating(fw: Framework, victims: list[Pod]) -> tuple[list[Pod], list[Pod]]:
     """``filterPodsWithPDBViolation``: victims whose eviction would break a PDB, and the rest."""
-    pdbs = _pdbs_for(fw)
+    pdbs, by_namespace = _pdbs_for(fw)
     allowed = [a for _, _, a in pdbs]
     violating: list[Pod] = []
     safe: list[Pod] = []
     for pod in victims:
-        ns = pod.metadata.namespace or "default"
         broke = False
-        for i, (pdb_ns, selector, _) in enumerate(pdbs):
-            if pdb_ns == ns and label_selector_matches(selector, pod.metadata.labels):
+        for i in by_namespace.get(pod.metadata.namespace or "default", ()):
+            if label_selector_matches(pdbs[i][1], pod.metadata.labels):
                 allowed[i] -= 1
                 if allowed[i] < 0:
                     broke = True

@@ -212,14 +212,13 @@ def pod_affinity_scores(ctx: PodContext, nodes: list[int]) -> dict[int, int] | N
     if not terms:
         return None
     index = ctx.index
+    infos = index.node_infos
     topology: Counter[tuple[str, str]] = Counter()
-    for info in index.node_infos:
-        labels = info.labels
-        for other in info.pods:
-            ns_labels = index.namespace_labels(other.metadata.namespace or "default")
-            for term, weight in terms:
-                if term.key in labels and term.matches(other, ns_labels):
-                    topology[(term.key, labels[term.key])] += weight
+    for term, weight in terms:  # each term's matching pods, from the cluster's pod index
+        for _, j in term.matching(index):
+            labels = infos[j].labels
+            if term.key in labels:
+                topology[(term.key, labels[term.key])] += weight
     topology = Counter({k: v for k, v in topology.items() if v})
     if not topology:
         return None

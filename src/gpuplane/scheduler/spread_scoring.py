@@ -18,6 +18,9 @@ maps it to ``100 * (max + min - s) / max`` (fewer matching pods, higher score), 
 when ``max`` is 0; with the pod's own constraints a feasible node missing a topology key is
 ignored (scores 0), with the system defaults it is not (``requireAllTopologies``).
 
+Cost: the matching pods come from the cluster's pod index and each node shape's inclusion is
+decided once (see pod_topology_spread.py), so PreScore costs the matching pods, not the cluster.
+
 Not modelled: the stored upstream master counts, for a pod with owner references, the pods
 sharing its first owner's UID (``PodsWithOwnerRef``) instead of evaluating the selector; v1.34
 evaluates the selector, as here.
@@ -26,6 +29,7 @@ evaluates the selector, as here.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +39,7 @@ from gpuplane.k8s.selectors import (
     label_selector_matches,
 )
 from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.node_shapes import selects_node_identity
 from gpuplane.scheduler.plugins.selectors_util import NodeInclusion, with_label_keys
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -171,15 +176,18 @@ def may_score_spread(pod: Pod) -> bool:
     return not constraints or any(c.when_unsatisfiable == "ScheduleAnyway" for c in constraints)
 
 
-def _count(pods: list[Pod], selector: _Selector, namespace: str) -> int:
-    """``countPodsMatchSelector``: terminating pods and other namespaces never count."""
-    return sum(
-        1
-        for p in pods
-        if p.metadata.deletion_timestamp is None
-        and (p.metadata.namespace or "default") == namespace
-        and selector.matches(p.metadata.labels)
-    )
+def _matching(ctx: PodContext, selector: _Selector) -> list[tuple[Pod, int]]:
+    """``countPodsMatchSelector`` over the cluster: the pods of the pod's namespace the selector
+    matches, terminating pods left out, each with its node (from the cluster's pod index)."""
+    if selector.default is not None:
+        default = selector.default
+        selectors: tuple[Any, ...] = ({"matchLabels": default.match_labels}, *default.selectors)
+    elif selector.selector is None:
+        return []
+    else:
+        selectors = (selector.selector,)
+    found = ctx.index.pods.select((ctx.namespace,), selectors)
+    return [entry for entry in found if entry[0].metadata.deletion_timestamp is None]
 
 
 def topology_spread_scores(ctx: PodContext, nodes: list[int]) -> dict[int, int] | None:
@@ -192,7 +200,6 @@ def topology_spread_scores(ctx: PodContext, nodes: list[int]) -> dict[int, int] 
     if not constraints:
         return None
     infos = index.node_infos
-    namespace = ctx.namespace
     pod = ctx.pod
     keys = [c.key for c in constraints]
     ignored: set[int] = set()
@@ -209,21 +216,34 @@ def topology_spread_scores(ctx: PodContext, nodes: list[int]) -> dict[int, int] 
     for i, c in enumerate(constraints):
         size = len(nodes) - len(ignored) if c.key == HOSTNAME else len(counts[i])
         weights.append(math.log(size + 2))
+    # Per constraint, the matching pods per node; domains sum them over the nodes that count
+    # (processAllNode over every node of the snapshot: every key when required, the node
+    # inclusion policies), decided once per node shape unless the pod's node selection names nodes.
+    per_node: list[Counter[int]] = [Counter(j for _, j in _matching(ctx, c.selector)) for c in constraints]
     if any(c.key != HOSTNAME for c in constraints):
-        for info in infos:  # processAllNode over every node of the snapshot
-            labels = info.labels
-            if require_all and any(k not in labels for k in keys):
+        shape_of = index.shapes.shape_of
+        identity = selects_node_identity(pod)
+        verdicts: dict[int, NodeInclusion | None] = {}
+        for i, c in enumerate(constraints):
+            if c.key == HOSTNAME:
                 continue
-            inclusion = NodeInclusion(pod, info.node)
-            for i, c in enumerate(constraints):
-                if c.key == HOSTNAME:
-                    continue
+            for j, n in per_node[i].items():
+                labels = infos[j].labels
                 value = labels.get(c.key, "")
                 if value not in counts[i]:
                     continue
-                if not inclusion.admits(c.affinity_honor, c.taints_honor):
+                judge = j if identity else index.shapes.reps[shape_of[j]]
+                if judge not in verdicts:
+                    node_labels = infos[judge].labels
+                    verdicts[judge] = (
+                        None
+                        if require_all and any(k not in node_labels for k in keys)
+                        else NodeInclusion(pod, infos[judge].node)
+                    )
+                inclusion = verdicts[judge]
+                if inclusion is None or not inclusion.admits(c.affinity_honor, c.taints_honor):
                     continue
-                counts[i][value] += _count(info.pods, c.selector, namespace)
+                counts[i][value] += n
     raw: dict[int, int] = {}
     for j in nodes:
         if j in ignored:
@@ -234,7 +254,7 @@ def topology_spread_scores(ctx: PodContext, nodes: list[int]) -> dict[int, int] 
             if c.key not in labels:
                 continue
             if c.key == HOSTNAME:
-                cnt = _count(infos[j].pods, c.selector, namespace)
+                cnt = per_node[i].get(j, 0)
             else:
                 cnt = counts[i][labels[c.key]]
             score += cnt * weights[i] + (c.max_skew - 1)

@@ -10,12 +10,18 @@ match no pod in the cluster but match itself may start the group), anti-affinity
 (``ErrReasonExistingAntiAffinityRulesNotMatch``, Unschedulable).
 A term's namespaces are ``namespaces`` plus those selected by ``namespaceSelector``; both
 empty means the incoming pod's namespace (``GetNamespacesFromPodAffinityTerm``).
+
+Cost: the pods a term matches come from the cluster's pod index (:mod:`..pod_index`), and the
+existing pods' anti-affinity terms are kept grouped by what they select
+(:class:`ExistingAntiAffinity`), so PreFilter costs the matching pods and the distinct terms,
+not every pod of the cluster.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpuplane.k8s.objects import Pod, PodAffinityTerm
 from gpuplane.k8s.selectors import label_selector_matches
@@ -24,7 +30,12 @@ from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable, unsched
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
 from gpuplane.scheduler.plugins.selectors_util import with_label_keys
 
+if TYPE_CHECKING:
+    from gpuplane.scheduler.index import ClusterIndex
+
 NAME = "InterPodAffinity"
+# ClusterIndex.cache key of the per-signature counts
+COUNTS_CACHE = "interpodaffinity/counts"
 # interpodaffinity/filtering.go
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -53,6 +64,69 @@ class Term:
         ):
             return False
         return self.selector is not None and label_selector_matches(self.selector, pod.metadata.labels)
+
+    def selects_namespace(self, namespace: str, ns_labels: dict[str, str]) -> bool:
+        return namespace in self.namespaces or (
+            self.namespace_selector is not None and label_selector_matches(self.namespace_selector, ns_labels)
+        )
+
+    def matching(self, index: ClusterIndex) -> list[tuple[Pod, int]]:
+        """The pods on nodes this term matches, each with its node (what :meth:`matches` says
+        of every pod, asked of the cluster's pod index)."""
+        if self.selector is None:
+            return []
+        namespaces = [
+            ns for ns in index.pods.namespaces() if self.selects_namespace(ns, index.namespace_labels(ns))
+        ]
+        return index.pods.select(namespaces, (self.selector,))
+
+
+class ExistingAntiAffinity:
+    """The required anti-affinity terms of the pods on nodes, grouped by what they select.
+
+    Pods of one controller carry the same terms, so the incoming pod is matched once per
+    distinct term (its topology key, resolved selector and namespaces), not once per pod. Kept
+    in step with ``ClusterIndex.add_pod`` / ``remove_pod``.
+    """
+
+    __slots__ = ("_groups",)
+
+    def __init__(self, index: ClusterIndex) -> None:
+        # signature -> (term, {(id(owner), node, term position): ((key, node, owner), listings)})
+        self._groups: dict[
+            tuple, tuple[Term, dict[tuple[int, int, int], tuple[tuple[str, int, Pod], int]]]
+        ] = {}
+        for info in index.node_infos:
+            for pod in info.pods:
+                self.add(pod, info.index)
+
+    def add(self, pod: Pod, j: int) -> None:
+        for k, raw in enumerate(_required(pod, anti=True)):
+            term = Term(raw, pod)
+            group = self._groups.setdefault(_signature([term]), (term, {}))
+            members = group[1]
+            key = (id(pod), j, k)
+            found = members.get(key)
+            members[key] = ((term.key, j, pod), 1 if found is None else found[1] + 1)
+
+    def remove(self, pod: Pod, j: int) -> None:
+        for k, raw in enumerate(_required(pod, anti=True)):
+            signature = _signature([Term(raw, pod)])
+            group = self._groups.get(signature)
+            if group is None:
+                continue
+            group[1].pop((id(pod), j, k), None)
+            if not group[1]:
+                del self._groups[signature]
+
+    def matching(self, pod: Pod, ns_labels: dict[str, str]) -> list[tuple[str, int, Pod]]:
+        """(topology key, node, owner) of every existing term that matches ``pod``."""
+        out: list[tuple[str, int, Pod]] = []
+        for term, members in self._groups.values():
+            if term.matches(pod, ns_labels):
+                for entry, listings in members.values():
+                    out.extend([entry] * listings)
+        return out
 
 
 def _signature(terms: list[Term]) -> tuple:
@@ -100,12 +174,7 @@ class InterPodAffinity(FilterPlugin):
         # Existing pods' anti-affinity terms that match the incoming pod.
         index = ctx.index
         ns_labels = index.namespace_labels(ctx.namespace)
-        existing: list[tuple[str, int, Pod]] = []
-        for other, node_idx in index.anti_affinity_pods():
-            for raw in _required(other, anti=True):
-                term = Term(raw, other)
-                if term.matches(pod, ns_labels):
-                    existing.append((term.key, node_idx, other))
+        existing = index.existing_anti_affinity().matching(pod, ns_labels)
         nominated_anti = any(_required(p, anti=True) for pods in ctx.added.values() for p in pods)
         if not affinity and not anti and not existing and not nominated_anti:
             return False
@@ -121,11 +190,12 @@ class InterPodAffinity(FilterPlugin):
         anti_counts: Counter[tuple[str, str]] = Counter()
         if affinity or anti:
             # Pending pods of one controller share their terms: count once per signature.
-            signature = ("ipa", _signature(affinity), _signature(anti))
-            cached = ctx.index.cache.get(signature)
+            # (ClusterIndex.pods_changed drops these counts when pods are placed or removed)
+            memo = ctx.index.cache.setdefault(COUNTS_CACHE, {})
+            signature = (_signature(affinity), _signature(anti))
+            cached = memo.get(signature)
             if cached is None:
-                cached = self._count(ctx, affinity, anti)
-                ctx.index.cache[signature] = cached
+                cached = memo[signature] = self._count(ctx, affinity, anti)
             affinity_counts, anti_counts = cached
         existing_counts: Counter[tuple[str, str]] = Counter()
         node_infos = ctx.index.node_infos
@@ -147,24 +217,24 @@ class InterPodAffinity(FilterPlugin):
         affinity_counts: Counter[tuple[str, str]] = Counter()
         anti_counts: Counter[tuple[str, str]] = Counter()
         index = ctx.index
-        terms = affinity + anti
-        # Only namespaces some term can select need scanning.
-        any_selector = any(t.namespace_selector is not None for t in terms)
-        wanted = set().union(*(t.namespaces for t in terms))
-        for info in index.node_infos:
-            labels = info.labels
-            for other in info.pods:
-                ns = other.metadata.namespace or "default"
-                if not any_selector and ns not in wanted:
-                    continue
-                ns_labels = index.namespace_labels(ns)
-                if affinity and all(t.matches(other, ns_labels) for t in affinity):
-                    for t in affinity:
-                        if t.key in labels:
-                            affinity_counts[(t.key, labels[t.key])] += 1
-                for t in anti:
-                    if t.key in labels and t.matches(other, ns_labels):
-                        anti_counts[(t.key, labels[t.key])] += 1
+        infos = index.node_infos
+        if affinity:
+            # Pods matching every term: the first term's matches, checked against the others.
+            first, rest = affinity[0], affinity[1:]
+            for other, j in first.matching(index):
+                if rest:
+                    ns_labels = index.namespace_labels(other.metadata.namespace or "default")
+                    if not all(t.matches(other, ns_labels) for t in rest):
+                        continue
+                labels = infos[j].labels
+                for t in affinity:
+                    if t.key in labels:
+                        affinity_counts[(t.key, labels[t.key])] += 1
+        for t in anti:
+            for _, j in t.matching(index):
+                labels = infos[j].labels
+                if t.key in labels:
+                    anti_counts[(t.key, labels[t.key])] += 1
         return affinity_counts, anti_counts
 
     @staticmethod

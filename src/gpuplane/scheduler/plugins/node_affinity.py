@@ -11,6 +11,7 @@ from __future__ import annotations
 from gpuplane.k8s.selectors import pod_matches_node_selector, pod_matches_required_node_affinity
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
+from gpuplane.scheduler.node_shapes import selects_node_identity
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
 
 NAME = "NodeAffinity"
@@ -18,7 +19,6 @@ NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 # node_affinity.go errReasonConflict
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
 def _required_terms(ctx: PodContext) -> list | None:
@@ -38,15 +38,7 @@ class NodeAffinity(FilterPlugin):
 
     def static_key(self, ctx: PodContext) -> bool:
         """Per-node evaluation when the pod selects by hostname or by metadata.name."""
-        if HOSTNAME_LABEL in ctx.pod.spec.node_selector:
-            return True
-        for term in _required_terms(ctx) or ():
-            if term.match_fields:
-                return True
-            for req in term.match_expressions:
-                if req.key == HOSTNAME_LABEL:
-                    return True
-        return False
+        return selects_node_identity(ctx.pod)
 
     def pre_filter(self, ctx: PodContext) -> tuple[PreFilterResult | None, Status | None]:
         terms = _required_terms(ctx)

@@ -10,6 +10,11 @@ matching each constraint's selector (``matchLabelKeys`` values ANDed in) among n
 minimum being 0 while fewer than ``minDomains`` domains exist; a node missing a topology
 key is UnschedulableAndUnresolvable. The cluster default constraints are ``ScheduleAnyway``
 (score only), so they never filter.
+
+Cost: the matching pods come from the cluster's pod index (:mod:`..pod_index`) and the node
+inclusion tests run once per node shape (:mod:`..node_shapes`), so PreFilter costs the matching
+pods plus the shapes (plus the nodes, for a hostname key), not every pod of the cluster; the
+global minimum is computed once in PreFilter (upstream's ``TpKeyToCriticalPaths``), not per node.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from gpuplane.k8s.selectors import (
 )
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable, unschedulable
+from gpuplane.scheduler.index import ClusterIndex
+from gpuplane.scheduler.node_shapes import HOSTNAME_LABEL, selects_node_identity
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
 from gpuplane.scheduler.plugins.selectors_util import NodeInclusion, with_label_keys
 
@@ -57,10 +64,49 @@ def _counts_pod(pod: Pod, namespace: str) -> bool:
 @dataclass(slots=True)
 class SpreadState:
     """PreFilter's ``preFilterState``: the hard constraints and, per constraint, the matching
-    pods counted per topology domain of the eligible nodes."""
+    pods counted per topology domain of the eligible nodes, and the smallest of those counts."""
 
     constraints: list[_Constraint]
     counts: list[Counter[str]] = field(default_factory=list)
+    minimums: list[int] = field(default_factory=list)
+
+
+def eligible_domains(
+    index: ClusterIndex, pod: Pod, keys: list[str], policies: list[tuple[bool, bool]]
+) -> list[dict[int, str | None]]:
+    """Per policy ``(affinity_honor, taints_honor)``: node shape -> the domain value of its nodes
+    (None: per node, the hostname) for the shapes whose nodes carry every key in ``keys`` and pass
+    the node inclusion policies; the shapes absent are not counted. When the pod's node selection
+    names nodes, shapes do not decide: see :func:`eligible_nodes`."""
+    shapes = index.shapes
+    infos = index.node_infos
+    out: list[dict[int, str | None]] = [{} for _ in policies]
+    for sid, rep in enumerate(shapes.reps):
+        labels = infos[rep].labels
+        if any(k not in labels for k in keys):
+            continue
+        inclusion = NodeInclusion(pod, infos[rep].node)
+        for i, (affinity_honor, taints_honor) in enumerate(policies):
+            if inclusion.admits(affinity_honor, taints_honor):
+                key = keys[i]
+                out[i][sid] = None if key == HOSTNAME_LABEL else labels[key]
+    return out
+
+
+def eligible_nodes(
+    index: ClusterIndex, pod: Pod, keys: list[str], policies: list[tuple[bool, bool]]
+) -> list[set[int]]:
+    """:func:`eligible_domains` node by node: per policy, the nodes that count."""
+    out: list[set[int]] = [set() for _ in policies]
+    for info in index.node_infos:
+        labels = info.labels
+        if any(k not in labels for k in keys):
+            continue
+        inclusion = NodeInclusion(pod, info.node)
+        for i, (affinity_honor, taints_honor) in enumerate(policies):
+            if inclusion.admits(affinity_honor, taints_honor):
+                out[i].add(info.index)
+    return out
 
 
 class PodTopologySpread(FilterPlugin):
@@ -80,22 +126,48 @@ class PodTopologySpread(FilterPlugin):
         if state is None:
             return None, None
         constraints = state.constraints
-        pod = ctx.pod
-        namespace = ctx.namespace
-        counts: list[Counter[str]] = [Counter() for _ in constraints]
+        index = ctx.index
+        infos = index.node_infos
         keys = [c.key for c in constraints]
-        for info in ctx.index.node_infos:
-            labels = info.labels
-            if any(k not in labels for k in keys):
-                continue
-            inclusion = NodeInclusion(pod, info.node)
+        policies = [(c.affinity_honor, c.taints_honor) for c in constraints]
+        counts: list[Counter[str]] = [Counter() for _ in constraints]
+        if selects_node_identity(ctx.pod):
+            per_node = eligible_nodes(index, ctx.pod, keys, policies)
             for i, c in enumerate(constraints):
-                if not inclusion.admits(c.affinity_honor, c.taints_honor):
-                    continue
-                n = sum(1 for p in info.pods if _counts_pod(p, namespace) and c.matches(p))
-                counts[i][labels[c.key]] += n
+                for j in sorted(per_node[i]):
+                    counts[i].setdefault(infos[j].labels[c.key], 0)
+                for _, j in self._matching(ctx, c):
+                    if j in per_node[i]:
+                        counts[i][infos[j].labels[c.key]] += 1
+        else:
+            domains = eligible_domains(index, ctx.pod, keys, policies)
+            shape_of = index.shapes.shape_of
+            hostnames = index.shapes.hostnames
+            for i, c in enumerate(constraints):
+                by_shape = domains[i]
+                domain_counts = counts[i]
+                for sid, value in by_shape.items():
+                    if value is None:
+                        domain_counts.update(hostnames[sid])
+                    else:
+                        domain_counts.setdefault(value, 0)
+                for _, j in self._matching(ctx, c):
+                    sid = shape_of[j]
+                    if sid in by_shape:
+                        value = by_shape[sid]
+                        domain_counts[infos[j].labels[c.key] if value is None else value] += 1
         state.counts = counts
+        state.minimums = [min(domain_counts.values()) if domain_counts else 0 for domain_counts in counts]
         return None, None
+
+    @staticmethod
+    def _matching(ctx: PodContext, c: _Constraint) -> list[tuple[Pod, int]]:
+        """The pods a constraint counts: its selector's matches in the pod's namespace, not
+        terminating (``countPodsMatchSelector``)."""
+        if c.selector is None:
+            return []
+        found = ctx.index.pods.select((ctx.namespace,), (c.selector,))
+        return [entry for entry in found if entry[0].metadata.deletion_timestamp is None]
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         state = ctx.state.require(SpreadState)
@@ -115,7 +187,7 @@ class PodTopologySpread(FilterPlugin):
             if len(domain_counts) < c.min_domains:
                 minimum = 0
             else:
-                minimum = min(domain_counts.values()) if domain_counts else 0
+                minimum = state.minimums[i]
                 if removed and value in domain_counts:
                     minimum = min(minimum, match_num)
             if match_num + (1 if c.self_match else 0) - minimum > c.max_skew:

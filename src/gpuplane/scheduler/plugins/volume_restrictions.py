@@ -42,12 +42,9 @@ class VolumeRestrictions(FilterPlugin):
         if not rwop:
             return False
         users: list[tuple[int, object]] = []
-        for info in ctx.index.node_infos:
-            for other in info.pods:
-                if (other.metadata.namespace or "default") != ctx.namespace:
-                    continue
-                if any(c in rwop for c, _ in pod_claim_names(other)):
-                    users.append((info.index, other))
+        for other, j in sorted(ctx.index.pods.in_namespace(ctx.namespace), key=lambda entry: entry[1]):
+            if any(c in rwop for c, _ in pod_claim_names(other)):
+                users.append((j, other))
         ctx.state.write(ReadWriteOncePodState(users))
         return bool(users)
 
