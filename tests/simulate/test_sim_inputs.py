@@ -230,6 +230,11 @@ def _same_index(a: ClusterIndex, b: ClusterIndex) -> None:
     assert [i.name for i in a.node_infos] == [i.name for i in b.node_infos]
     assert [len(i.pods) for i in a.node_infos] == [len(i.pods) for i in b.node_infos]
     assert a.class_ids.tolist() == b.class_ids.tolist()
+    assert a.shapes.shape_of == b.shapes.shape_of
+    everyone = ({},)  # the empty selector: every pod of the namespaces, from the pod index
+    assert sorted((p.key, j) for p, j in a.pods.select(a.pods.namespaces(), everyone)) == sorted(
+        (p.key, j) for p, j in b.pods.select(b.pods.namespaces(), everyone)
+    )
 
 
 def test_assume_forget_add_node_keep_the_index_exact():

@@ -105,8 +105,8 @@ class PodIndex:
 
     def select(self, namespaces: Iterable[str], selectors: Sequence[Selector]) -> list[Entry]:
         """The pods of ``namespaces`` that *all* ``selectors`` match (``label_selector_matches``
-        of each; a nil selector matches nothing). Memoized until the pods change."""
-        wanted = tuple(namespaces)
+        of each; a nil selector matches nothing), each pod once. Memoized until the pods change."""
+        wanted = tuple(dict.fromkeys(namespaces))
         cache_key = _cache_key(wanted, selectors)
         if cache_key is not None:
             found = self._cache.get(cache_key)
