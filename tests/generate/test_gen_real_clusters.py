@@ -428,3 +428,21 @@ def test_azure_h100_nvl_h200_and_a10_families_are_accepted() -> None:
         catalog().instance("Standard_ND96isr_H200_v5").gpu_count,
         catalog().instance("Standard_NC32ads_A10_v4").gpu_model,
     ) == (8, "A10")
+
+
+def test_kueue_clusterqueue_covers_each_resource_in_one_group() -> None:
+    # kueue v0.19.2 pkg/webhooks/clusterqueue_webhook.go validateResourceGroups: a resource named in two
+    # resourceGroups is rejected as Duplicate; a tenant with quota on a whole-GPU pool and a MIG pool
+    # used to get cpu and memory in both groups.
+    data = _load("onprem-dgx-mig")
+    data["scheduler"] = {"name": "kueue"}
+    data["workloads"]["training"] = [w for w in data["workloads"]["training"] if w["kind"] != "volcano-job"]
+    cq = _obj(_render("", data), "ClusterQueue", "nlp")["spec"]["resourceGroups"]
+    covered = ["cpu", "memory", "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb"]
+    assert [g["coveredResources"] for g in cq] == [covered]
+    assert [
+        (f["name"], [(r["name"], r["nominalQuota"]) for r in f["resources"]]) for f in cq[0]["flavors"]
+    ] == [
+        ("dgx-train", list(zip(covered, ["444700m", "3996Gi", 16, 0, 0], strict=True))),
+        ("dgx-mig", list(zip(covered, ["166700m", "1498Gi", 0, 16, 8], strict=True))),
+    ]

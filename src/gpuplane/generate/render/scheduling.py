@@ -486,7 +486,7 @@ def _kueue(bundle: Bundle) -> None:
     for i, t in enumerate(bp.tenants):
         gpus = tenant_gpu_resources(bundle, i)
         flavors_allowed = t.flavors if t.flavors is not None else [p.name for p in bundle.plans]
-        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        flavors: list[tuple[str, dict[str, Any]]] = []
         for plan in bundle.plans:
             if plan.name not in flavors_allowed:
                 continue
@@ -503,13 +503,31 @@ def _kueue(bundle: Bundle) -> None:
             host_cpu, host_mem = _host_quota(plan, total)
             cpu = t.cpu or host_cpu
             mem = t.memory or host_mem
-            resources = [
-                {"name": "cpu", "nominalQuota": cpu},
-                {"name": "memory", "nominalQuota": mem},
-                *resources,
+            flavors.append(
+                (plan.name, {"cpu": cpu, "memory": mem, **{x["name"]: x["nominalQuota"] for x in resources}})
+            )
+        # One resource group: Kueue allows a resource in one group only ("Each resource and each flavor
+        # can only form part of one resource group", kueue v0.19.2 apis/kueue/v1beta2/clusterqueue_types.go;
+        # pkg/webhooks/clusterqueue_webhook.go validateResourceGroups rejects a repeated one as Duplicate),
+        # and cpu/memory come with every pool. Each flavor lists every covered resource, in order (CEL
+        # "flavors must have the same number of resources as the coveredResources"), 0 where it has none.
+        covered = ["cpu", "memory", *sorted({r for _, q in flavors for r in q} - {"cpu", "memory"})]
+        groups = (
+            [
+                {
+                    "coveredResources": covered,
+                    "flavors": [
+                        {
+                            "name": name,
+                            "resources": [{"name": r, "nominalQuota": q.get(r, 0)} for r in covered],
+                        }
+                        for name, q in flavors
+                    ],
+                }
             ]
-            key = tuple(x["name"] for x in resources)
-            groups.setdefault(key, []).append({"name": plan.name, "resources": resources})
+            if flavors
+            else []
+        )
         spec = {
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": t.name}},
             "queueingStrategy": "BestEffortFIFO",
@@ -517,9 +535,7 @@ def _kueue(bundle: Bundle) -> None:
                 "withinClusterQueue": "LowerPriority",
                 "reclaimWithinCohort": "Any" if t.tier == "production" else "LowerPriority",
             },
-            "resourceGroups": [
-                {"coveredResources": list(k), "flavors": v} for k, v in sorted(groups.items())
-            ],
+            "resourceGroups": groups,
         }
         if t.cohort:
             spec["cohortName"] = t.cohort
