@@ -103,10 +103,14 @@ def load_manifests(
     for error in loaded.errors:
         messages.input_error(str(error))
     if surface.refuse_empty and loaded.errors and not loaded.objects:
-        errors = [str(e) for e in loaded.errors]
-        more = f" (and {plural(len(errors) - 1, 'more error')})" if len(errors) > 1 else ""
-        raise AppError(f"nothing usable in the manifests: {errors[0]}{more}")
+        raise AppError(nothing_usable([str(e) for e in loaded.errors]))
     return loaded
+
+
+def nothing_usable(errors: list[str]) -> str:
+    """The one line for manifests that gave nothing but ``errors``, the first of them in it."""
+    more = f" (and {plural(len(errors) - 1, 'more error')})" if len(errors) > 1 else ""
+    return f"nothing usable in the manifests: {errors[0]}{more}"
 
 
 class ClusterCache:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import cluster_options, emit_json, fail, format_option, load_cluster_or_fail
+from gpuplane.cli.common import call_service, cluster_options, emit_json, format_option, resolve_cluster
 
 
 @click.command()
@@ -75,59 +75,26 @@ def simulate(
     Exit codes: 0 simulated (or --fail-on not reached), 1 --fail-on reached (a deadlock; with
     pending, also any pod still Pending at the end), 2 unusable input or arguments.
     """
-    # deferred for start-up time
-    from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
-    from gpuplane.sources import load_paths
+    from gpuplane.app import simulate as simulate_app  # deferred for start-up time
 
-    # version warnings come after the run's own messages (below)
-    state, cluster_errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, warnings=False)
-    loaded = load_paths(paths)
-    for note in loaded.skipped:
-        click.echo(f"gpuplane: skipped {note}", err=True)
-    messages = [str(e) for e in loaded.errors]
-    if loaded.errors and not loaded.objects:
-        # nothing to submit: no empty simulation on stdout (some objects read: simulate them, exit 2)
-        _echo(messages)
-        fail(f"nothing usable in {', '.join(paths)}")
-    try:
-        run = run_simulation(
-            state,
-            list(loaded.objects),
-            scheduler=scheduler,
-            autoscaler=autoscaler,
-            scenario=scenario,
-            kubernetes_version=kubernetes_version,
-        )
-    except SimulateInputError as exc:
-        fail(str(exc))
-    messages.extend(run.problems)
-    _echo(messages)
-    for warning in state.version_warnings():
-        click.echo(f"gpuplane: warning: {warning}", err=True)
-    for note in run.notes:
-        click.echo(f"gpuplane: note: {note}", err=True)
+    request = simulate_app.SimulateRequest(
+        resolve_cluster(cluster, kube_context, kubeconfig),
+        kube_context,
+        kubeconfig,
+        paths=paths,
+        scheduler=scheduler,
+        autoscaler=autoscaler,
+        scenario=scenario,
+        kubernetes_version=kubernetes_version,
+    )
+    outcome = call_service(simulate_app.run, request)
     if fmt == "json":
-        emit_json(run.document)
+        emit_json(outcome.run.document)
     else:
         from gpuplane.report.simulate_text import render_text  # deferred for start-up time
 
-        render_text(run.document)
-    if messages or cluster_errors:
+        render_text(outcome.run.document)
+    if outcome.bad_input:
         raise SystemExit(2)
-    if fail_reached(run.document, fail_on):
+    if outcome.reaches(fail_on):
         raise SystemExit(1)
-
-
-def fail_reached(document: dict, fail_on: str) -> bool:
-    """``--fail-on``: ``deadlock`` when a distributed job is partly placed; ``pending`` when any pod
-    stays Pending (a deadlock leaves pods Pending, so it counts too)."""
-    if fail_on == "never":
-        return False
-    if document.get("deadlock"):
-        return True
-    return fail_on == "pending" and bool(document.get("pending"))
-
-
-def _echo(messages: list[str]) -> None:
-    for message in messages:
-        click.echo(f"gpuplane: {message}", err=True)

@@ -37,7 +37,6 @@ from gpuplane.ruleset.registry import CATEGORIES
 
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
-    from gpuplane.sources.loader import LoadResult
 
 MAX_QUESTION = 2000  # same bound as `gpuplane ask`
 Outcome = TypeVar("Outcome")
@@ -186,30 +185,6 @@ def _where_paths_start(path: str) -> str:
     if configured and len(configured) > 1:
         where += ("; " if where else " (") + "roots: " + ", ".join(configured)
     return where + (")" if where else "")
-
-
-def load_manifests(manifests: str | None, paths: list[str] | None) -> LoadResult:
-    """Objects from inline text and/or paths; per-file problems stay in ``errors``."""
-    from gpuplane.sources.loader import LoadResult, load_bytes, load_paths  # deferred for start-up time
-
-    if not (manifests and manifests.strip()) and not paths:
-        raise ToolInputError("give manifests (YAML/JSON text) or paths (files or folders), or both")
-    result = LoadResult()
-    if manifests and manifests.strip():
-        result.extend(load_bytes(manifests.encode("utf-8"), INLINE_NAME))
-    if paths:
-        result.extend(load_paths([_check_path(p, "paths") for p in paths]))
-    return result
-
-
-def require_usable(loaded: LoadResult) -> None:
-    """A tool error when the manifests gave nothing to work on but problems (bad YAML text, an
-    unreadable file): an empty result would read as "no findings". When some objects loaded,
-    the tool runs on them and returns the problems in ``errors``."""
-    if loaded.errors and not loaded.objects:
-        errors = [str(e) for e in loaded.errors]
-        more = f" (and {_plural(len(errors) - 1, 'more error')})" if len(errors) > 1 else ""
-        raise ToolInputError(f"nothing usable in the manifests: {errors[0]}{more}")
 
 
 CLUSTERS = ClusterCache()
@@ -512,28 +487,25 @@ def simulate(
     context: KubeContext = None,
     kubeconfig: Kubeconfig = None,
 ) -> ToolOutput:
-    """Same function and document as ``gpuplane simulate -f json`` (``run_simulation``)."""
-    # deferred for start-up time
-    from gpuplane.scheduler.simulate.run import SimulateInputError, run_simulation
+    """Same service and document as ``gpuplane simulate -f json``."""
+    from gpuplane.app import simulate as simulate_app  # deferred for start-up time
 
-    loaded = load_manifests(manifests, paths)
-    require_usable(loaded)
-    state, errors = load_cluster(cluster, context, kubeconfig)
-    errors = errors + [str(e) for e in loaded.errors]
-    try:
-        run = run_simulation(
-            state,
-            list(loaded.objects),
-            scheduler=scheduler,
-            autoscaler=_check_path(autoscaler, "autoscaler") if autoscaler else None,
-            scenario=_check_path(scenario, "scenario") if scenario else None,
-            kubernetes_version=kubernetes_version,
-        )
-    except SimulateInputError as exc:
-        raise ToolInputError(str(exc)) from None
-    errors.extend(run.problems)
-    document = _with_errors(run.document, errors)
-    document["input_notes"] = run.notes
+    if not (manifests and manifests.strip()) and not paths:
+        raise ToolInputError("give manifests (YAML/JSON text) or paths (files or folders), or both")
+    request = simulate_app.SimulateRequest(
+        _check_path(cluster, "cluster"),
+        context,
+        kubeconfig,
+        paths=tuple(_check_path(p, "paths") for p in paths or ()),
+        inline=manifests,
+        scheduler=scheduler,
+        autoscaler=_check_path(autoscaler, "autoscaler") if autoscaler else None,
+        scenario=_check_path(scenario, "scenario") if scenario else None,
+        kubernetes_version=kubernetes_version,
+    )
+    outcome, errors = _serve(simulate_app.run, request)
+    document = _with_errors(outcome.run.document, errors)
+    document["input_notes"] = outcome.run.notes
     summary = document["summary"]
     text = (
         f"{summary['scheduled']} pod(s) placed, {summary['pending']} pending, GPU utilization "
