@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 import click
 
 from gpuplane.cli.common import EXIT_FINDINGS, EXIT_OK, emit_json, fail, format_option
+
+Request = TypeVar("Request")
+Plan = TypeVar("Plan")
 
 
 @click.group()
@@ -63,14 +68,9 @@ def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, f
     \b
     Exit codes: 0 feasible, 1 not feasible, 2 unusable input.
     """
-    # deferred for start-up time
-    from gpuplane.advise.mig_planner import PlanInputError, parse_demand, parse_fleet, plan_mig
+    from gpuplane.app import advise as advise_app  # deferred for start-up time
 
-    try:
-        fleet = parse_fleet(list(gpu_model), gpus)
-        plan = plan_mig(fleet, parse_demand(list(demand)))
-    except PlanInputError as exc:
-        fail(str(exc))
+    plan = _served(advise_app.mig, advise_app.MigRequest(gpu_model, demand, gpus))
     if fmt == "json":
         emit_json(plan.to_json())
     else:
@@ -147,8 +147,7 @@ def sharing(
     \b
     Exit codes: 0 answered, 2 unknown GPU model or bad workload.
     """
-    from gpuplane.advise.mig_planner import PlanInputError, resolve_model  # deferred for start-up time
-    from gpuplane.advise.sharing import SharingInputError, advise_sharing, load_workloads, parse_workload
+    from gpuplane.app import advise as advise_app  # deferred for start-up time
 
     if k8s_version_old is not None:
         click.echo(
@@ -156,15 +155,15 @@ def sharing(
             err=True,
         )
         k8s_version = k8s_version or k8s_version_old
-    try:
-        model = resolve_model(gpu_model)
-        items = load_workloads(from_file) if from_file else []
-        items += [parse_workload(text, len(items) + i) for i, text in enumerate(workloads)]
-        result = advise_sharing(
-            items, model, k8s_version=k8s_version, dra_driver=dra_driver, gpus_per_node=gpus_per_node
-        )
-    except (PlanInputError, SharingInputError) as exc:
-        fail(str(exc))
+    request = advise_app.SharingRequest(
+        gpu_model,
+        workloads,
+        from_file=from_file,
+        kubernetes_version=k8s_version,
+        dra_driver=dra_driver,
+        gpus_per_node=gpus_per_node,
+    )
+    result = _served(advise_app.sharing, request)
     if fmt == "json":
         emit_json(result.to_json())
     else:
@@ -233,20 +232,10 @@ def capacity(
     \b
     Exit codes: 0 answered, 2 unknown GPU model, bad demand or --prices file.
     """
-    # deferred for start-up time
-    from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
+    from gpuplane.app import advise as advise_app  # deferred for start-up time
 
-    try:
-        plan = plan_capacity(
-            parse_gpu_demand(list(demand)),
-            provider,
-            headroom_pct=headroom,
-            growth_gpus_per_hour=growth,
-            image_gib=image_gib,
-            prices=load_prices(prices),
-        )
-    except CapacityInputError as exc:
-        fail(str(exc))
+    request = advise_app.CapacityRequest(demand, provider, headroom, growth, image_gib, prices)
+    plan = _served(advise_app.capacity, request)
     if fmt == "json":
         emit_json(plan.to_json())
     else:
@@ -255,3 +244,13 @@ def capacity(
 
         render_capacity(plan, make_console())
     sys.exit(EXIT_OK)
+
+
+def _served(run: Callable[[Request], Plan], request: Request) -> Plan:
+    """An offline calculator of :mod:`gpuplane.app.advise`; unusable input is one line, exit 2."""
+    from gpuplane.app.outcome import AppError  # deferred for start-up time
+
+    try:
+        return run(request)
+    except AppError as exc:
+        fail(str(exc))

@@ -717,18 +717,10 @@ def advise_mig(
         int | None, Field(description="GPUs available for a single model (default: as many as needed).", ge=0)
     ] = None,
 ) -> ToolOutput:
-    """Same engine and document as ``gpuplane advise mig -f json``."""
-    # deferred for start-up time
-    from gpuplane.advise.mig_planner import PlanInputError, parse_demand, parse_fleet, plan_mig
+    """Same service and document as ``gpuplane advise mig -f json``."""
+    from gpuplane.app import advise as advise_app  # deferred for start-up time
 
-    for profile, count in demand.items():
-        if count < 0:
-            raise ToolInputError(f"demand {profile}: the count must be >= 0")
-    try:
-        fleet = parse_fleet(list(gpu), gpus)
-        plan = plan_mig(fleet, parse_demand([f"{p}={n}" for p, n in demand.items()]))
-    except PlanInputError as exc:
-        raise ToolInputError(str(exc)) from None
+    plan = advise_app.mig(advise_app.MigRequest(tuple(gpu), advise_app.pairs(demand, "count"), gpus))
     document = plan.to_json()
     if plan.feasible:
         summary = f"feasible: {_plural(plan.gpus_needed or 0, 'GPU')} host the demand"
@@ -766,16 +758,16 @@ def advise_sharing(
     ] = None,
     dra_driver: Annotated[bool, Field(description="True when the NVIDIA DRA driver is installed.")] = False,
 ) -> ToolOutput:
-    """Same engine and document as ``gpuplane advise sharing -f json``."""
-    from gpuplane.advise.mig_planner import PlanInputError, resolve_model  # deferred for start-up time
-    from gpuplane.advise.sharing import SharingInputError, advise_sharing, workload_from_mapping
+    """Same service and document as ``gpuplane advise sharing -f json``."""
+    from gpuplane.app import advise as advise_app  # deferred for start-up time
 
-    try:
-        model = resolve_model(gpu)
-        items = [workload_from_mapping(w.model_dump(), i) for i, w in enumerate(workloads)]
-        result = advise_sharing(items, model, k8s_version=kubernetes_version, dra_driver=dra_driver)
-    except (PlanInputError, SharingInputError) as exc:
-        raise ToolInputError(str(exc)) from None
+    request = advise_app.SharingRequest(
+        gpu,
+        mappings=tuple(w.model_dump() for w in workloads),
+        kubernetes_version=kubernetes_version,
+        dra_driver=dra_driver,
+    )
+    result = advise_app.sharing(request)
     document = result.to_json()
     modes = ", ".join(f"{w['name']}: {w['mode']}" for w in document["workloads"])
     return ToolOutput(document, f"recommendation: {result.recommendation} ({modes})")
@@ -806,24 +798,13 @@ def advise_capacity(
         float, Field(description="Container image size (GiB) for the cold-start estimate.", ge=0)
     ] = 10.0,
 ) -> ToolOutput:
-    """Same engine and document as ``gpuplane advise capacity -f json`` (built-in price table)."""
-    # deferred for start-up time
-    from gpuplane.advise.capacity import CapacityInputError, load_prices, parse_gpu_demand, plan_capacity
+    """Same service and document as ``gpuplane advise capacity -f json`` (built-in price table)."""
+    from gpuplane.app import advise as advise_app  # deferred for start-up time
 
-    for model, count in demand.items():
-        if count < 0:
-            raise ToolInputError(f"demand {model}: the GPU count must be >= 0")
-    try:
-        plan = plan_capacity(
-            parse_gpu_demand([f"{m}={n}" for m, n in demand.items()]),
-            provider,
-            headroom_pct=headroom,
-            growth_gpus_per_hour=growth,
-            image_gib=image_gib,
-            prices=load_prices(None),
-        )
-    except CapacityInputError as exc:
-        raise ToolInputError(str(exc)) from None
+    demand_words = advise_app.pairs(demand, "GPU count")
+    plan = advise_app.capacity(
+        advise_app.CapacityRequest(demand_words, provider, headroom, growth, image_gib)
+    )
     document = plan.to_json()
     # The priced part of the plan, flagged partial when some model has no priced choice
     # (document["cost_partial"]; the reasons are in document["cost_gaps"]).
