@@ -27,6 +27,17 @@ if TYPE_CHECKING:
 NO_TEMPLATE = "no pod template found"
 UNKNOWN_KIND = "unknown kind: no expander and no pod template found in it"
 UNRENDERED = "unrendered template placeholder where the pod template belongs"
+# Kinds whose expander knows why some objects give no pod template
+KIND_REASONS: dict[tuple[str, str], str] = {
+    (
+        "kaito.sh",
+        "Workspace",
+    ): "preset workspace: KAITO builds its pods from its preset catalogue (not modelled)",
+    (
+        "kaito.sh",
+        "InferenceSet",
+    ): "preset workspace: KAITO builds its pods from its preset catalogue (not modelled)",
+}
 
 
 @dataclass(slots=True)
@@ -58,6 +69,10 @@ def not_analysed(
     """The objects of ``objects`` nothing analysed (see the module), in input order."""
     from gpuplane.k8s.workloads import is_workload  # deferred for start-up time
     from gpuplane.k8s.workloads.discover import BUILTIN_GROUPS
+    from gpuplane.k8s.workloads.operators import referenced_runtimes
+
+    objects = list(objects)
+    runtimes = referenced_runtimes(objects)  # checked through the InferenceServices that name them
 
     expanded: set[int] = set()
     for ps in podsets:
@@ -70,7 +85,7 @@ def not_analysed(
     out: list[Skipped] = []
     for obj in objects:
         key = id(obj)
-        if key in expanded:
+        if key in expanded or (obj.group == "serving.kserve.io" and obj.name in runtimes):
             continue
         workload = is_workload(obj)
         if not workload and (obj.kind in read_kinds or obj.group in BUILTIN_GROUPS):
@@ -81,7 +96,8 @@ def not_analysed(
             if fields and all(under_placeholder(fields, p) for p in paths):
                 out.append(Skipped(obj, UNRENDERED))
             continue  # pod-template-invalid reports the other problems
-        out.append(Skipped(obj, NO_TEMPLATE if workload else UNKNOWN_KIND))
+        reason = KIND_REASONS.get((obj.group, obj.kind), NO_TEMPLATE) if workload else UNKNOWN_KIND
+        out.append(Skipped(obj, reason))
     return out
 
 

@@ -45,6 +45,31 @@ SERVING_KINDS = frozenset(
 )
 LONG_RUNNING_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet", "ReplicaSet"})
 
+# Operators' custom resources, by (API group, kind): their names alone are too common ("Model",
+# "Service", "Workspace") to match without the group. Dynamo graphs are left out of the serving
+# group on purpose: their operator adds probes by component type, which is not modelled.
+SERVING_CRDS = frozenset(
+    {
+        ("kubeai.org", "Model"),
+        ("orchestration.aibrix.ai", "StormService"),
+        ("orchestration.aibrix.ai", "RayClusterFleet"),
+        ("workloads.x-k8s.io", "RoleBasedGroup"),
+        ("kaito.sh", "Workspace"),
+        ("kaito.sh", "InferenceSet"),
+        ("apps.nvidia.com", "NIMService"),
+        ("serving.knative.dev", "Service"),
+    }
+)
+TRAINING_CRDS = frozenset(
+    {
+        ("sagemaker.amazonaws.com", "HyperPodPyTorchJob"),
+        ("elastic.iml.github.io", "ElasticJob"),
+        ("elastic.pytorch.org", "ElasticJob"),
+        ("trainer.kubeflow.org", "TrainingRuntime"),
+        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+    }
+)
+
 # Image name fragments of inference servers (lower-case substrings of the image reference).
 SERVING_IMAGE_HINTS = (
     "vllm",
@@ -228,7 +253,7 @@ def is_training(ps: PodSet) -> bool:
     """Training/batch GPU pods: training-operator kinds, Trainer, JobSet, RayJob,
     Volcano Jobs, and GPU Jobs/CronJobs (and LWS groups that are not serving)."""
     kind = ps.source.kind
-    if kind in TRAINING_KINDS:
+    if kind in TRAINING_KINDS or (ps.source.group, kind) in TRAINING_CRDS:
         return True
     if kind == "Job" and ps.source.group == "batch.volcano.sh":
         return True
@@ -241,7 +266,7 @@ def is_inference(ps: PodSet) -> bool:
     """Inference servers: KServe / RayService kinds, or a long-running GPU workload
     (Deployment, StatefulSet, LeaderWorkerSet) running a known serving image or exposing a port."""
     kind = ps.source.kind
-    if kind in SERVING_KINDS:
+    if kind in SERVING_KINDS or (ps.source.group, kind) in SERVING_CRDS:
         return True
     if kind in LONG_RUNNING_KINDS and is_gpu_podset(ps):
         images = _images(ps)

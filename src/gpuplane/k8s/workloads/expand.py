@@ -5,7 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpuplane.k8s.manifest import Manifest
-from gpuplane.k8s.workloads import core, kubeai, kubeflow, ray, serving, sigs, spark, volcano
+from gpuplane.k8s.workloads import (
+    aibrix,
+    core,
+    elastic,
+    kubeai,
+    kubeflow,
+    operators,
+    ray,
+    rbg,
+    serving,
+    sigs,
+    spark,
+    volcano,
+)
 from gpuplane.k8s.workloads.discover import BUILTIN_GROUPS, discover_podsets
 from gpuplane.k8s.workloads.model import ExpandContext, ExpansionProblem, PodSet, Related
 
@@ -31,9 +44,36 @@ EXPANDERS: dict[tuple[str, str], Expander] = {
     ("serving.kserve.io", "InferenceService"): serving.expand_inferenceservice,
     ("sparkoperator.k8s.io", "SparkApplication"): spark.expand_sparkapplication,
     ("kubeai.org", "Model"): kubeai.expand_model,
+    ("orchestration.aibrix.ai", "StormService"): aibrix.expand_stormservice,
+    ("orchestration.aibrix.ai", "RayClusterFleet"): aibrix.expand_rayclusterfleet,
+    ("workloads.x-k8s.io", "RoleBasedGroup"): rbg.expand_rolebasedgroup,
+    ("kaito.sh", "Workspace"): operators.expand_kaito_workspace,
+    ("kaito.sh", "InferenceSet"): operators.expand_kaito_inferenceset,
+    ("apps.nvidia.com", "NIMService"): operators.expand_nimservice,
+    ("apps.nvidia.com", "NIMCache"): operators.expand_nimcache,
+    ("nvidia.com", "DynamoGraphDeployment"): operators.expand_dynamo_graph,
+    ("serving.knative.dev", "Service"): operators.expand_knative_service,
+    ("sagemaker.amazonaws.com", "HyperPodPyTorchJob"): elastic.expand_hyperpod_pytorchjob,
+    ("elastic.iml.github.io", "ElasticJob"): elastic.expand_elasticjob,
+    ("elastic.pytorch.org", "ElasticJob"): elastic.expand_elasticjob,
+    # templates other objects take their pods from: expanded on their own only when unused
+    ("trainer.kubeflow.org", "TrainingRuntime"): kubeflow.expand_trainingruntime,
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): kubeflow.expand_trainingruntime,
+    ("serving.kserve.io", "ServingRuntime"): operators.expand_servingruntime,
+    ("serving.kserve.io", "ClusterServingRuntime"): operators.expand_servingruntime,
 }
 
 WORKLOAD_KINDS: frozenset[tuple[str, str]] = frozenset(EXPANDERS)
+# kinds that are templates for other workloads (a TrainJob's runtime, an InferenceService's
+# ServingRuntime): expanded after the others, and only when no workload of the input uses them
+RUNTIME_KINDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("trainer.kubeflow.org", "TrainingRuntime"),
+        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+        ("serving.kserve.io", "ServingRuntime"),
+        ("serving.kserve.io", "ClusterServingRuntime"),
+    }
+)
 
 # Malformed input (a list where a map belongs, a size Spark refuses, an infinite number ...)
 # must never escape as a traceback: the object then simply creates no PodSets; the linter's
@@ -54,7 +94,7 @@ def expand(obj: Manifest, *, nodes: list | None = None, related: Related | None 
     other objects (TrainingRuntimes, PodGroups, ServingRuntimes).
     """
     expander = EXPANDERS.get((obj.group, obj.kind))
-    if expander is None or not isinstance(obj.data, dict):
+    if expander is None or not isinstance(obj.data, dict) or (obj.group, obj.kind) in RUNTIME_KINDS:
         return []
     try:
         return expander(obj, ExpandContext(nodes, related))
@@ -76,30 +116,37 @@ def expand_all(
     on hostile input. Without it those objects just create no PodSets.
 
     With ``discover``, custom resources no expander knows get the PodSets of the pod specs found
-    inside them (:mod:`gpuplane.k8s.workloads.discover`: count unknown, generic checks only). Lint
-    asks for them; the scheduler and simulator do not (they would place pods whose number the
-    operator decides).
+    inside them (:mod:`gpuplane.k8s.workloads.discover`: count unknown, generic checks only), and
+    runtimes no workload of the input uses (:data:`RUNTIME_KINDS`) get theirs. Lint asks for them;
+    the scheduler and simulator do not (they would place pods that the operator sizes, or that
+    nobody creates).
     """
     related = Related.from_objects(objects)
     ctx = ExpandContext(nodes, related, problems)
     out: list[PodSet] = []
-    unknown: list[Manifest] = []
+    later: list[tuple[Expander, Manifest]] = []
     for obj in objects:
         if not isinstance(obj.data, dict):
             continue
-        expander = EXPANDERS.get((obj.group, obj.kind))
+        gk = (obj.group, obj.kind)
+        expander = EXPANDERS.get(gk)
         if expander is None:
             if discover and obj.group not in BUILTIN_GROUPS:
-                unknown.append(obj)
-            continue
-        _run(expander, obj, ctx, out)
-    if unknown:
-        # an object another workload takes its pods from (a TrainJob's runtime) is analysed
-        # through that workload, never twice
+                later.append((discover_podsets, obj))
+        elif gk in RUNTIME_KINDS:
+            if discover:  # a runtime creates no pods by itself: only lint checks it alone
+                later.append((expander, obj))
+        else:
+            _run(expander, obj, ctx, out)
+    if later:
+        # an object another workload takes its pods from (a TrainJob's runtime, an
+        # InferenceService's ServingRuntime) is analysed through that workload, never twice
         used = {id(ps.template_source) for ps in out if ps.template_source is not None}
-        for obj in unknown:
-            if id(obj) not in used:
-                _run(discover_podsets, obj, ctx, out)
+        runtimes = operators.referenced_runtimes(objects)
+        for expander, obj in later:
+            if id(obj) in used or (obj.group == "serving.kserve.io" and obj.name in runtimes):
+                continue
+            _run(expander, obj, ctx, out)
     return out
 
 

@@ -278,3 +278,38 @@ def _patch_template(template: dict, trainer: dict, targets: tuple[str, ...]) -> 
         for c in containers
     ]
     return {**template, "spec": {**as_dict(template.get("spec")), "containers": new_containers}}
+
+
+def expand_trainingruntime(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
+    """A TrainingRuntime / ClusterTrainingRuntime on its own (no TrainJob of the input uses it):
+    the pods one TrainJob without overrides would get (kubeflow/trainer ``pkg/apis/trainer/v1alpha1/
+    trainingruntime_types.go``: ``spec.mlPolicy.numNodes`` trainer nodes, ``spec.template`` a JobSet
+    template, ``spec.podGroupPolicy``), so its templates are checked where they are written."""
+    spec = as_dict(obj.data.get("spec"))
+    ml_policy = as_dict(spec.get("mlPolicy"))
+    num_nodes = nonneg(as_int(ml_policy.get("numNodes"), 1))
+    launcher_as_node = dig(ml_policy, "mpi", "runLauncherAsNode") is True
+    podsets: list[PodSet] = []
+    for index, rjob in enumerate(as_list(dig(spec, "template", "spec", "replicatedJobs"))):
+        name = as_str(dig(rjob, "name")) or f"job-{index}"
+        job_spec = as_dict(dig(rjob, "template", "spec"))
+        path = ("spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template")
+        template = ctx.template(obj, job_spec, "template", path)
+        if template is None:
+            continue
+        ancestor = dig(rjob, "template", "metadata", "labels", ANCESTOR_LABEL)
+        if ancestor == "trainer" or name == "node":
+            count = (
+                max(num_nodes - 1, 1) if (launcher_as_node and name == "node" and num_nodes) else num_nodes
+            )
+            role = "trainer"
+        elif ancestor in INITIALIZER_ANCESTORS:
+            count, role = job_pod_count(job_spec), "initializer"
+        else:
+            replicas = nonneg(as_int(as_dict(rjob).get("replicas"), 1))
+            count, role = replicas * job_pod_count(job_spec), role_from_name(name, "worker")
+        podsets.append(PodSet(obj, name, role, count, template, path))
+    if not podsets:
+        return []
+    total = mark_distributed(podsets)
+    return finish(obj, podsets, ctx.related, native=_trainer_gang(obj, spec, total))

@@ -154,9 +154,12 @@ class PodSet:
 SHM_PATH = "/dev/shm"
 MANAGED_SHM_VOLUME = "shared-mem"  # KubeRay's SharedMemoryVolumeName
 # controller -> (its /dev/shm volume name, whether it sets a sizeLimit)
+# (NIM: nimservice_types.go GetVolumes "dshm"; Dynamo: its operator's /dev/shm volume, named here "dshm")
 MANAGED_SHM_VOLUMES: dict[str, tuple[str, bool]] = {
     "KubeRay": (MANAGED_SHM_VOLUME, True),
     "KubeAI": ("dshm", False),
+    "NIM": ("dshm", False),
+    "Dynamo": ("dshm", False),
 }
 
 

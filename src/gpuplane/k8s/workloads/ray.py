@@ -54,7 +54,7 @@ def _desired_replicas(group: dict) -> int:
     return min(replicas, maximum)
 
 
-def _cluster_podsets(
+def cluster_podsets(
     obj: Manifest, ctx: ExpandContext, cluster: dict, base: tuple[str, ...], suspended: bool
 ) -> list[PodSet]:
     podsets: list[PodSet] = []
@@ -89,7 +89,7 @@ def _cluster_podsets(
     return podsets
 
 
-def _ray_gang(obj: Manifest, podsets: list[PodSet]) -> Gang | None:
+def ray_gang(obj: Manifest, podsets: list[PodSet]) -> Gang | None:
     scheduler = as_str(obj.labels.get(RAY_SCHEDULER_LABEL))
     if not scheduler:
         return None
@@ -99,21 +99,21 @@ def _ray_gang(obj: Manifest, podsets: list[PodSet]) -> Gang | None:
 
 def expand_raycluster(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     spec = as_dict(obj.data.get("spec"))
-    podsets = _cluster_podsets(obj, ctx, spec, ("spec",), spec.get("suspend") is True)
-    return finish(obj, podsets, ctx.related, native=_ray_gang(obj, podsets))
+    podsets = cluster_podsets(obj, ctx, spec, ("spec",), spec.get("suspend") is True)
+    return finish(obj, podsets, ctx.related, native=ray_gang(obj, podsets))
 
 
 def expand_rayservice(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     cluster = as_dict(dig(obj.data, "spec", "rayClusterConfig"))
-    podsets = _cluster_podsets(obj, ctx, cluster, ("spec", "rayClusterConfig"), False)
-    return finish(obj, podsets, ctx.related, kueue_whole=False, native=_ray_gang(obj, podsets))
+    podsets = cluster_podsets(obj, ctx, cluster, ("spec", "rayClusterConfig"), False)
+    return finish(obj, podsets, ctx.related, kueue_whole=False, native=ray_gang(obj, podsets))
 
 
 def expand_rayjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     spec = as_dict(obj.data.get("spec"))
     suspended = spec.get("suspend") is True
     cluster = as_dict(spec.get("rayClusterSpec"))
-    podsets = _cluster_podsets(obj, ctx, cluster, ("spec", "rayClusterSpec"), suspended) if cluster else []
+    podsets = cluster_podsets(obj, ctx, cluster, ("spec", "rayClusterSpec"), suspended) if cluster else []
     mode = spec.get("submissionMode") or "K8sJobMode"
     if mode == "K8sJobMode":
         submitter = ctx.template(obj, spec, "submitterPodTemplate", ("spec", "submitterPodTemplate"))
@@ -134,7 +134,7 @@ def expand_rayjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         podsets.append(ps)
     if not podsets:
         return []
-    return finish(obj, podsets, ctx.related, native=_ray_gang(obj, podsets))
+    return finish(obj, podsets, ctx.related, native=ray_gang(obj, podsets))
 
 
 def _default_submitter(cluster: dict) -> dict:

@@ -116,7 +116,9 @@ def _finding(
 def serving_parallelism_gpu_mismatch(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
         lws = ps.source.kind == "LeaderWorkerSet"
-        ray = ps.source.kind in _RAY_KINDS
+        # KubeRay-built pods (RayCluster/RayService/RayJob, and operators that create RayClusters
+        # such as AIBrix's RayClusterFleet) carry KubeRay's managed /dev/shm marker
+        ray = ps.source.kind in _RAY_KINDS or ps.managed_shm == "KubeRay"
         if (lws and ps.role != "leader") or (ray and ps.role != "head" and ps.role != "worker"):
             continue
         for c in ctx.containers(ps, ("containers",)):
