@@ -47,6 +47,11 @@ def test_demo_summary(demo: dict) -> None:
         "allocatable": 95,
         "allocated": 49,
         "free": 46,
+        # the 46 free units told apart: 5 A100 + 4 H100 GPUs, 25 + 6 MIG devices, 6 L4 replicas
+        "free_gpus": 9,
+        "free_mig_devices": 31,
+        "free_shared_replicas": 6,
+        "shared_nodes": 3,
         "problem_nodes": 3,
     }
 
@@ -293,8 +298,24 @@ def test_mig_single_shared_renamed_and_failed_mig_config() -> None:
         "config": None,
     }
     assert (renamed["gpus"], renamed["allocatable"], renamed["model"]) == (1, 10, "T4")
+    inventory = build_inventory(ClusterState.from_objects(objects))
+    assert inventory.free_text() == "74 free: 8 whole GPUs, 56 MIG devices, +10 MPS replicas on 1 shared node"
     assert [f["flag"] for f in node(doc, "failed")["flags"]] == ["mig-config-failed"]
     assert [f["flag"] for f in node(doc, "invalid")["flags"]] == ["not-advertising-gpus", "mig-invalid"]
+
+
+def test_demo_free_units_keep_time_sliced_replicas_apart() -> None:
+    inventory = build_inventory(load_cluster_state(str(DEMO))[0])
+    assert inventory.free_text() == (
+        "46 free: 9 whole GPUs, 31 MIG devices, +6 time-sliced replicas on 3 shared nodes"
+    )
+    code, out, _ = run("inventory", "--cluster", str(DEMO))
+    assert code == 0
+    assert " ".join(out.split()).startswith(
+        "GPU inventory of " + str(DEMO) + ": 12 GPU nodes of 14, 71 GPUs, Kubernetes 1.31 Schedulable GPU "
+        "units: 49 allocated of 95 allocatable, 46 free: 9 whole GPUs, 31 MIG devices, +6 time-sliced "
+        "replicas on 3 shared nodes. By model"
+    )
 
 
 def test_text_output_smoke() -> None:

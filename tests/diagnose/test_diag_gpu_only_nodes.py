@@ -32,13 +32,15 @@ def _messages(result, rule: str) -> list[str]:
 def test_fragmentation_uses_the_scheduler_node_set(result) -> None:
     messages = _messages(result, "gpu-fragmentation")
     assert (
-        "pod team-nlp/llm-finetune-worker-2 needs 8 nvidia.com/gpu on one node: 14 are free on the 5 nodes it may "
-        "use (node-h100-2 4, node-a100-4 3, node-l4-2 3, node-a100-3 2, ...), at most 4 on any one"
+        "pod team-nlp/llm-finetune-worker-2 needs 8 nvidia.com/gpu on one node: 9 GPUs +5 time-sliced replicas "
+        "on 2 shared nodes are free on the 5 nodes it may use (node-h100-2 4, node-a100-4 3, node-l4-2 3 replicas, "
+        "node-a100-3 2, ...), at most 4 on any one"
     ) in messages
     # vit-h-pretrain has no memory shortage anywhere: node-l4-3's free GPU counts for it
     assert (
-        "pod team-vision/vit-h-pretrain-86f9g needs 8 nvidia.com/gpu on one node: 15 are free on the 6 nodes it "
-        "may use (node-h100-2 4, node-a100-4 3, node-l4-2 3, node-a100-3 2, ...), at most 4 on any one"
+        "pod team-vision/vit-h-pretrain-86f9g needs 8 nvidia.com/gpu on one node: 9 GPUs +6 time-sliced replicas "
+        "on 3 shared nodes are free on the 6 nodes it may use (node-h100-2 4, node-a100-4 3, node-l4-2 3 replicas, "
+        "node-a100-3 2, ...), at most 4 on any one"
     ) in messages
 
 

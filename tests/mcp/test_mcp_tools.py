@@ -240,3 +240,11 @@ def test_missing_relative_path_names_the_working_directory() -> None:
         f"paths: 'no-such-dir/x.yaml' does not exist (relative paths start at the server's "
         f"working directory {os.getcwd()})"
     )
+
+
+def test_inventory_summary_keeps_time_sliced_replicas_apart() -> None:
+    summary = tools.inventory(cluster=str(DEMO)).summary
+    assert summary.startswith(
+        "12 GPU nodes of 14, 95 allocatable GPU units, 46 free: 9 whole GPUs, 31 MIG devices, "
+        "+6 time-sliced replicas on 3 shared nodes (A100-40GB: 48 GPUs, 36 free, "
+    )

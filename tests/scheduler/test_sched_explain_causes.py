@@ -92,6 +92,69 @@ def test_fragmentation_only_when_no_node_has_enough() -> None:
     )
 
 
+# A time-sliced L4 as GFD labels it (k8s-device-plugin internal/lm/resource.go): 1 board, 4 replicas
+# advertised as nvidia.com/gpu (renameByDefault: false), product suffixed -SHARED.
+L4_SHARED = {
+    "nvidia.com/gpu.product": "NVIDIA-L4-SHARED",
+    "nvidia.com/gpu.replicas": "4",
+    "nvidia.com/gpu.sharing-strategy": "time-slicing",
+}
+
+
+def test_fragmentation_counts_time_sliced_replicas_apart_from_gpus() -> None:
+    docs = [
+        node("a", gpus=8, labels={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}),
+        pod("ra", node_name="a", gpus=6),
+        node("b", gpus=8),
+        pod("rb", node_name="b", gpus=7),
+        node("l4-1", gpus=4, labels=L4_SHARED),
+        pod("r1", node_name="l4-1", gpus=1),
+        node("l4-2", gpus=4, labels=L4_SHARED),
+        pod("r2", node_name="l4-2", gpus=2),
+        pod("want", gpus=4),
+    ]
+    expl = _explain(docs, "want")
+    assert expl.cause_texts()[0] == (
+        "the 4 node(s) with nvidia.com/gpu that pass the other checks have 1 time-sliced L4 node(s) with "
+        "3 free replicas, 1 A100-40GB node(s) with 2 free, 1 time-sliced L4 node(s) with 2 free replicas, "
+        "1 node(s) with 1 free; the pod asks for 4 on one node: fragmentation (3 free GPUs +5 time-sliced "
+        "replicas on 2 shared nodes, at most 3 on any node)"
+    )
+
+
+def test_shortage_counts_mps_replicas_apart_from_gpus() -> None:
+    mps = {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "mps"}
+    docs = [
+        node("a", gpus=8),
+        pod("ra", node_name="a", gpus=7),
+        node("t4", gpus=4, labels=mps),
+        pod("rt", node_name="t4", gpus=3),
+        pod("want", gpus=4),
+    ]
+    expl = _explain(docs, "want")
+    assert expl.cause_texts()[0] == (
+        "only 2 of 12 nvidia.com/gpu are free on the 2 node(s) that pass the other checks (1 node(s) with 1 free, "
+        "1 MPS node(s) with 1 free replica), that is 1 free GPU +1 MPS replica on 1 shared node; the pod asks "
+        "for 4 on one node"
+    )
+
+
+def test_all_in_use_counts_time_sliced_replicas_apart_from_gpus() -> None:
+    docs = [
+        node("a", gpus=2),
+        pod("ra", node_name="a", gpus=2),
+        node("l4-1", gpus=4, labels=L4_SHARED),
+        pod("r1", node_name="l4-1", gpus=4),
+        pod("want", gpus=1),
+    ]
+    expl = _explain(docs, "want")
+    assert expl.cause_texts()[0] == (
+        "all nvidia.com/gpu are in use on the 2 node(s) that pass the other checks: 0 free of 2 GPUs "
+        "+4 time-sliced replicas on 1 shared node (1 node(s) with 0 free, 1 time-sliced L4 node(s) with "
+        "0 free replicas); the pod asks for 1"
+    )
+
+
 def test_non_gpu_taint_is_named_without_a_made_up_origin() -> None:
     docs = [
         node("a", gpus=8, taints=[{"key": "dedicated", "value": "infer", "effect": "NoSchedule"}]),

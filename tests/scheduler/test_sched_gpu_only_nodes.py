@@ -21,18 +21,20 @@ from gpuplane.why_pending.gpu_causes import only_short_of
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "clusters" / "demo.yaml"
 demo_only = pytest.mark.skipif(not DEMO.exists(), reason="demo cluster not built yet")
 
+# The demo's L4 pool is time-sliced x4: its free units are replicas, counted apart from GPUs.
 WORKER_FRAGMENTATION = (
     "the 8 node(s) with nvidia.com/gpu that pass the other checks have 2 A100-40GB node(s) with 0 free, "
-    "1 H100-80GB node(s) with 4 free, 1 A100-40GB node(s) with 3 free, 1 L4 node(s) with 3 free, "
-    "1 A100-40GB node(s) with 2 free, 1 L4 node(s) with 2 free, 1 H100-80GB node(s) with 0 free; "
-    "the pod asks for 8 on one node: fragmentation (14 free in total, at most 4 on any node)"
+    "1 H100-80GB node(s) with 4 free, 1 A100-40GB node(s) with 3 free, 1 time-sliced L4 node(s) with 3 free "
+    "replicas, 1 A100-40GB node(s) with 2 free, 1 time-sliced L4 node(s) with 2 free replicas, "
+    "1 H100-80GB node(s) with 0 free; the pod asks for 8 on one node: fragmentation (9 free GPUs "
+    "+5 time-sliced replicas on 2 shared nodes, at most 4 on any node)"
 )
 VIT_FRAGMENTATION = (
     "the 9 node(s) with nvidia.com/gpu that pass the other checks have 2 A100-40GB node(s) with 0 free, "
-    "1 H100-80GB node(s) with 4 free, 1 A100-40GB node(s) with 3 free, 1 L4 node(s) with 3 free, "
-    "1 A100-40GB node(s) with 2 free, 1 L4 node(s) with 2 free, 1 L4 node(s) with 1 free, "
-    "1 H100-80GB node(s) with 0 free; the pod asks for 8 on one node: fragmentation "
-    "(15 free in total, at most 4 on any node)"
+    "1 H100-80GB node(s) with 4 free, 1 A100-40GB node(s) with 3 free, 1 time-sliced L4 node(s) with 3 free "
+    "replicas, 1 A100-40GB node(s) with 2 free, 1 time-sliced L4 node(s) with 2 free replicas, "
+    "1 time-sliced L4 node(s) with 1 free replica, 1 H100-80GB node(s) with 0 free; the pod asks for 8 on "
+    "one node: fragmentation (9 free GPUs +6 time-sliced replicas on 3 shared nodes, at most 4 on any node)"
 )
 
 

@@ -34,10 +34,11 @@ from typing import Any
 from gpuplane.gpu.catalog import GpuModel, catalog
 from gpuplane.gpu.labels import GPU_COUNT as GFD_COUNT
 from gpuplane.gpu.labels import GPU_PRODUCT as GFD_PRODUCT
-from gpuplane.gpu.labels import MIG_CONFIG, MIG_CONFIG_STATE, MIG_STRATEGY
+from gpuplane.gpu.labels import MIG_CONFIG, MIG_CONFIG_STATE, MIG_STRATEGY, SHARED_PRODUCT_SUFFIX
 from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.gpu.requests import pod_uses_gpus
 from gpuplane.gpu.resources import classify, is_gpu_resource
+from gpuplane.gpu.sharing import Replication, UnitCount, replication
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node
 
@@ -52,11 +53,8 @@ POOL_LABELS = (
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
-GFD_REPLICAS = "nvidia.com/gpu.replicas"
-GFD_SHARING = "nvidia.com/gpu.sharing-strategy"
 GFD_MEMORY = "nvidia.com/gpu.memory"
 MIG_LABEL_PREFIX = "nvidia.com/mig-"
-SHARED_PRODUCT_SUFFIX = "-SHARED"
 MIG_INVALID = "-MIG-INVALID"
 DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 DEPLOY_DEVICE_PLUGIN = "nvidia.com/gpu.deploy.device-plugin"
@@ -250,6 +248,15 @@ class GroupTotals:
         return document
 
 
+def _mig_units(node: NodeInventory, resource: str) -> bool:
+    """True when ``resource``'s units on ``node`` are MIG devices: ``nvidia.com/mig-*``, or
+    ``nvidia.com/gpu`` under the MIG ``single`` strategy (every MIG device advertised as a GPU)."""
+    info = classify(resource)
+    if info is not None and info.kind == "mig":
+        return True
+    return resource == "nvidia.com/gpu" and node.mig is not None and node.mig.strategy == "single"
+
+
 @dataclass(slots=True)
 class Inventory:
     source: str
@@ -263,11 +270,43 @@ class Inventory:
     def problem_nodes(self) -> list[NodeInventory]:
         return [node for node in self.nodes if node.flags]
 
+    def free_units(self) -> tuple[int, int, UnitCount]:
+        """Free units told apart: whole GPUs, MIG devices, and the shared replicas (time-slicing,
+        MPS) that a plain sum would count as GPUs."""
+        gpus = mig = 0
+        shared = UnitCount()
+        for node in self.nodes:
+            replicated = set(node.sharing.resources) if node.sharing else set()
+            for name, use in node.resources.items():
+                if node.sharing is not None and name in replicated:
+                    sharing = node.sharing
+                    shared.add(
+                        node.name,
+                        use.free,
+                        Replication(name, sharing.strategy, sharing.replicas, sharing.renamed),
+                    )
+                elif _mig_units(node, name):
+                    mig += use.free
+                else:
+                    gpus += use.free
+        return gpus, mig, shared
+
+    def free_text(self) -> str:
+        """``46 free: 9 whole GPUs, 31 MIG devices, +6 time-sliced replicas on 3 shared nodes``."""
+        gpus, mig, shared = self.free_units()
+        parts = [f"{gpus} whole GPU{'' if gpus == 1 else 's'}"]
+        if mig:
+            parts.append(f"{mig} MIG device{'' if mig == 1 else 's'}")
+        if shared.replicas:
+            parts.append(shared.replica_text())
+        return f"{gpus + mig + shared.total} free: " + ", ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         """The ``inventory`` document of spec/cli.md (``nodes`` and ``models`` plus extras)."""
         totals = ResourceUse()
         for node in self.nodes:
             totals.add(node.units())
+        free_gpus, free_mig, free_shared = self.free_units()
         return {
             "source": self.source,
             "kubernetes_version": self.kubernetes_version,
@@ -278,6 +317,10 @@ class Inventory:
                 "allocatable": totals.allocatable,
                 "allocated": totals.allocated,
                 "free": totals.free,
+                "free_gpus": free_gpus,
+                "free_mig_devices": free_mig,
+                "free_shared_replicas": free_shared.total,
+                "shared_nodes": sum(1 for node in self.nodes if node.sharing is not None),
                 "problem_nodes": len(self.problem_nodes),
             },
             "nodes": [node.to_json() for node in self.nodes],
@@ -427,40 +470,26 @@ def _mig_layout(labels: dict[str, str], resources: dict[str, ResourceUse]) -> Mi
 
 
 def _sharing(labels: dict[str, str], resources: dict[str, ResourceUse]) -> Sharing | None:
-    strategy_label = labels.get(GFD_SHARING) or ""
-    replicas = _int_label(labels, GFD_REPLICAS) or 1
-    shared: list[str] = []
-    renamed = False
-    for name in sorted(resources):
-        info = classify(name)
-        if info is not None and info.kind == "shared":
-            shared.append(name)
-            renamed = True
-    # Per-MIG-profile sharing labels: nvidia.com/mig-<profile>.replicas (mixed strategy).
-    for key, value in labels.items():
-        if key.startswith(MIG_LABEL_PREFIX) and key.endswith(".replicas"):
-            try:
-                count = int(value)
-            except ValueError:
-                continue
-            if count > 1:
-                replicas = max(replicas, count)
-                resource = "nvidia.com/mig-" + key[len(MIG_LABEL_PREFIX) : -len(".replicas")]
-                if resource in resources and resource not in shared:
-                    shared.append(resource)
-    product = labels.get(GFD_PRODUCT, "")
-    is_shared = (
-        strategy_label not in ("", "none")
-        or replicas > 1
-        or bool(shared)
-        or product.endswith(SHARED_PRODUCT_SUFFIX)
+    """The node's sharing layout: which advertised resources are replicas (``gpu.sharing``), or
+    the GFD labels' word alone when the node advertises nothing (the plugin is not registered)."""
+    found = [rep for name in sorted(resources) if (rep := replication(labels, name)) is not None]
+    if not found:
+        labelled = replication(labels, "nvidia.com/gpu")
+        if labelled is None:
+            return None
+        return Sharing(
+            labelled.strategy, labelled.replicas or 1, [], False, labels.get(DEVICE_PLUGIN_CONFIG) or None
+        )
+    whole_gpu = replication(labels, "nvidia.com/gpu")
+    strategy = (whole_gpu or found[0]).strategy
+    replicas = max(rep.replicas or 1 for rep in (*found, *([whole_gpu] if whole_gpu else ())))
+    return Sharing(
+        strategy,
+        replicas,
+        [rep.resource for rep in found],
+        any(rep.renamed for rep in found),
+        labels.get(DEVICE_PLUGIN_CONFIG) or None,
     )
-    if not is_shared:
-        return None
-    if not shared and "nvidia.com/gpu" in resources:
-        shared.append("nvidia.com/gpu")
-    strategy = strategy_label if strategy_label not in ("", "none") else "time-slicing"
-    return Sharing(strategy, replicas, shared, renamed, labels.get(DEVICE_PLUGIN_CONFIG) or None)
 
 
 def _physical_gpus(

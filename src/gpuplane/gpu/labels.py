@@ -20,6 +20,16 @@ DEPLOY_OPERANDS = "nvidia.com/gpu.deploy.operands"
 # (``renameByDefault: false``, the default): k8s-device-plugin ``internal/lm/resource.go``.
 SHARED_PRODUCT_SUFFIX = "-SHARED"
 
+# GFD labels every resource it advertises as ``<resource>.<suffix>`` (``nvidia.com/gpu.replicas``,
+# ``nvidia.com/mig-1g.5gb.sharing-strategy``): ``baseLabeler`` in k8s-device-plugin
+# ``internal/lm/resource.go``. ``replicas`` is the replicas per device (1 unshared, 0 when sharing
+# is not configured); ``sharing-strategy`` is ``none``, ``time-slicing`` or ``mps`` (``none``
+# unless replicas > 1); ``product`` carries the ``-SHARED`` suffix above.
+REPLICAS_SUFFIX = ".replicas"
+SHARING_STRATEGY_SUFFIX = ".sharing-strategy"
+PRODUCT_SUFFIX = ".product"
+SHARING_STRATEGIES = ("time-slicing", "mps")  # api/config/v1/sharing.go SharingStrategy*
+
 
 def product_model(value: str) -> str:
     """The GPU model a ``gpu.product`` value names, without the sharing suffix (``NVIDIA-L4``

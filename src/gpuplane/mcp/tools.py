@@ -542,12 +542,13 @@ def inventory(
 
     request = inventory_app.InventoryRequest(_check_path(cluster, "cluster"), context, kubeconfig)
     outcome, errors = _serve(inventory_app.run, request)
-    document = outcome.inventory.to_json()
+    inventory_ = outcome.inventory
+    document = inventory_.to_json()
     totals = document["summary"]
     models = ", ".join(f"{m['model']}: {m['gpus']} GPUs, {m['free']} free" for m in document["models"])
     summary = (
         f"{_plural(totals['gpu_nodes'], 'GPU node')} of {totals['nodes']}, {totals['allocatable']} allocatable "
-        f"GPU units, {totals['free']} free" + (f" ({models})" if models else "")
+        f"GPU units, {inventory_.free_text()}" + (f" ({models})" if models else "")
     )
     summary += _paged(document, "nodes", ListFilter(limit=limit, cursor=cursor))
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))

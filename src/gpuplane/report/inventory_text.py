@@ -98,7 +98,7 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
         return
     console.print(
         f"Schedulable GPU units: {doc_summary['allocated']} allocated of {doc_summary['allocatable']} allocatable, "
-        f"{doc_summary['free']} free (whole GPUs, MIG devices and shared replicas as advertised)."
+        f"{inventory.free_text()}."
     )
 
     narrow = console.width < NARROW_WIDTH

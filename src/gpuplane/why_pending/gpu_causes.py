@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from gpuplane.gpu.resources import classify, is_gpu_resource, parse_mig_profile
+from gpuplane.gpu.sharing import REPLICA_ADJECTIVE, Replication, UnitCount, replication, unit_word
 from gpuplane.k8s.tolerations import find_untolerated_taint
 from gpuplane.scheduler.framework import NodeInfo
 from gpuplane.scheduler.plugins.inter_pod_affinity import ERR_REASON_AFFINITY as AFFINITY_REASON
@@ -338,12 +339,28 @@ def _reservation_cause(
     return Cause("reserved", RANK_DECISIVE, len(names), cause, fix)
 
 
+def _replication(sched: Scheduler, node_name: str, resource: str) -> Replication | None:
+    """How ``resource`` is shared on the node (time-slicing / MPS replicas), memoized per node."""
+    cache: dict[tuple[str, str], Replication | None] = sched.index.cache.setdefault("explain/sharing", {})
+    key = (node_name, resource)
+    if key not in cache:
+        node = sched.cluster.node_by_name.get(node_name)
+        cache[key] = replication(node.metadata.labels, resource) if node is not None else None
+    return cache[key]
+
+
+def _replicas_word(count: int) -> str:
+    return " replica" if count == 1 else " replicas"
+
+
 def _shortage_cause(
     sched: Scheduler, resource: str, want: int, infos: list, reserved: dict[int, list[tuple[str, int, int]]]
 ) -> Cause:
     """Fragmentation (enough free in total, never enough on one node) or plain shortage.
 
-    Free counts subtract what nominated pods of >= priority hold, as the Filter did."""
+    Free counts subtract what nominated pods of >= priority hold, as the Filter did. Time-sliced
+    or MPS replicas are counted apart from whole GPUs (gpu/sharing.py): kube-scheduler adds them
+    up alike, but 4 free replicas of one L4 are not 4 free GPUs."""
     free = {
         i.name: i.allocatable.get(resource, 0)
         - i.requested.get(resource, 0)
@@ -351,10 +368,26 @@ def _shortage_cause(
         for i in infos
     }
     total_free = sum(max(v, 0) for v in free.values())
-    by_free: Counter[tuple[str, int]] = Counter((_model(sched, i.name), max(free[i.name], 0)) for i in infos)
+    shared = {i.name: _replication(sched, i.name, resource) for i in infos}
+    free_units, all_units = UnitCount(), UnitCount()
+    for i in infos:
+        free_units.add(i.name, free[i.name], shared[i.name])
+        all_units.add(i.name, i.allocatable.get(resource, 0), shared[i.name])
+    unit = unit_word(resource)
+
+    def node_kind(name: str) -> str:
+        model = _model(sched, name)
+        rep = shared[name]
+        if rep is not None:
+            model = f"{REPLICA_ADJECTIVE.get(rep.strategy, rep.strategy)} {model}".rstrip()
+        return model
+
+    by_free: Counter[tuple[str, int, bool]] = Counter(
+        (node_kind(i.name), max(free[i.name], 0), shared[i.name] is not None) for i in infos
+    )
     parts = ", ".join(
-        f"{c} {model + ' ' if model else ''}node(s) with {f} free"
-        for (model, f), c in sorted(by_free.items(), key=lambda x: (-x[1], -x[0][1], x[0][0]))
+        f"{c} {model + ' ' if model else ''}node(s) with {f} free{_replicas_word(f) if replicas else ''}"
+        for (model, f, replicas), c in sorted(by_free.items(), key=lambda x: (-x[1], -x[0][1], x[0][0]))
     )
     biggest = max(max(free.values()), 0)
     held = sum(amount for i in infos for _, _, amount in reserved.get(i.index, ()))
@@ -365,15 +398,14 @@ def _shortage_cause(
             RANK_FRAGMENTATION,
             len(infos),
             f"the {len(infos)} node(s) with {resource} that pass the other checks have {parts}; "
-            f"the pod asks for {want} on one node: fragmentation ({total_free} free in total, "
-            f"at most {biggest} on any node{held_note})",
+            f"the pod asks for {want} on one node: fragmentation ({free_units.text(unit, free=True)}"
+            f"{'' if free_units.replicas else ' in total'}, at most {biggest} on any node{held_note})",
             f"pack small GPU jobs (a MostAllocated / RequestedToCapacityRatio scoring profile) or drain one node "
             f"(kubectl cordon <node> and move its jobs) to reassemble {want} free {resource}; or split the pod into "
             f"pods of at most {biggest}"
             if biggest
             else None,
         )
-    total = sum(i.allocatable.get(resource, 0) for i in infos)
     fix = "wait for running jobs to finish, add GPU nodes (or let the autoscaler), or lower the request"
     if total_free <= 0:
         return Cause(
@@ -381,15 +413,17 @@ def _shortage_cause(
             RANK_CAPACITY,
             len(infos),
             f"all {resource} are in use on the {len(infos)} node(s) that pass the other checks: "
-            f"0 free of {total} ({parts}{held_note}); the pod asks for {want}",
+            f"0 free of {all_units.text(unit)} ({parts}{held_note}); the pod asks for {want}",
             fix,
         )
     return Cause(
         "shortage",
         RANK_CAPACITY,
         len(infos),
-        f"only {total_free} of {total} {resource} {'is' if total_free == 1 else 'are'} free on the "
-        f"{len(infos)} node(s) that pass the other checks ({parts}{held_note}); the pod asks for {want} on one node",
+        f"only {total_free} of {all_units.total} {resource} {'is' if total_free == 1 else 'are'} free on the "
+        f"{len(infos)} node(s) that pass the other checks ({parts}{held_note})"
+        + (f", that is {free_units.text(unit, free=True)}" if free_units.replicas else "")
+        + f"; the pod asks for {want} on one node",
         fix,
     )
 

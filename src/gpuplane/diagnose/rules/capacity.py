@@ -9,6 +9,7 @@ from gpuplane.diagnose.evidence import ClusterFinding, Evidence, node_ref
 from gpuplane.diagnose.facts import ClusterFacts
 from gpuplane.diagnose.rules._shared import _finding, _plural, _pod_ref, _requests_text, cluster_rule
 from gpuplane.gpu.nodes import gpu_nodes
+from gpuplane.gpu.sharing import UnitCount, replication, unit_word
 from gpuplane.k8s.objects import Pod
 
 if TYPE_CHECKING:
@@ -38,9 +39,20 @@ def gpu_fragmentation(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
                         "node", node_ref(node_name), f"free[{resource}]", free, _node_model(facts, node_name)
                     )
                 )
-            listed = ", ".join(f"{n} {f}" for n, f in ranked[:4]) + (", ..." if len(ranked) > 4 else "")
+            # Time-sliced / MPS replicas are counted apart from whole GPUs (gpu/sharing.py).
+            shared = {
+                name: replication(facts.state.node_by_name[name].metadata.labels, resource) for name in frees
+            }
+            units = UnitCount()
+            for name, free in frees.items():
+                units.add(name, free, shared[name])
+            listed = ", ".join(
+                f"{n} {f}{' replica' + ('' if f == 1 else 's') if shared[n] else ''}" for n, f in ranked[:4]
+            ) + (", ..." if len(ranked) > 4 else "")
+            amount = units.text(unit_word(resource))
             message = (
-                f"pod {pod.key} needs {want} {resource} on one node: {total} are free on the "
+                f"pod {pod.key} needs {want} {resource} on one node: {amount} "
+                f"{'is' if units.total == 1 else 'are'} free on the "
                 f"{_plural(len(frees), 'node')} it may use ({listed}), at most {best} on any one"
             )
             drain = ranked[0][0]
