@@ -48,6 +48,7 @@ class ClusterFacts:
         self._objects: dict[tuple[str, str | None, str], Manifest] | None = None
         self._gpu_requests: dict[int, dict[str, int]] = {}
         self._explanations: dict[int, dict[str, Any]] = {}
+        self._explained: dict[int, tuple[Any, str]] = {}
         self._positions: dict[Key, Position] | None = None
         self._scheduler: Any = None
         self._scheduler_error: str | None = None
@@ -147,6 +148,26 @@ class ClusterFacts:
             found = self._explanations[key] = _explain_pending(self, pod)
         return found
 
+    def explained(self, pod: Pod) -> tuple[Any, str]:
+        """``(Explanation, "")`` from the scheduler model for ``pod``, ``(None, why)`` when the
+        model is unavailable or failed on it. One cycle per pod, shared by every rule that asks
+        (pending-gpu-pod's text and gpu-fragmentation's node set)."""
+        key = id(pod)
+        found = self._explained.get(key)
+        if found is None:
+            scheduler = self.scheduler()
+            if scheduler is None:
+                found = (None, self.scheduler_error or "")
+            else:
+                from gpuplane.why_pending.explain import explain  # start-up time: the model loads on demand
+
+                try:
+                    found = (explain(scheduler, pod), "")
+                except Exception as exc:  # one pod the model cannot handle keeps the snapshot's own words
+                    found = (None, f"scheduler model failed on this pod ({type(exc).__name__}: {exc})")
+            self._explained[key] = found
+        return found
+
     @property
     def scheduler_error(self) -> str | None:
         """Why :meth:`scheduler` could not build the model (None when it did or was not asked)."""
@@ -179,27 +200,19 @@ def _explain_pending(facts: ClusterFacts, pod: Pod) -> dict[str, Any]:
     text the real scheduler wrote) when the model cannot explain this pod.
     """
     observed = pod_scheduled_message(pod)
-    scheduler = facts.scheduler()
-    if scheduler is not None:
-        from gpuplane.why_pending.explain import explain  # start-up time: the model loads on demand
-
-        try:
-            expl = explain(scheduler, pod)
-        except Exception as exc:  # one pod the model cannot handle keeps the snapshot's own words
-            return _observed_only(
-                observed, f"scheduler model failed on this pod ({type(exc).__name__}: {exc})"
-            )
-        return {
-            "message": expl.message or observed,
-            "observed": observed,
-            "causes": expl.cause_texts(),
-            "fixes": list(expl.fixes),
-            "stage": expl.stage,
-            "table": expl.table(),
-            "kubernetes_version": scheduler.wording.label,
-            "source": "scheduler-model",
-        }
-    return _observed_only(observed, facts.scheduler_error or "")
+    expl, note = facts.explained(pod)
+    if expl is None:
+        return _observed_only(observed, note)
+    return {
+        "message": expl.message or observed,
+        "observed": observed,
+        "causes": expl.cause_texts(),
+        "fixes": list(expl.fixes),
+        "stage": expl.stage,
+        "table": expl.table(),
+        "kubernetes_version": facts.scheduler().wording.label,
+        "source": "scheduler-model",
+    }
 
 
 def _observed_only(observed: str, note: str) -> dict[str, Any]:

@@ -68,39 +68,65 @@ def scheduler_running(sched: Scheduler, name: str) -> bool:
 _RUNNING: weakref.WeakKeyDictionary[ClusterState, RunningSchedulers] = weakref.WeakKeyDictionary()
 
 
+class _GangIndex:
+    """The cluster's PodGroups by (kind group, namespace, name) and its gang members counted per
+    (mechanism, namespace, group name), gathered in one pass: every Pending gang member asks, and a
+    walk over the cluster's pods per question would cost pending x pods."""
+
+    __slots__ = ("members", "pod_groups")
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.pod_groups: dict[tuple[str, str, str], Manifest] = {}
+        for group in ("scheduling.volcano.sh", "scheduling.x-k8s.io"):
+            for pg in cluster.by_kind("PodGroup", group):
+                self.pod_groups.setdefault((group, pg.namespace or "default", pg.name), pg)
+        # (mechanism, namespace, group name) -> [non-terminal members, of which bound to a node]
+        self.members: dict[tuple[str, str, str], list[int]] = {}
+        for other in cluster.pods:
+            if other.status.phase in TERMINAL:
+                continue
+            ns = other.metadata.namespace or "default"
+            names: list[tuple[str, str]] = []
+            volcano = other.metadata.annotations.get(VOLCANO_GROUP_ANNOTATION)
+            if volcano is not None:
+                names.append(("volcano", volcano))
+            labels = other.metadata.labels
+            for value in dict.fromkeys(labels[label] for label in COSCHEDULING_LABELS if label in labels):
+                names.append(("coscheduling", value))
+            for mechanism, name in names:
+                counts = self.members.setdefault((mechanism, ns, name), [0, 0])
+                counts[0] += 1
+                if other.spec.node_name:
+                    counts[1] += 1
+
+
+_GANGS: weakref.WeakKeyDictionary[ClusterState, _GangIndex] = weakref.WeakKeyDictionary()
+
+
+def _gangs(sched: Scheduler) -> _GangIndex:
+    cluster = sched.cluster
+    found = _GANGS.get(cluster)
+    if found is None:
+        found = _GANGS[cluster] = _GangIndex(cluster)
+    return found
+
+
 def pod_group_of(sched: Scheduler, pod: Pod) -> tuple[str, Manifest | None, str]:
     """(mechanism, PodGroup object, group name) for a gang member, else ("", None, "")."""
     ns = pod.metadata.namespace or "default"
     name = pod.metadata.annotations.get(VOLCANO_GROUP_ANNOTATION)
     if name:
-        for pg in sched.cluster.by_kind("PodGroup", "scheduling.volcano.sh"):
-            if pg.name == name and (pg.namespace or "default") == ns:
-                return "volcano", pg, name
-        return "volcano", None, name
+        return "volcano", _gangs(sched).pod_groups.get(("scheduling.volcano.sh", ns, name)), name
     for label in COSCHEDULING_LABELS:
         name = pod.metadata.labels.get(label)
         if name:
-            for pg in sched.cluster.by_kind("PodGroup", "scheduling.x-k8s.io"):
-                if pg.name == name and (pg.namespace or "default") == ns:
-                    return "coscheduling", pg, name
-            return "coscheduling", None, name
+            return "coscheduling", _gangs(sched).pod_groups.get(("scheduling.x-k8s.io", ns, name)), name
     return "", None, ""
 
 
 def gang_members(sched: Scheduler, mechanism: str, name: str, ns: str) -> tuple[int, int]:
     """(existing non-terminal member pods, of which bound to a node)."""
-    total = bound = 0
-    for other in sched.cluster.pods:
-        if (other.metadata.namespace or "default") != ns or other.status.phase in TERMINAL:
-            continue
-        if mechanism == "volcano":
-            member = other.metadata.annotations.get(VOLCANO_GROUP_ANNOTATION) == name
-        else:
-            member = any(other.metadata.labels.get(label) == name for label in COSCHEDULING_LABELS)
-        if member:
-            total += 1
-            if other.spec.node_name:
-                bound += 1
+    total, bound = _gangs(sched).members.get((mechanism, ns, name), (0, 0))
     return total, bound
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuplane.diagnose.evidence import ClusterFinding, Evidence, node_ref
 from gpuplane.diagnose.facts import ClusterFacts
@@ -101,22 +101,10 @@ def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, in
 def _only_short_nodes(facts: ClusterFacts, pod: Pod, resource: str) -> list[str] | None:
     """Nodes the scheduler model rejects for ``pod`` only for lack of ``resource``; None when
     the model is unavailable or did not filter nodes for this pod (gated, queued, ...)."""
-    from gpuplane.why_pending.explain import explain  # deferred for start-up time
-    from gpuplane.why_pending.gpu_causes import only_short_of
+    from gpuplane.why_pending.gpu_causes import only_short_of  # deferred for start-up time
 
-    cache: dict[int, Any] = facts.__dict__.setdefault("_explained_pods", {})
-    key = id(pod)
-    if key not in cache:
-        scheduler = facts.scheduler()
-        expl = None
-        if scheduler is not None:
-            try:
-                expl = explain(scheduler, pod)
-            except Exception:  # the model failing on one pod keeps the fallback node set
-                expl = None
-        cache[key] = expl if expl is not None and expl.groups else None
-    expl = cache[key]
-    return None if expl is None else only_short_of(expl, resource)
+    expl, _ = facts.explained(pod)  # the model failing on one pod keeps the fallback node set
+    return None if expl is None or not expl.groups else only_short_of(expl, resource)
 
 
 def _node_model(facts: ClusterFacts, name: str) -> str:

@@ -65,14 +65,22 @@ def _nodepool_types(ctx: LintContext, ps: PodSet) -> set[str] | None:
     return found or None
 
 
-def _node_types(ctx: LintContext, ps: PodSet) -> set[str] | None:
-    """Instance types of the cluster's nodes that carry the pod's nodeSelector labels."""
+def _node_types(ctx: LintContext, ps: PodSet, memo: dict[Any, set[str] | None]) -> set[str] | None:
+    """Instance types of the cluster's nodes that carry the pod's nodeSelector labels (``memo``:
+    one walk of the nodes per distinct selector, not per pod set)."""
     cluster = ctx.cluster
     sel = {k: v for k, v in node_selector(ps).items() if isinstance(v, str)}
     if cluster is None or not sel:
         return None
+    key = tuple(sorted(sel.items()))
+    if key not in memo:
+        memo[key] = _types_of_nodes(cluster.nodes, sel)
+    return memo[key]
+
+
+def _types_of_nodes(nodes: list[Any], sel: dict[str, str]) -> set[str] | None:
     found: set[str] = set()
-    for node in cluster.nodes:
+    for node in nodes:
         labels: dict[str, Any] = node.metadata.labels or {}
         if all(labels.get(k) == v for k, v in sel.items()):
             t = next((labels[k] for k in INSTANCE_TYPE_KEYS if k in labels), None)
@@ -93,29 +101,32 @@ def efa_not_requested(ctx: LintContext) -> Iterator[Finding]:
     from gpuplane.gpu.fabric import instance_fabric
 
     seen: set[int] = set()
+    node_types: dict[Any, set[str] | None] = {}
+    # The GPU pod sets of each workload, gathered once (not a walk of every pod set per workload).
+    by_source: dict[int, list[PodSet]] = {}
+    for p in ctx.gpu_podsets():
+        by_source.setdefault(id(p.source), []).append(p)
     for ps in ctx.gpu_podsets():
         src = ps.source
         if id(src) in seen or not ps.distributed:
             continue
-        types = _selected_types(ps) or _nodepool_types(ctx, ps) or _node_types(ctx, ps)
+        types = _selected_types(ps) or _nodepool_types(ctx, ps) or _node_types(ctx, ps, node_types)
         if not types:
             continue
         fabrics = [instance_fabric(t) for t in sorted(types)]
         if any(f is None or f.fabric != "efa" for f in fabrics):
             continue
         gpus_per_node = {it.gpu_count for t in types if (it := catalog().instance(t)) is not None}
+        members = by_source[id(src)]
         job_gpus = sum(
-            sum(ctx.gpu_requests(p).values()) * (p.resume_count if p.suspended else p.count)
-            for p in ctx.gpu_podsets()
-            if p.source is src
+            sum(ctx.gpu_requests(p).values()) * (p.resume_count if p.suspended else p.count) for p in members
         )
         if not gpus_per_node or job_gpus <= max(gpus_per_node):
             continue  # fits one node: NCCL stays on NVLink / PCIe
         seen.add(id(src))
         requested = any(
             EFA_RESOURCE in (c.resources("limits") or {}) or EFA_RESOURCE in (c.resources("requests") or {})
-            for p in ctx.gpu_podsets()
-            if p.source is src
+            for p in members
             for c in ctx.containers(p)
         )
         if requested:

@@ -31,16 +31,21 @@ def _scaled(value: Any, total: int, round_up: bool) -> int | None:
     return None
 
 
-def _spare_gpus(ctx: LintContext, need: dict[str, int]) -> bool | None:
-    """True when some cluster node has free GPUs for one more pod; None without a cluster."""
+def _spare_gpus(ctx: LintContext, need: dict[str, int], memo: dict[Any, bool]) -> bool | None:
+    """True when some cluster node has free GPUs for one more pod; None without a cluster.
+    ``memo`` keeps the answer per distinct ask, so a cluster of many GPU Deployments walks the
+    nodes once per ask, not once per Deployment."""
     cluster = ctx.cluster
     if cluster is None or not cluster.nodes:
         return None
-    for node in cluster.nodes:
-        free = cluster.free(node.metadata.name)
-        if all(free.get(name, 0) >= count for name, count in need.items()):
-            return True
-    return False
+    key = tuple(sorted(need.items()))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = any(
+            all(free.get(name, 0) >= count for name, count in need.items())
+            for free in (cluster.free(node.metadata.name) for node in cluster.nodes)
+        )
+    return found
 
 
 def _autoscaler_present(ctx: LintContext) -> bool:
@@ -63,6 +68,8 @@ def _autoscaler_present(ctx: LintContext) -> bool:
 )
 def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
     seen: set[int] = set()
+    spare_memo: dict[Any, bool] = {}
+    autoscaler: bool | None = None  # computed on first need: it walks every pod of the cluster
     for ps in ctx.gpu_podsets():
         src = ps.source
         if src.kind != "Deployment" or id(src) in seen:
@@ -83,16 +90,18 @@ def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
         if surge is None or unavailable is None or unavailable > 0 or surge <= 0:
             continue
         need = ctx.gpu_requests(ps)
-        spare = _spare_gpus(ctx, need) if need else None
+        spare = _spare_gpus(ctx, need, spare_memo) if need else None
         if spare is None:
             # no cluster: the upstream defaults (25%/25%) are no decision of the author; an explicit
             # maxUnavailable 0 is, and it stalls wherever the pool is full: info, not a verdict
             if "maxUnavailable" not in rolling:
                 continue
             severity = "info"
-        elif spare or _autoscaler_present(ctx):
-            continue  # a node can host the surge pod now, or the autoscaler adds one
         else:
+            if not spare and autoscaler is None:
+                autoscaler = _autoscaler_present(ctx)
+            if spare or autoscaler:
+                continue  # a node can host the surge pod now, or the autoscaler adds one
             severity = "warning"
         if "maxUnavailable" in rolling:
             path: FieldPath = ("spec", "strategy", "rollingUpdate", "maxUnavailable")

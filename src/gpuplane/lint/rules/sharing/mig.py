@@ -69,6 +69,7 @@ def _single_strategy_nodes(ctx: LintContext) -> list[str]:
 def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
     known: dict[str, list[str]] | None = None
     advertised: set[str] | None = None
+    single_strategy: bool | None = None  # both walk every node: once per run, not per request
     for ps in ctx.gpu_podsets():
         for c in ctx.containers(ps):
             for name, _count, path in _container_requests(c):
@@ -93,7 +94,11 @@ def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
                     continue
                 if advertised is None:
                     advertised = _advertised(ctx)
-                if name in advertised or _single_strategy_nodes(ctx):
+                if name in advertised:
+                    continue
+                if single_strategy is None:
+                    single_strategy = bool(_single_strategy_nodes(ctx))
+                if single_strategy:
                     continue
                 yield ctx.report(
                     ps.source,
