@@ -4,6 +4,8 @@ This module sits above both engines and names their rule packages for the neutra
 (:mod:`gpuplane.ruleset`), so neither engine loads the other. ``gpuplane rules``, ``explain``,
 ``lint`` (rule-id validation, SARIF), MCP and ``ask`` read the catalog from here.
 
+The catalog is read from the cached rule index (:mod:`gpuplane.ruleset.index`) when it is
+fresh, so ``rules`` and ``explain`` import no rule module.
 ``python -m gpuplane.rule_catalog [OUT_DIR]`` writes ``<id>.md`` per rule and an ``index.md``
 (the Ruff model: the docs site is generated from the code, never written twice). Every page
 gets a ``## Background`` section linking the rule's knowledge-base section

@@ -125,3 +125,123 @@ def test_help_does_not_import_the_schema_libraries() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "LOADED []" in proc.stderr
+
+
+# -- the schema walk finds exactly what a compiled validator's AdditionalProperties errors find --
+
+SCHEMA_VERSION = "1.33"
+
+
+def _validator_unknowns(kind: str, api_version: str, data: dict) -> list[tuple[tuple, list[str]]]:
+    import jsonschema_rs
+
+    from gpuplane.generate.validate import _core_validator
+
+    validator = _core_validator(SCHEMA_VERSION, kind, api_version)
+    additional = jsonschema_rs.ValidationErrorKind.AdditionalProperties
+    found = [
+        (tuple(e.instance_path), sorted(e.kind.unexpected))
+        for e in validator.iter_errors(data)
+        if isinstance(e.kind, additional)
+    ]
+    return sorted(found)
+
+
+def _walk_unknowns(kind: str, api_version: str, data: dict) -> list[tuple[tuple, list[str]]]:
+    from gpuplane.lint.rules.gpu.manifest_schema import _skeleton, unknown_fields
+
+    schema, defs = _skeleton(SCHEMA_VERSION, kind, api_version)  # the stripped schema the rule walks
+    found = unknown_fields(data, schema, defs)
+    return sorted((p, sorted(names)) for p, names in found)
+
+
+_FIELD_NAMES = [
+    "spec",
+    "template",
+    "containers",
+    "resources",
+    "limits",
+    "securityContext",
+    "foo",
+    "metadata",
+    "labels",
+    "name",
+    "image",
+    "volumes",
+    "emptyDir",
+    "tolerations",
+    "bar",
+    "affinity",
+    "nodeAffinity",
+    "env",
+    "value",
+    "ports",
+    "containerPort",
+    "initContainers",
+]
+
+
+def test_walk_matches_jsonschema_rs_on_random_documents() -> None:
+    """Random nestings of real and bogus field names under a Deployment: the same unknown fields."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["x", "1Gi"]))
+    tree = st.recursive(
+        leaf,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_FIELD_NAMES), inner, max_size=4)
+        ),
+        max_leaves=25,
+    )
+
+    @settings(max_examples=150, deadline=None)
+    @given(spec=st.dictionaries(st.sampled_from(_FIELD_NAMES), tree, max_size=4))
+    def check(spec: dict) -> None:
+        data = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}
+        assert _walk_unknowns("Deployment", "apps/v1", data) == _validator_unknowns(
+            "Deployment", "apps/v1", data
+        )
+
+    check()
+
+
+def test_walk_matches_jsonschema_rs_on_the_realworld_corpus() -> None:
+    import os
+
+    import pytest
+    import yaml
+
+    corpus = os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "shared", "realworld", "lint", "corpus"
+    )
+    if not os.path.isdir(corpus):
+        pytest.skip("../shared/realworld/lint/corpus is not present")
+    kinds = {
+        ("v1", "Pod"),
+        ("apps/v1", "Deployment"),
+        ("apps/v1", "StatefulSet"),
+        ("apps/v1", "DaemonSet"),
+        ("batch/v1", "Job"),
+        ("batch/v1", "CronJob"),
+    }
+    compared = 0
+    for directory, _, names in os.walk(corpus):
+        for name in sorted(names):
+            if not name.endswith((".yaml", ".yml")):
+                continue
+            try:
+                with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                    docs = list(yaml.load_all(handle, Loader=yaml.CSafeLoader))
+            except (yaml.YAMLError, UnicodeDecodeError):
+                continue
+            for doc in docs:
+                if not isinstance(doc, dict) or (doc.get("apiVersion"), doc.get("kind")) not in kinds:
+                    continue
+                try:
+                    expected = _validator_unknowns(doc["kind"], doc["apiVersion"], doc)
+                except (ValueError, TypeError):
+                    continue  # not JSON (a YAML date): the validator cannot take it
+                assert _walk_unknowns(doc["kind"], doc["apiVersion"], doc) == expected, name
+                compared += 1
+    assert compared > 100

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 
+from gpuplane.cache import cache_dir
 from gpuplane.knowledge import SECTIONS_DIR, Section, sections
 from gpuplane.knowledge.rule_source import RuleSource, current
 
@@ -450,16 +451,6 @@ def _build_index(rules: RuleSource | None) -> Index:
 # rule modules) so that any edit rebuilds it. Any cache problem just rebuilds.
 
 CACHE_VERSION = 2
-
-
-def cache_dir() -> str | None:
-    """``$GPUPLANE_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpuplane``, else ``~/.cache/gpuplane``;
-    None when ``GPUPLANE_CACHE_DIR`` is set to ``off``."""
-    env = os.environ.get("GPUPLANE_CACHE_DIR")
-    if env:
-        return None if env.lower() in ("off", "0", "none") else env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "gpuplane")
 
 
 def _input_files(rules: RuleSource | None) -> list[str]:

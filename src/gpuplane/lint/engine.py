@@ -9,7 +9,7 @@ applies suppression (``gpuplane.io/ignore`` annotation, config file, --disable /
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,9 @@ from gpuplane.lint.context import LintContext
 from gpuplane.lint.coverage import Skipped, not_analysed
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
 from gpuplane.lint.placeholders import placeholder_fields, under_placeholder
+from gpuplane.lint.reads import READS_SOURCES, needed, reads_of_module
 from gpuplane.ruleset import RuleMeta, load
+from gpuplane.ruleset.registry import module_reads
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 # The rule packages `gpuplane lint` runs by default, given to the neutral registry (gpuplane.ruleset);
@@ -160,6 +162,11 @@ def _label(obj: Manifest) -> str:
     return object_label(obj)
 
 
+def lint_rules() -> list[RuleMeta]:
+    """The lint rules, from the rule index when fresh (which records what each module reads)."""
+    return load(LINT_RULE_PACKAGES, reads_of=reads_of_module, extra_sources=READS_SOURCES)
+
+
 def select_rules(
     config: LintConfig, *, with_cluster: bool, rules: Iterable[RuleMeta] | None = None
 ) -> list[RuleMeta]:
@@ -168,7 +175,7 @@ def select_rules(
     From the default catalog, opt-in rules run only when the config asks for them (profile
     ``all``, or their id in ``enable``); a caller that passes ``rules`` has chosen them."""
     chosen = []
-    for meta in rules if rules is not None else load(LINT_RULE_PACKAGES):
+    for meta in rules if rules is not None else lint_rules():
         if meta.category == "cluster" and not config.enable:
             continue  # cluster rules belong to `gpuplane diagnose`
         if not config.rule_enabled(meta.id):
@@ -181,12 +188,43 @@ def select_rules(
     return chosen
 
 
+# Built-in kinds that never hold a pod template: input made only of these has no pod set, and
+# linting it (a ConfigMap in a pre-commit hook) need not load the workload model.
+PODLESS_KINDS = frozenset(
+    {
+        ("", "ConfigMap"),
+        ("", "Namespace"),
+        ("", "Service"),
+        ("", "ServiceAccount"),
+        ("", "PersistentVolumeClaim"),
+        ("", "PersistentVolume"),
+        ("", "ResourceQuota"),
+        ("", "LimitRange"),
+        ("", "Node"),
+        ("", "Endpoints"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("storage.k8s.io", "StorageClass"),
+        ("policy", "PodDisruptionBudget"),
+        ("autoscaling", "HorizontalPodAutoscaler"),
+        ("networking.k8s.io", "Ingress"),
+        ("networking.k8s.io", "NetworkPolicy"),
+        ("rbac.authorization.k8s.io", "Role"),
+        ("rbac.authorization.k8s.io", "RoleBinding"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    }
+)
+
+
 def expand_podsets(
     objects: list[Manifest], cluster: ClusterState | None, problems: list | None = None
 ) -> list:
     """PodSets of every workload in ``objects`` (expanded once for all rules; never raises), and
     of the pod specs found inside custom resources no expander knows (``discover``).
     Objects or templates that could not be expanded are appended to ``problems``."""
+    if all((o.group, o.kind) in PODLESS_KINDS for o in objects):
+        return []
     from gpuplane.k8s.workloads import expand_all  # deferred for start-up time
 
     nodes = cluster.nodes if cluster is not None else None
@@ -227,6 +265,24 @@ def _on_placeholder(finding: Finding, cache: dict[int, list[FieldPath]]) -> bool
     return bool(fields) and under_placeholder(fields, path)
 
 
+def _reporting_modules(
+    objects: list[Manifest], podsets: list, problems: list, cluster: ClusterState | None
+) -> Callable[[str], bool]:
+    """Which rule modules can report on this input: from the rule index's reads, without a
+    cluster (with one, a rule may look anywhere in it); every module when the index is stale."""
+    reads = module_reads(LINT_RULE_PACKAGES, READS_SOURCES) if cluster is None else None
+    if reads is None:
+        return lambda module: True
+    kinds = {o.kind for o in objects}
+    has_podsets = bool(podsets) or bool(problems)
+
+    def can_report(module: str) -> bool:
+        module_read = reads.get(module)
+        return module_read is None or needed(module_read, kinds, has_podsets)
+
+    return can_report
+
+
 def _run(
     objects: list[Manifest],
     cluster: ClusterState | None,
@@ -245,7 +301,10 @@ def _run(
     suppressed: list[Suppressed] = []
     placeholder_cache: dict[int, list[FieldPath]] = {}
     seen: set[tuple[str, int, tuple]] = set()  # one finding per (rule, object, field): shared templates
+    can_report = _reporting_modules(objects, podsets, problems, cluster)
     for meta in select_rules(config, with_cluster=cluster is not None, rules=rules):
+        if not can_report(meta.check.__module__):
+            continue  # nothing in the input it reads: not even imported (gpuplane.lint.reads)
         ctx.rule = meta
         try:
             for finding in meta.check(ctx):

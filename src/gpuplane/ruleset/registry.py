@@ -11,6 +11,7 @@ a lower layer never loads a higher one.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Callable, Iterable
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
+
+from gpuplane.ruleset import index
 
 # Severities of spec/rules.md, most severe first (gpuplane.lint.finding.SEVERITIES).
 SEVERITIES = ("error", "warning", "info")
@@ -132,6 +135,51 @@ def rule(
     return decorate
 
 
+def lazy_check(module: str, qualname: str, rule_id: str) -> CheckFn:
+    """A rule's check function from the rule index: it imports ``module`` on first call (which
+    registers the real function) and calls that. It carries the real function's module and
+    qualified name."""
+
+    def check(ctx: Any, *args: Any) -> Any:
+        importlib.import_module(module)
+        return _RULES[rule_id].check(ctx, *args)
+
+    check.__module__ = module
+    check.__qualname__ = qualname
+    return check
+
+
+def record(meta: RuleMeta) -> dict[str, Any]:
+    """``meta`` as a rule-index record (:mod:`gpuplane.ruleset.index`)."""
+    return {
+        "id": meta.id,
+        "severity": meta.severity,
+        "category": meta.category,
+        "summary": meta.summary,
+        "context": meta.context,
+        "fixable": meta.fixable,
+        "tier": meta.tier,
+        "module": meta.check.__module__,
+        "function": meta.check.__qualname__,
+    }
+
+
+def _from_record(rec: dict[str, Any]) -> RuleMeta:
+    module = rec["module"]
+    module_dir = os.path.dirname(os.path.join(index.PACKAGE_ROOT, *module.split(".")[1:]))
+    return RuleMeta(
+        id=rec["id"],
+        severity=rec["severity"],
+        category=rec["category"],
+        summary=rec["summary"],
+        docs_path=os.path.join(module_dir, f"{rec['id']}.md"),
+        context=rec["context"],
+        fixable=rec["fixable"],
+        tier=rec["tier"],
+        check=lazy_check(module, rec["function"], rec["id"]),
+    )
+
+
 def _import_tree(package_name: str) -> None:
     """Import a rule package and every module below it (private ``_`` modules are imported by
     the rule modules that need them)."""
@@ -152,18 +200,50 @@ def _in(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
+ReadsOf = Callable[[str], list[str]]
+
+
 @cache
-def _load(packages: tuple[str, ...]) -> tuple[RuleMeta, ...]:
+def _load(
+    packages: tuple[str, ...], reads_of: ReadsOf | None, extra: tuple[str, ...]
+) -> tuple[RuleMeta, ...]:
+    doc = index.lookup(packages, extra)
+    if doc is not None:  # a fresh rule index: metadata without importing any rule module
+        return tuple(_from_record(r) for r in doc["rules"])
+    metas = imported(packages)
+    modules = sorted({m.check.__module__ for m in metas})
+    reads = {m: reads_of(m) if reads_of is not None else [index.ALWAYS] for m in modules}
+    index.store(packages, extra, [record(m) for m in metas], reads)
+    return metas
+
+
+@cache
+def imported(packages: tuple[str, ...]) -> tuple[RuleMeta, ...]:
+    """The rules of these packages as their modules register them (importing every module)."""
     for name in packages:
         _import_tree(name)
     return tuple(sorted((m for m in _RULES.values() if _in(m.check.__module__, packages)), key=_order))
 
 
-def load(packages: Iterable[str]) -> list[RuleMeta]:
-    """The rules of these packages (imported on first call), by category (catalog order), then id."""
-    return list(_load(tuple(packages)))
+def load(
+    packages: Iterable[str], *, reads_of: ReadsOf | None = None, extra_sources: tuple[str, ...] = ()
+) -> list[RuleMeta]:
+    """The rules of these packages, by category (catalog order), then id.
+
+    From the cached rule index (:mod:`gpuplane.ruleset.index`) when it matches the sources,
+    with checks that import their module on first call; else every module is imported and the
+    index rewritten, with ``reads_of(module)`` (what a module reads, for the layer above to skip
+    modules; always run when not given) and a fingerprint of the packages and of the
+    ``extra_sources`` modules that decide the reads."""
+    return list(_load(tuple(packages), reads_of, extra_sources))
 
 
-def find(rule_id: str, packages: Iterable[str]) -> RuleMeta | None:
-    """One rule of these packages by id, or None."""
-    return next((m for m in _load(tuple(packages)) if m.id == rule_id), None)
+def module_reads(packages: Iterable[str], extra_sources: tuple[str, ...] = ()) -> dict[str, list[str]] | None:
+    """What each module of ``packages`` reads, from a fresh index (None without one)."""
+    doc = index.lookup(tuple(packages), extra_sources)
+    return None if doc is None else doc["reads"]
+
+
+def find(rule_id: str, packages: Iterable[str], **kwargs: Any) -> RuleMeta | None:
+    """One rule of these packages by id, or None (``kwargs`` as for :func:`load`)."""
+    return next((m for m in load(packages, **kwargs) if m.id == rule_id), None)

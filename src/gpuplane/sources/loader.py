@@ -28,15 +28,17 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import msgspec
 import yaml
 
 from gpuplane.k8s import kindless
 from gpuplane.k8s.manifest import FieldPath, LoadError, Manifest
 from gpuplane.sources import limits
 from gpuplane.sources.locate import _ROOT, DocumentLocator, LineIndex
+
+if TYPE_CHECKING:
+    import msgspec
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -159,6 +161,8 @@ class DuplicateKeyError(yaml.YAMLError):
 
 def _go_repr(key: Any) -> str:
     """A key as go-yaml's ``%#v`` prints it: strings quoted, numbers and booleans bare."""
+    import msgspec  # deferred for start-up time: YAML input never needs it
+
     if isinstance(key, str):
         return msgspec.json.encode(key).decode()
     if isinstance(key, bool):
@@ -714,6 +718,8 @@ def json_duplicate(text: str, path: str) -> LoadError | None:
 
 def _load_json(text: str, path: str, strict: bool) -> LoadResult | None:
     """Objects of a JSON text; None when it is not JSON and ``strict`` is off (then it is YAML)."""
+    import msgspec  # deferred for start-up time: YAML input never needs it
+
     result = LoadResult()
     buf = text.encode()
     stripped = text.lstrip()
@@ -755,6 +761,8 @@ def _load_json(text: str, path: str, strict: bool) -> LoadResult | None:
 
 
 def _decode_str(raw: msgspec.Raw | None) -> str:
+    import msgspec  # deferred for start-up time: YAML input never needs it
+
     if raw is None:
         return ""
     try:
@@ -768,6 +776,8 @@ def _collect_json_list(
     buf: bytes, top: dict[str, msgspec.Raw], kind: str, path: str, result: LoadResult
 ) -> None:
     """Unpack a JSON ``List``/``*List`` item by item, each with its line and a lazy locator."""
+    import msgspec  # deferred for start-up time: YAML input never needs it
+
     try:
         items = msgspec.json.decode(top["items"], type=list[msgspec.Raw] | None) or []
     except msgspec.ValidationError:
@@ -836,6 +846,8 @@ def _line_at(buf: bytes, raw: msgspec.Raw) -> int:
 
 
 def _note_list_metadata(raw: msgspec.Raw | None, result: LoadResult) -> None:
+    import msgspec  # deferred for start-up time: YAML input never needs it
+
     if raw is None:
         return
     try:

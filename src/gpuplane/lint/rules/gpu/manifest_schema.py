@@ -7,10 +7,10 @@ and client-go without strict validation send it and the API server drops it sile
 setting the author meant does nothing, and nothing says so.
 
 How: the built-in workload kinds that run GPUs (``ctx.gpu_podsets()`` sources) are validated
-against the strict schemas kubernetes-validate bundles (``additionalProperties: false``) with
-the jsonschema-rs validators of :mod:`gpuplane.generate.validate` (compiled once per
-(version, kind)). Only ``additionalProperties`` violations are reported; fields of a wrong
-type are ``pod-template-invalid``'s job.
+against the strict schemas kubernetes-validate bundles (``additionalProperties: false``) by
+:func:`unknown_fields`, a walk of the schema's ``properties``/``items``/``$ref`` that needs no
+compiled validator (compiling one was half of a one-file lint's start-up, issue 14 item 4).
+Only unknown fields are reported; fields of a wrong type are ``pod-template-invalid``'s job.
 
 Wording: the API server's strict decoder (k8s.io/apimachinery
 ``pkg/runtime/serializer/json``, ``strict decoding error: unknown field "<path>"``) wrapped in
@@ -23,9 +23,11 @@ strict decoding error: unknown field "spec.template.spec.initContainers[0].resta
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import re
+import zlib
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -104,10 +106,84 @@ def _kind_schema(version: str, kind: str, api_version: str) -> dict[str, Any] | 
         return None
 
 
+def _strip(schema: Any) -> Any:
+    """The parts of a schema :func:`unknown_fields` reads: ``$ref``, ``properties``, ``items``,
+    ``additionalProperties`` (descriptions, types and enums are most of the bytes)."""
+    if not isinstance(schema, dict):
+        return None
+    out: dict[str, Any] = {}
+    if isinstance(schema.get("$ref"), str):
+        out["$ref"] = schema["$ref"]
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {k: _strip(v) or {} for k, v in schema["properties"].items()}
+    if isinstance(schema.get("items"), dict):
+        out["items"] = _strip(schema["items"])
+    extra = schema.get("additionalProperties")
+    if extra is False or isinstance(extra, dict):
+        out["additionalProperties"] = extra if extra is False else _strip(extra)
+    return out
+
+
+def _build_skeleton(version: str, kind: str, api_version: str) -> dict[str, Any] | None:
+    root = _kind_schema(version, kind, api_version)
+    if root is None:
+        return None
+    defs = _definitions(version)
+    kept: dict[str, Any] = {}
+    todo = [_strip(root)]
+    skeleton = {"root": todo[0], "defs": kept}
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, dict):
+            continue
+        ref = _REF.match(node["$ref"]) if "$ref" in node else None
+        if ref and ref.group(1) not in kept and ref.group(1) in defs:
+            kept[ref.group(1)] = stripped = _strip(defs[ref.group(1)])
+            todo.append(stripped)
+        todo.extend((node.get("properties") or {}).values())
+        todo.extend(v for k, v in node.items() if k in ("items", "additionalProperties"))
+    return skeleton
+
+
+@lru_cache(maxsize=32)
+def _skeleton(version: str, kind: str, api_version: str) -> tuple[Any, dict[str, Any]] | None:
+    """``(kind schema, the definitions it reaches)``, stripped by :func:`_strip`: for a Pod about
+    5% of the 1.3 MB of bundled definitions, kept in the cache folder so that a one-file lint
+    does not parse all of them each run (issue 14 item 4). The cache file is named after the
+    bundled definitions' path, size and time, so another kubernetes-validate rebuilds it."""
+    from gpuplane.cache import cache_dir, write_atomically  # deferred for start-up time
+    from gpuplane.generate.validate import _schema_dir
+
+    source = _schema_dir(version) / "_definitions.json"
+    folder = cache_dir()
+    path = None
+    try:
+        stat = source.stat()
+    except OSError:
+        return None
+    if folder is not None:
+        key = zlib.crc32(f"{source}\0{stat.st_size}\0{stat.st_mtime_ns}\0{kind}\0{api_version}".encode())
+        path = Path(folder) / f"schema-skeleton-{version}-{key:08x}.json"
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            return doc["root"], doc["defs"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    built = _build_skeleton(version, kind, api_version)
+    if built is None:
+        return None
+    if path is not None:
+        with contextlib.suppress(OSError):  # an unwritable cache only costs the next run time
+            write_atomically(str(path), json.dumps(built, separators=(",", ":")).encode())
+    return built["root"], built["defs"]
+
+
 def _known_fields(version: str, kind: str, api_version: str, path: FieldPath) -> list[str]:
     """Property names the schema defines for the object at ``path`` (for suggestions)."""
-    schema = _kind_schema(version, kind, api_version)
-    defs = _definitions(version)
+    found = _skeleton(version, kind, api_version)
+    if found is None:
+        return []
+    schema, defs = found
     for step in (*path, None):
         seen = 0
         while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and seen < 32:
@@ -119,6 +195,49 @@ def _known_fields(version: str, kind: str, api_version: str, path: FieldPath) ->
         schema = schema.get("items") if isinstance(step, int) else (schema.get("properties") or {}).get(step)
     props = schema.get("properties") if isinstance(schema, dict) else None
     return list(props) if isinstance(props, dict) else []
+
+
+def _resolve(schema: Any, defs: dict[str, Any]) -> Any:
+    seen = 0
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and seen < 32:
+        ref = _REF.match(schema["$ref"])
+        schema = defs.get(ref.group(1)) if ref else None
+        seen += 1
+    return schema
+
+
+def unknown_fields(
+    data: Any, schema: Any, defs: dict[str, Any], path: FieldPath = ()
+) -> Iterator[tuple[FieldPath, list[str]]]:
+    """``(object path, [unknown keys])`` wherever ``data`` has keys its strict schema forbids,
+    depth first in the data's key order.
+
+    This is JSON Schema's ``additionalProperties: false`` over ``properties``, ``items``,
+    ``additionalProperties`` schemas (maps) and ``$ref``, the only keywords of the bundled
+    strict schemas that reach nested objects (``oneOf`` there is int-or-string only), so it
+    finds what a compiled validator's AdditionalProperties errors find (tests/lint/rules
+    compare it with jsonschema-rs) without compiling 1.3 MB of definitions for each run.
+    """
+    schema = _resolve(schema, defs)
+    if not isinstance(schema, dict):
+        return
+    if isinstance(data, dict):
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        extra = schema.get("additionalProperties", True)
+        unexpected = [k for k in data if k not in props] if extra is False else []
+        if unexpected:
+            yield path, [str(k) for k in unexpected]
+        for key, value in data.items():
+            sub = props.get(key) if key in props else (extra if isinstance(extra, dict) else None)
+            if sub is not None and isinstance(value, dict | list):
+                yield from unknown_fields(value, sub, defs, (*path, key))
+    elif isinstance(data, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for i, value in enumerate(data):
+                if isinstance(value, dict | list):
+                    yield from unknown_fields(value, items, defs, (*path, i))
 
 
 def _dotted(path: FieldPath) -> str:
@@ -152,30 +271,12 @@ def manifest_unknown_field(ctx: LintContext) -> Iterator[Finding]:
     version = _target_version(ctx)
     if version is None:
         return
-    import jsonschema_rs  # deferred for start-up time
-
-    from gpuplane.generate.validate import _core_validator
-
-    additional = jsonschema_rs.ValidationErrorKind.AdditionalProperties
     for src in sources:
-        validator = _core_validator(version, src.kind, src.api_version)
-        if validator is None:
+        found = _skeleton(version, src.kind, src.api_version)
+        if found is None:
             continue
-        data = src.data
-        try:
-            if validator.is_valid(data):
-                continue
-        except (ValueError, TypeError):
-            # a value JSON has no type for (a YAML date, a non-string key): validate its JSON form
-            try:
-                data = json.loads(json.dumps(data, default=str))
-            except (ValueError, TypeError):
-                continue
-        errors = [
-            (tuple(e.instance_path), list(e.kind.unexpected))
-            for e in validator.iter_errors(data)
-            if isinstance(e.kind, additional)
-        ]
+        schema, defs = found
+        errors = list(unknown_fields(src.data, schema, defs))
         label = obj_label(src)
         api = src.api_version.rsplit("/", 1)[-1]
         for parent, names in errors:

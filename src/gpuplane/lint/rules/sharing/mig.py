@@ -10,7 +10,6 @@ from gpuplane.gpu.labels import GPU_PRODUCT as GPU_PRODUCT_LABEL
 from gpuplane.gpu.labels import MIG_CONFIG as MIG_CONFIG_LABEL
 from gpuplane.gpu.labels import MIG_STRATEGY as MIG_STRATEGY_LABEL
 from gpuplane.k8s.kindless import PSEUDO_GROUP
-from gpuplane.k8s.selectors import node_selection_key, pod_matches_required_node_affinity
 from gpuplane.lint.context import object_label as obj_label
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import where
@@ -114,6 +113,8 @@ def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
 def _candidate_nodes(ctx: LintContext, ps: PodSet) -> list[Any]:
     """Nodes the pod may land on: its nodeSelector and required node affinity, matched as
     kube-scheduler's NodeAffinity filter does (:func:`gpuplane.k8s.selectors`)."""
+    from gpuplane.k8s.selectors import pod_matches_required_node_affinity  # deferred for start-up time
+
     nodes = ctx.cluster.nodes if ctx.cluster is not None else []
     pod = ps.pod()
     return [n for n in nodes if pod_matches_required_node_affinity(pod, n)]
@@ -135,6 +136,9 @@ def _allocatable_count(ctx: LintContext, node: Any, name: str) -> int:
 def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
     if ctx.cluster is None or not ctx.cluster.nodes:
         return
+    # deferred for start-up time: a one-file lint of a mig-parted ConfigMap needs no node model
+    from gpuplane.k8s.selectors import node_selection_key
+
     # The verdict depends on the pod only through its node selection and the resource name, so it
     # is computed once per distinct (selection, name): diagnose runs this rule on every workload of
     # a cluster, and walking every node for every pod set cost pods x nodes.
@@ -254,12 +258,16 @@ def _mig_parted_configs(
     context="optional",
 )
 def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
-    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
+    parted = _mig_parted_configs(ctx)
+    if not parted:
+        return  # nor any label to check against a config (_check_mig_labels needs its entries)
+    # deferred for start-up time: input without a mig-parted config never loads the catalog
+    from gpuplane.gpu.catalog import catalog
     from gpuplane.gpu.mig import layout_fits, parse_mig_parted_config
 
     all_entries: dict[str, list[Any]] = {}
-    for cm, label, anchor, content in _mig_parted_configs(ctx):
-        cat = catalog()  # here, not above: a file without mig-parted configs never loads the catalog
+    cat = catalog()
+    for cm, label, anchor, content in parted:
         configs, problems = parse_mig_parted_config(content)
         for problem in problems:
             where = ".".join(str(p) for p in problem.path)
