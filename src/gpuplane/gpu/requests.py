@@ -21,12 +21,14 @@ its own finding (gpu-fractional-quantity), so an invalid pod never counts as a G
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuplane.gpu.resources import classify, is_gpu_resource
-from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.quantity import NANO, QuantityError, nano_value
 from gpuplane.k8s.requests import aggregate_requests, pod_requests
+
+if TYPE_CHECKING:  # annotations only: importing this must not load msgspec (one-file lint)
+    from gpuplane.k8s.objects import Pod
 
 # classify() kinds that count devices of any accelerator (HAMi memory/core shares and Intel
 # monitoring do not): GPUs, MIG slices, shared replicas, and TPUs/Neuron/Gaudi/Intel tiles.

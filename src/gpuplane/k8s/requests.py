@@ -31,10 +31,12 @@ the container and resource; the API server would have rejected such a pod.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpuplane.k8s.objects import Container, Pod
 from gpuplane.k8s.quantity import NANO, QuantityError, nano_value
+
+if TYPE_CHECKING:  # annotations only: importing this must not load msgspec (one-file lint)
+    from gpuplane.k8s.objects import Container, Pod
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",

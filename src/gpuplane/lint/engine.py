@@ -333,5 +333,7 @@ def _run(
     ctx.rule = None
     findings.sort(key=Finding.sort_key)
     suppressed.sort(key=lambda s: s.finding.sort_key())
-    skipped = not_analysed(objects, podsets, problems, ctx.read_kinds)
+    # built-in kinds without pod templates are never "not analysed": no need to load the workload model
+    podless = all((o.group, o.kind) in PODLESS_KINDS for o in objects)
+    skipped = [] if podless else not_analysed(objects, podsets, problems, ctx.read_kinds)
     return LintResult(findings, len(objects), failures, suppressed, skipped)
