@@ -53,8 +53,7 @@ def generate(
     """
     import json
 
-    # deferred for start-up time
-    from gpuplane.generate.blueprint import BlueprintError, BlueprintReadError, json_schema, load_blueprint
+    from gpuplane.generate.blueprint import json_schema  # deferred for start-up time
 
     if schema:
         click.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
@@ -63,18 +62,17 @@ def generate(
         fail("missing BLUEPRINT (or use --schema)")
     if output is None and not explain_decisions:
         fail("give -o DIR for the output folder (or --explain to only print the decisions)")
-    from gpuplane.generate.engine import generate as run  # deferred for start-up time
+    from gpuplane.app import generate as generate_app  # deferred for start-up time
+    from gpuplane.app.outcome import AppError
     from gpuplane.generate.explain import format_decisions
-    from gpuplane.generate.output import OutputRefused, write_bundle
 
     try:
-        result = run(load_blueprint(blueprint), crds_dir)
-    except BlueprintReadError as exc:  # the file itself: one line, which already names it
+        result = generate_app.render(generate_app.GenerateRequest(blueprint, crds_dir=crds_dir))
+    except generate_app.BlueprintRefused as exc:
+        if not exc.unreadable:  # the file itself: one line, which already names it
+            for problem in exc.problems:
+                click.echo(f"{blueprint}: {problem}", err=True)
         fail(str(exc))
-    except BlueprintError as exc:
-        for problem in exc.problems:
-            click.echo(f"{blueprint}: {problem}", err=True)
-        fail(f"{blueprint}: blueprint refused ({len(exc.problems)} problem(s)); nothing written")
     if result.schema_errors:
         for err in result.schema_errors:
             click.echo(f"gpuplane: generated object invalid: {err}", err=True)
@@ -83,9 +81,9 @@ def generate(
         click.echo(format_decisions(result.bundle.decisions))
     if output is not None:
         try:
-            paths = write_bundle(result.bundle, output, force=force)
-        except OSError as exc:
-            fail(f"-o {exc}" if isinstance(exc, OutputRefused) else f"-o {output}: cannot write: {exc}")
+            paths = generate_app.write(result, output, "-o", force=force)
+        except AppError as exc:
+            fail(str(exc))
         hint = "no CRD for them in --crds" if crds_dir else "give --crds"
         unchecked = (
             f"; not schema-checked ({hint}): {', '.join(result.unchecked_kinds)}"

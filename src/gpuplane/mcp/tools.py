@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from gpuplane.app.inputs import INLINE_NAME, ClusterCache
+from gpuplane.app.inputs import ClusterCache
 from gpuplane.app.outcome import MCP, AppError, Messages
 from gpuplane.app.paging import ListFilter
 from gpuplane.ruleset.registry import CATEGORIES
@@ -858,86 +858,32 @@ def generate(
 
     Without ``output_dir`` nothing is written: the files come back in the result. With it, the
     folder must lie inside the server's root (and follows ``generate -o``'s rules)."""
-    import yaml  # deferred for start-up time
-
-    from gpuplane.generate.blueprint import BlueprintError, load_blueprint, parse_blueprint
-    from gpuplane.generate.engine import generate as run
-    from gpuplane.generate.output import OutputRefused, bundle_files, write_bundle
+    from gpuplane.app import generate as generate_app  # deferred for start-up time
 
     if (blueprint is None or not blueprint.strip()) == (blueprint_path is None):
         raise ToolInputError("give exactly one of blueprint (YAML text) or blueprint_path")
+    request = generate_app.GenerateRequest(
+        blueprint_path=_check_path(blueprint_path, "blueprint_path") if blueprint_path is not None else None,
+        blueprint_text=blueprint,
+    )
     try:
-        if blueprint_path is not None:
-            name = _check_path(blueprint_path, "blueprint_path")
-            bp = load_blueprint(name)
-        else:
-            name = INLINE_NAME
-            try:
-                data = yaml.load(blueprint or "", Loader=yaml.CSafeLoader)
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                where = f"{name}:{mark.line + 1}" if mark is not None else name
-                raise BlueprintError(
-                    [f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]
-                ) from None
-            bp = parse_blueprint(data)
-        result = run(bp)
-    except BlueprintError as exc:
-        problems = "; ".join(exc.problems)
+        result = generate_app.render(request)
+    except generate_app.BlueprintRefused as exc:
         raise ToolInputError(
-            f"{name}: blueprint refused ({_plural(len(exc.problems), 'problem')}); "
-            f"nothing written: {problems}"
+            f"{exc.name}: blueprint refused ({_plural(len(exc.problems), 'problem')}); "
+            f"nothing written: {'; '.join(exc.problems)}"
         ) from None
     if result.schema_errors:
         raise ToolInputError(
             "generated configuration failed schema validation; nothing written: "
             + "; ".join(result.schema_errors)
         )
-    rendered = bundle_files(result.bundle)
     out = _check_path(output_dir, "output_dir") if output_dir else None
     if out is not None:
-        try:
-            write_bundle(result.bundle, out)
-        except OSError as exc:
-            raise ToolInputError(
-                f"output_dir {exc}"
-                if isinstance(exc, OutputRefused)
-                else f"output_dir {out}: cannot write: {exc.strerror or exc}"
-            ) from None
-    files = []
-    for rel, text in rendered.items():
-        entry: dict[str, Any] = {"path": rel, "bytes": len(text.encode("utf-8"))}
-        if include_contents or out is None:
-            entry["content"] = text
-        files.append(entry)
-    objects = [
-        {
-            "stage": key,
-            "apiVersion": obj.get("apiVersion"),
-            "kind": obj.get("kind"),
-            "namespace": (obj.get("metadata") or {}).get("namespace"),
-            "name": (obj.get("metadata") or {}).get("name"),
-        }
-        for key, stage in result.bundle.stages.items()
-        for obj in stage.objects
-    ]
-    document: dict[str, Any] = {
-        "output_dir": os.path.abspath(out) if out is not None else None,
-        "files": files,
-        "objects": objects,
-        "helm_releases": [
-            {
-                "release": r.release,
-                "chart": r.chart,
-                "repo": r.repo,
-                "version": r.version,
-                "namespace": r.namespace,
-            }
-            for r in result.bundle.releases
-        ],
-        "decisions": [d.to_json() for d in result.bundle.decisions],
-        "unchecked_kinds": list(result.unchecked_kinds),
-    }
+        generate_app.write(result, out, "output_dir")
+    document = generate_app.bundle_document(result, out, include_contents=include_contents)
+    files = document["files"]
+    objects = document["objects"]
     where = (
         f"wrote to {document['output_dir']}"
         if out is not None
