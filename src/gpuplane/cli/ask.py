@@ -12,9 +12,7 @@ import sys
 
 import click
 
-from gpuplane.cli.common import emit_json, fail, format_option
-
-MAX_QUESTION = 2000
+from gpuplane.cli.common import cli_messages, emit_json, fail, format_option
 
 
 @click.command()
@@ -53,33 +51,18 @@ def ask(question: str, fmt: str, max_sections: int, offline: bool) -> None:
     \b
     Exit codes: 0 answered (or no knowledge found, said so), 2 empty or too long question.
     """
-    question = " ".join(question.split())
-    if not question:
-        fail("ask: the question is empty.")
-    if len(question) > MAX_QUESTION:
-        fail(f"ask: the question is longer than {MAX_QUESTION} characters.")
-
-    from gpuplane.knowledge import KnowledgeError  # deferred for start-up time
-    from gpuplane.knowledge.answer import answer
-    from gpuplane.rule_catalog import install_in_knowledge
-
-    install_in_knowledge()
+    from gpuplane.app import ask as ask_app  # deferred for start-up time
+    from gpuplane.app.outcome import AppError
 
     try:
-        result = answer(question, max_sections=max_sections)
-    except KnowledgeError as exc:
-        fail(f"knowledge base: {exc}")
-
-    if not offline and result.hits:
-        from gpuplane.knowledge.llm import LLMError, ask_llm, config_from_env  # deferred for start-up time
-
-        cfg = config_from_env()
-        if cfg is not None:
-            try:
-                result.answer = ask_llm(question, result.hits, cfg)
-                result.mode = "llm"
-            except LLMError as exc:
-                click.echo(f"gpuplane: LLM mode failed ({exc}); answering offline.", err=True)
+        ask_app.question_text(question)
+    except AppError as exc:
+        fail(f"ask: {exc}.")
+    request = ask_app.AskRequest(question, max_sections, llm=not offline)
+    try:
+        result = ask_app.run(request, cli_messages())
+    except AppError as exc:
+        fail(str(exc))
 
     if fmt == "json":
         emit_json(result.to_json())

@@ -27,26 +27,13 @@ def rules(fmt: str) -> None:
     \b
     Exit codes: 0 always.
     """
-    from gpuplane.rule_catalog import all_rules  # deferred for start-up time
+    from gpuplane.app import rules as rules_app  # deferred for start-up time
 
-    metas = all_rules()
+    metas = rules_app.rules()
     if fmt == "json":
         from gpuplane.cli.common import emit_json  # deferred for start-up time
 
-        emit_json(
-            [
-                {
-                    "id": m.id,
-                    "severity": m.severity,
-                    "category": m.category,
-                    "summary": m.summary,
-                    "context": m.context,
-                    "fixable": m.fixable,
-                    "tier": m.tier,
-                }
-                for m in metas
-            ]
-        )
+        emit_json([rules_app.row(m) for m in metas])
         return
     from gpuplane.report.console import wrap_hanging, wrap_width  # for start-up time: text output only
 
@@ -85,17 +72,13 @@ def explain(rule_id: str) -> None:
     \b
     Exit codes: 0 printed, 2 unknown rule id.
     """
-    import difflib
+    from gpuplane.app import rules as rules_app  # deferred for start-up time
+    from gpuplane.app.outcome import CLI, AppError
 
-    from gpuplane.rule_catalog import all_rules, get_rule, render_page  # deferred for start-up time
-
-    meta = get_rule(rule_id.strip())
-    if meta is None:
-        ids = [m.id for m in all_rules()]
-        close = difflib.get_close_matches(rule_id, ids, n=3, cutoff=0.5)
-        hint = f"; did you mean {' or '.join(close)}?" if close else " (see `gpuplane rules`)"
-        fail(f"unknown rule id '{rule_id}'{hint}")
-    page = render_page(meta)
+    try:
+        page = rules_app.page(rules_app.find(rule_id, CLI))
+    except AppError as exc:
+        fail(str(exc))
     if sys.stdout.isatty():
         # a terminal gets the page rendered (headings, code blocks, wrapped to its width);
         # piped, it stays the Markdown source, for a pager, a file or an assistant

@@ -38,7 +38,6 @@ from gpuplane.ruleset.registry import CATEGORIES
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
 
-MAX_QUESTION = 2000  # same bound as `gpuplane ask`
 Outcome = TypeVar("Outcome")
 
 
@@ -340,21 +339,9 @@ def list_rules(
     category: Annotated[Category | None, Field(description="Only the rules of this category.")] = None,
 ) -> ToolOutput:
     """The rule catalog, as ``gpuplane rules -f json`` lists it (wrapped in ``{"rules": [...]}``)."""
-    from gpuplane.rule_catalog import all_rules  # deferred for start-up time
+    from gpuplane.app import rules as rules_app  # deferred for start-up time
 
-    rules = [
-        {
-            "id": m.id,
-            "severity": m.severity,
-            "category": m.category,
-            "summary": m.summary,
-            "context": m.context,
-            "fixable": m.fixable,
-            "tier": m.tier,
-        }
-        for m in all_rules()
-        if category is None or m.category == category
-    ]
+    rules = [rules_app.row(m) for m in rules_app.rules(category)]
     where = f" in category {category}" if category else ""
     return ToolOutput({"rules": rules}, f"{_plural(len(rules), 'rule')}{where}")
 
@@ -371,24 +358,12 @@ def explain_rule(
     ],
 ) -> ToolOutput:
     """The rule's docs page, as ``gpuplane explain ID`` prints it, plus its metadata."""
-    import difflib
+    from gpuplane.app import rules as rules_app  # deferred for start-up time
 
-    from gpuplane.rule_catalog import all_rules, get_rule, render_page  # deferred for start-up time
-
-    meta = get_rule(rule_id.strip())
-    if meta is None:
-        close = difflib.get_close_matches(rule_id, [m.id for m in all_rules()], n=3, cutoff=0.5)
-        hint = f"; did you mean {' or '.join(close)}?" if close else " (see the list_rules tool)"
-        raise ToolInputError(f"unknown rule id '{rule_id}'{hint}")
-    document = {
-        "id": meta.id,
-        "severity": meta.severity,
-        "category": meta.category,
-        "summary": meta.summary,
-        "context": meta.context,
-        "fixable": meta.fixable,
-        "page": render_page(meta),
-    }
+    meta = rules_app.find(rule_id, MCP)
+    document = rules_app.row(meta)
+    del document["tier"]
+    document["page"] = rules_app.page(meta)
     return ToolOutput(document, f"{meta.id} ({meta.severity}, {meta.category}): {meta.summary}")
 
 
@@ -928,22 +903,10 @@ def ask(
         int, Field(description="How many knowledge-base sections the answer may draw on.", ge=1, le=5)
     ] = 3,
 ) -> ToolOutput:
-    """Same engine and document as ``gpuplane ask -f json``, always offline (the caller is the LLM)."""
-    from gpuplane.knowledge import KnowledgeError  # deferred for start-up time
-    from gpuplane.knowledge.answer import answer
-    from gpuplane.rule_catalog import install_in_knowledge
+    """Same service and document as ``gpuplane ask -f json``, always offline (the caller is the LLM)."""
+    from gpuplane.app import ask as ask_app  # deferred for start-up time
 
-    install_in_knowledge()
-
-    question = " ".join(question.split())
-    if not question:
-        raise ToolInputError("the question is empty")
-    if len(question) > MAX_QUESTION:
-        raise ToolInputError(f"the question is longer than {MAX_QUESTION} characters")
-    try:
-        result = answer(question, max_sections=max_sections)
-    except KnowledgeError as exc:
-        raise ToolInputError(f"knowledge base: {exc}") from None
+    result = ask_app.run(ask_app.AskRequest(question, max_sections), Messages())
     sources = ", ".join(str(s["section"]) for s in result.sources)
     summary = f"answer from {sources}" if sources else "no knowledge-base section matches this question"
     return ToolOutput(result.to_json(), summary)
