@@ -61,3 +61,25 @@ def test_realworld_case(case: str, kind: str, rule_id: str) -> None:
         assert rule_id in found, f"{case}: {rule_id} is a real problem there and was not reported"
     else:
         assert rule_id not in found, f"{case}: {rule_id} is wrong or noise there and was reported"
+
+
+def _must_analyse() -> list[tuple[str, str]]:
+    """(case, kind) for every ``must_analyse`` kind, or one placeholder when absent."""
+    if not CASES.is_dir():
+        return [("", "")]
+    out = []
+    for case in sorted(p for p in CASES.iterdir() if p.is_dir()):
+        expect = yaml.safe_load((case / "expect.yaml").read_text(encoding="utf-8")) or {}
+        out += [(case.name, kind) for kind in expect.get("must_analyse") or []]
+    return out or [("", "")]
+
+
+@pytest.mark.parametrize(("case", "kind"), _must_analyse())
+def test_realworld_kinds_are_analysed(case: str, kind: str) -> None:
+    """Objects of the kinds a case lists under ``must_analyse`` are analysed: not in ``skipped``."""
+    if not case:
+        pytest.skip(f"{CASES} is absent or lists no must_analyse kinds")
+    loaded = load_paths([str(CASES / case / "manifests.yaml")])
+    result = run_lint(loaded.objects, config=LintConfig())
+    assert any(o.kind == kind for o in loaded.objects)
+    assert [s.reason for s in result.skipped if s.source.kind == kind] == []
