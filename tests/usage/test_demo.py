@@ -133,3 +133,32 @@ def test_window_errors() -> None:
         2,
         "gpuplane: 'a week' is not a duration like 7d, 24h or 90m\n",
     )
+
+
+def test_namespace_keeps_one_teams_workloads_and_findings(demo: dict[str, Any]) -> None:
+    """``-n`` as kubectl: one namespace's workloads, findings and row; the summary counts them,
+    the node pools stay cluster-wide (every namespace shares the nodes)."""
+    args = ["usage", "--cluster", str(DEMO), "--metrics", str(METRICS), "-f", "json"]
+    result = CliRunner().invoke(cli, [*args, "-n", "team-nlp"])
+    assert result.exit_code == 0, result.stderr
+    nlp = json.loads(result.stdout)
+    assert [(w["object"]["kind"], w["object"]["name"]) for w in nlp["workloads"]] == [
+        (w["object"]["kind"], w["object"]["name"])
+        for w in demo["workloads"]
+        if w["object"]["namespace"] == "team-nlp"
+    ]
+    assert [(f["rule"], f["object"]["name"]) for f in nlp["findings"]] == [
+        ("gpu-memory-oversized", "reranker"),
+        ("gpu-underused", "bert-eval"),
+    ]
+    assert [n["namespace"] for n in nlp["namespaces"]] == ["team-nlp"]
+    assert nlp["pools"] == demo["pools"]
+    assert (nlp["summary"]["workloads"], nlp["summary"]["findings"]) == (len(nlp["workloads"]), 2)
+    assert nlp["summary"]["allocated_gpu_hours"] == round(
+        sum(w["allocated_gpu_hours"] for w in nlp["workloads"]), 2
+    )
+    everything = CliRunner().invoke(cli, [*args, "-A"])
+    assert json.loads(everything.stdout) == demo
+    both = CliRunner().invoke(cli, [*args, "-n", "team-nlp", "-A"])
+    assert both.exit_code == 2
+    assert both.stderr == "gpuplane: -n/--namespace and -A/--all-namespaces cannot be used together\n"

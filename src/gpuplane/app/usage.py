@@ -41,6 +41,7 @@ class UsageRequest:
     notebook_idle_timeout_min: int = 60
     prices_file: str | None = None
     heatmap: bool = False
+    namespace: str | None = None  # -n: only this namespace's workloads and findings
 
 
 def end_time(text: str | None) -> float:
@@ -109,6 +110,7 @@ def run(request: UsageRequest, series: SeriesSet, state: ClusterState | None) ->
         heatmap=request.heatmap,
     )
     try:
-        return run_usage(series, state, options)
+        result = run_usage(series, state, options)
     except (UsageInputError, ValueError) as exc:  # ValueError: a bad prices file (CapacityInputError)
         raise AppError(str(exc)) from None
+    return result if request.namespace is None else result.only(request.namespace)

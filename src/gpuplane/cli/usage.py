@@ -15,6 +15,8 @@ from gpuplane.cli.common import (
     fail,
     format_option,
     load_cluster_or_fail,
+    namespace_filter,
+    namespace_options,
     write_output,
 )
 
@@ -98,6 +100,7 @@ from gpuplane.cli.common import (
     default=None,
     help="Price overrides (advise capacity's format).",
 )
+@namespace_options
 @format_option("text", "json", "html")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
 @click.option(
@@ -129,6 +132,8 @@ def usage(
     idle_hours: float,
     notebook_idle_timeout: int,
     prices_file: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
     fmt: str,
     output: str | None,
     fail_on: str,
@@ -160,6 +165,10 @@ def usage(
         --cluster live --since 7d -f html -o usage.html
       gpuplane usage --prometheus https://prom.example.com \\
         --prometheus-token-file /var/run/token --selector 'cluster="prod"'
+      gpuplane usage -n team-a --cluster live --prometheus http://prometheus:9090
+
+    -n keeps one namespace's workloads and findings (the summary counts them);
+    node pools stay cluster-wide.
 
     Credentials: GPUPLANE_PROMETHEUS_TOKEN (bearer), or
     GPUPLANE_PROMETHEUS_USERNAME and GPUPLANE_PROMETHEUS_PASSWORD (basic); the
@@ -195,6 +204,7 @@ def usage(
         notebook_idle_timeout_min=notebook_idle_timeout,
         prices_file=prices_file,
         heatmap=fmt == "html",
+        namespace=namespace_filter(namespace, all_namespaces),
     )
     try:
         series = usage_app.read_series(request)

@@ -6,7 +6,7 @@ HTML renderers, which read the same object and compute nothing).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.usage.compute import (
@@ -61,6 +61,17 @@ class UsageResult:
     notes: list[str] = field(default_factory=list)
     heat: Heatmap | None = None
     cluster_source: str | None = None
+
+    def only(self, namespace: str) -> UsageResult:
+        """The same result with only the workloads of ``namespace``, their findings and namespace
+        row (``-n``); ``summary`` follows them. Pools and the heatmap are kept whole: they describe
+        the cluster's nodes, which every namespace shares (as diagnose keeps its inventory)."""
+        return replace(
+            self,
+            workloads=[w for w in self.workloads if w.devices.owner.namespace == namespace],
+            findings=[f for f in self.findings if f.stats.devices.owner.namespace == namespace],
+            namespaces=[n for n in self.namespaces if n.key == namespace],
+        )
 
     def reaches(self, fail_on: str) -> bool:
         if fail_on == "never":
