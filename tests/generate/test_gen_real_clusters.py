@@ -446,3 +446,58 @@ def test_kueue_clusterqueue_covers_each_resource_in_one_group() -> None:
         ("dgx-train", list(zip(covered, ["444700m", "3996Gi", 16, 0, 0], strict=True))),
         ("dgx-mig", list(zip(covered, ["166700m", "1498Gi", 0, 16, 8], strict=True))),
     ]
+
+
+# --- Karpenter placement for EFA: aws/karpenter-provider-aws v1.14.1 nodeclasses.md ------------------
+
+
+def test_karpenter_pool_with_a_placement_group_gets_its_own_nodeclass() -> None:
+    # spec.placementGroupSelector: "Each EC2NodeClass maps to exactly one placement group".
+    b = _render("eks-training")
+    own = _obj(b, "EC2NodeClass", "gpu-h100-train")["spec"]
+    assert own["placementGroupSelector"] == {"name": "ml-prod-p5-cluster"}
+    assert "placementGroupSelector" not in _obj(b, "EC2NodeClass", "gpu")["spec"]
+    refs = {
+        o["metadata"]["name"]: o["spec"]["template"]["spec"]["nodeClassRef"]["name"]
+        for o in _objs(b, "NodePool")
+    }
+    assert refs == {"h100-train": "gpu-h100-train", "l40s-serve": "gpu"}
+    assert not [n for n in _notes(b, "50-autoscaling") if "placement_group" in n]
+
+
+def test_karpenter_efa_pool_without_a_placement_group_is_told_to_name_one() -> None:
+    data = _load("eks-training")
+    del data["gpu_pools"][0]["placement_group"]
+    b = _render("", data)
+    assert [n for n in _notes(b, "50-autoscaling") if "placement_group" in n] == [
+        "pool `h100-train` trains across nodes over EFA: give it `placement_group` (an existing cluster placement "
+        "group, `aws ec2 create-placement-group --strategy cluster`) so its EC2NodeClass selects it "
+        "(placementGroupSelector) and every node lands on one network segment in one AZ"
+    ]
+    assert {o["metadata"]["name"] for o in _objs(b, "EC2NodeClass")} == {"gpu-300gi", "gpu-500gi"}
+
+
+def test_karpenter_reserved_capacity_selects_the_reservations() -> None:
+    data = _load("eks-training")
+    data["gpu_pools"][0].update(capacity_type="reserved", capacity_reservations=["cr-0123456789abcdef0"])
+    b = _render("", data)
+    spec = _obj(b, "EC2NodeClass", "gpu-h100-train")["spec"]
+    assert spec["capacityReservationSelectorTerms"] == [{"id": "cr-0123456789abcdef0"}]
+    del data["gpu_pools"][0]["capacity_reservations"]
+    with pytest.raises(BlueprintError) as exc:
+        _render("", data)
+    assert exc.value.problems == [
+        "gpu_pools[0].capacity_reservations: capacity_type reserved needs the reservation ids (cr-...) the pool's "
+        "EC2NodeClass selects; without them Karpenter finds no reserved capacity to launch"
+    ]
+
+
+def test_placement_group_outside_karpenter_is_refused() -> None:
+    data = _load("eks-cluster-autoscaler")
+    data["gpu_pools"][0]["placement_group"] = "pg-training"
+    with pytest.raises(BlueprintError) as exc:
+        _render("", data)
+    assert exc.value.problems == [
+        "gpu_pools[0]: placement_group and capacity_reservations are Karpenter EC2NodeClass selectors (provider "
+        "eks, provisioner karpenter); with other node groups set them on the node group"
+    ]

@@ -83,6 +83,19 @@ class GpuPool(_Model):
     workload: Literal["training", "inference", "mixed"] = "mixed"
     capacity_type: Literal["on-demand", "spot", "reserved"] = "on-demand"
     root_volume_gi: int = Field(default=200, ge=20, description="node disk for images + model artifacts")
+    placement_group: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        description="EKS + Karpenter: name of an existing EC2 placement group (cluster strategy for EFA "
+        "training); the pool's EC2NodeClass selects it (placementGroupSelector)",
+    )
+    capacity_reservations: list[Annotated[str, Field(pattern=r"^cr-[0-9a-z]+$")]] = Field(
+        default_factory=list,
+        max_length=30,
+        description="EKS + Karpenter: on-demand capacity reservation ids (cr-...) the pool's EC2NodeClass "
+        "selects (capacityReservationSelectorTerms); required with capacity_type reserved",
+    )
     cpus_per_node: int | None = Field(
         default=None,
         ge=1,

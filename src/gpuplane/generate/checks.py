@@ -502,6 +502,20 @@ def _check_platform(bp: Blueprint, problems: list[str]) -> None:
                         f"autoscaling.{key}: required by a self-managed Cluster Autoscaler on Azure (chart values "
                         "azureSubscriptionID / azureTenantID / azureClientID with workload identity)"
                     )
+    karpenter = bp.provider == "eks" and a.provisioner == "karpenter"
+    for i, pool in enumerate(bp.gpu_pools):
+        if (pool.placement_group is not None or pool.capacity_reservations) and not karpenter:
+            problems.append(
+                f"gpu_pools[{i}]: placement_group and capacity_reservations are Karpenter EC2NodeClass selectors "
+                "(provider eks, provisioner karpenter); with other node groups set them on the node group"
+            )
+        elif karpenter and pool.capacity_type == "reserved" and not pool.capacity_reservations:
+            # Karpenter launches reserved capacity only from the reservations its EC2NodeClass selects
+            # (karpenter-provider-aws v1.14.1 nodeclasses.md spec.capacityReservationSelectorTerms).
+            problems.append(
+                f"gpu_pools[{i}].capacity_reservations: capacity_type reserved needs the reservation ids (cr-...) "
+                "the pool's EC2NodeClass selects; without them Karpenter finds no reserved capacity to launch"
+            )
     if a.provisioner != "none" and bp.provider == "on-prem":
         problems.append("autoscaling.provisioner: on-prem pools are fixed; use provisioner none")
     if a.provisioner == "none":

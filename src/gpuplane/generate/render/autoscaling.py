@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from gpuplane.generate.blueprint import GpuPool
 from gpuplane.generate.components import component
 from gpuplane.generate.plan import NVIDIA_GPU, PoolPlan
 from gpuplane.generate.render.base import Bundle, HelmRelease, meta
@@ -28,6 +29,21 @@ NODECLASS = "gpu"
 def nodeclass_name(disk_gi: int, sizes: set[int]) -> str:
     """One EC2NodeClass per distinct root volume size: ``gpu`` when all pools agree, else ``gpu-<size>gi``."""
     return NODECLASS if len(sizes) == 1 else f"{NODECLASS}-{disk_gi}gi"
+
+
+def _own_nodeclass(pool: GpuPool) -> bool:
+    """A placement group or capacity reservations belong to one pool: it gets an EC2NodeClass of its own.
+
+    "Each EC2NodeClass maps to exactly one placement group" (aws/karpenter-provider-aws v1.14.1
+    website/content/en/docs/concepts/nodeclasses.md, spec.placementGroupSelector), so pools sharing
+    a NodeClass would share its placement group and reservations.
+    """
+    return pool.placement_group is not None or bool(pool.capacity_reservations)
+
+
+def pool_nodeclass(pool: GpuPool, sizes: set[int]) -> str:
+    """The EC2NodeClass a pool's NodePool references."""
+    return f"{NODECLASS}-{pool.name}" if _own_nodeclass(pool) else nodeclass_name(pool.root_volume_gi, sizes)
 
 
 def _nodepool(bundle: Bundle, plan: PoolPlan, nodeclass: str) -> dict[str, Any]:
@@ -106,35 +122,50 @@ def _karpenter(bundle: Bundle) -> None:
         "account). With EKS Pod Identity instead, drop the annotation and create a pod identity association "
         "for the `karpenter` service account in `kube-system`",
     )
-    sizes = {p.pool.root_volume_gi for p in bundle.plans}
-    for disk in sorted(sizes):
+    sizes = {p.pool.root_volume_gi for p in bundle.plans if not _own_nodeclass(p.pool)}
+    classes: list[tuple[str, int, GpuPool | None]] = [
+        (nodeclass_name(d, sizes), d, None) for d in sorted(sizes)
+    ]
+    classes += [
+        (pool_nodeclass(p.pool, sizes), p.pool.root_volume_gi, p.pool)
+        for p in bundle.plans
+        if _own_nodeclass(p.pool)
+    ]
+    for name, disk, own in classes:
+        spec: dict[str, Any] = {
+            "amiSelectorTerms": [{"alias": a.ami_alias}],
+            "role": a.node_role,
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
+            "blockDeviceMappings": [
+                {
+                    "deviceName": "/dev/xvda",
+                    "ebs": {
+                        "volumeSize": f"{disk}Gi",
+                        "volumeType": "gp3",
+                        "encrypted": True,
+                        "deleteOnTermination": True,
+                    },
+                }
+            ],
+        }
+        if own is not None and own.placement_group is not None:
+            spec["placementGroupSelector"] = {"name": own.placement_group}
+        if own is not None and own.capacity_reservations:
+            # ODCRs Karpenter uses before on-demand/spot (nodeclasses.md spec.capacityReservationSelectorTerms;
+            # the ReservedCapacity feature gate is on by default since v1.6, charts/karpenter values.yaml).
+            spec["capacityReservationSelectorTerms"] = [{"id": cr} for cr in own.capacity_reservations]
         bundle.add(
             "50-autoscaling",
             {
                 "apiVersion": "karpenter.k8s.aws/v1",
                 "kind": "EC2NodeClass",
-                "metadata": meta(nodeclass_name(disk, sizes)),
-                "spec": {
-                    "amiSelectorTerms": [{"alias": a.ami_alias}],
-                    "role": a.node_role,
-                    "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
-                    "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": bp.cluster_name}}],
-                    "blockDeviceMappings": [
-                        {
-                            "deviceName": "/dev/xvda",
-                            "ebs": {
-                                "volumeSize": f"{disk}Gi",
-                                "volumeType": "gp3",
-                                "encrypted": True,
-                                "deleteOnTermination": True,
-                            },
-                        }
-                    ],
-                },
+                "metadata": meta(name),
+                "spec": spec,
             },
         )
     for plan in bundle.plans:
-        bundle.add("50-autoscaling", _nodepool(bundle, plan, nodeclass_name(plan.pool.root_volume_gi, sizes)))
+        bundle.add("50-autoscaling", _nodepool(bundle, plan, pool_nodeclass(plan.pool, sizes)))
         if plan.pool.min_nodes:
             bundle.note(
                 "50-autoscaling",
@@ -160,11 +191,33 @@ def _karpenter(bundle: Bundle) -> None:
     bundle.decide(
         "autoscaling",
         "EC2NodeClass",
-        f"alias {a.ami_alias}; gp3 root {', '.join(f'{d}Gi' for d in sorted(sizes))} (one class per size)",
+        f"alias {a.ami_alias}; gp3 root {', '.join(f'{d}Gi' for d in sorted({disk for _, disk, _ in classes}))} "
+        "(one class per size, and one per pool with a placement group or reservations)",
         "the alias picks the NVIDIA AMI variant for GPU instances; a pinned version avoids drifting every "
         "node on each AMI release; 20Gi default disks are too small for 10-20 GB CUDA/vLLM images",
         "platform.md §3.2, §4.5",
     )
+    for name, _, own in classes:
+        if own is None:
+            continue
+        chosen = [
+            *([f"placement group {own.placement_group}"] if own.placement_group else []),
+            *(
+                [f"capacity reservations {', '.join(own.capacity_reservations)}"]
+                if own.capacity_reservations
+                else []
+            ),
+        ]
+        bundle.decide(
+            "autoscaling",
+            f"gpu_pools.{own.name} EC2NodeClass {name}",
+            "; ".join(chosen),
+            "each EC2NodeClass maps to exactly one placement group, so the pool gets a class of its own; a "
+            "cluster placement group keeps EFA ranks on one network segment in one AZ, reservations are "
+            "used before on-demand capacity",
+            "aws/karpenter-provider-aws v1.14.1 website/content/en/docs/concepts/nodeclasses.md "
+            "(spec.placementGroupSelector, spec.capacityReservationSelectorTerms)",
+        )
     bundle.decide(
         "autoscaling",
         "NodePool.limits",

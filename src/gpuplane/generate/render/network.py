@@ -112,6 +112,16 @@ def _efa(bundle: Bundle, plans: list[PoolPlan]) -> None:
         "is not IP-routed), and training images need libfabric with the EFA provider and the aws-ofi-nccl "
         "plugin (AWS Deep Learning Containers, or the EFA installer in your image)",
     )
+    if bundle.blueprint.autoscaling.provisioner == "karpenter":
+        for plan in plans:
+            if plan.pool.placement_group is None:
+                bundle.note(
+                    "50-autoscaling",
+                    f"pool `{plan.name}` trains across nodes over EFA: give it `placement_group` (an existing "
+                    "cluster placement group, `aws ec2 create-placement-group --strategy cluster`) so its "
+                    "EC2NodeClass selects it (placementGroupSelector) and every node lands on one network "
+                    "segment in one AZ",
+                )
     if bundle.blueprint.autoscaling.provisioner == "cluster-autoscaler":
         bundle.note(
             "50-autoscaling",
