@@ -107,7 +107,9 @@ def main() -> int:
         ]
         load_before = os.getloadavg()[0]
         bare_wall, bare_cpu = median_run([python, "-c", "pass"], args.runs)
-        print(f"{'python -c pass':36s} wall {bare_wall * 1000:6.1f} ms          cpu {bare_cpu * 1000:6.1f} ms")
+        print(
+            f"{'python -c pass':36s} wall {bare_wall * 1000:6.1f} ms          cpu {bare_cpu * 1000:6.1f} ms"
+        )
         worst = 0.0
         for label, argv in cases:
             wall, cpu = median_run(argv, args.runs)

@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     for c in counts.values():
         total.update(c)
     print(f"| {'total':<42} | {total['error']:>5} | {total['warning']:>7} | {total['info']:>4} |")
+    if skipped:
+        reasons = collections.Counter((s["kind"], s["reason"]) for s in skipped)
+        print(
+            "\nnot analysed: " + ", ".join(f"{n} {kind} ({why})" for (kind, why), n in reasons.most_common())
+        )
     for rule_id in args.show:
         print(f"\n## {rule_id}")
         shown = [f for f in findings if f["rule"] == rule_id][: args.first]

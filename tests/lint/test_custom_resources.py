@@ -248,3 +248,26 @@ def test_model_findings_point_at_model_fields_and_controller_choices_are_not_rep
         ("image-pull-always-large", ("spec", "image"), 10)
     ]
     assert result.skipped == []
+
+
+NIM = """\
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata:
+  name: llm
+spec:
+  image:
+    repository: nvcr.io/nim/meta/llama3-8b-instruct
+    tag: "1.0.3"
+  resources:
+    requests:
+      nvidia.com/gpu: 1
+"""
+
+
+def test_operator_built_pod_findings_point_at_the_resource_fields() -> None:
+    result = _lint(NIM, "gpu-request-without-limit")
+    assert [(f.path, f.line) for f in result.findings] == [
+        (("spec", "resources", "requests", "nvidia.com/gpu"), 11)
+    ]
+    assert result.skipped == []

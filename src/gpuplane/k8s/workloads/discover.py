@@ -24,6 +24,7 @@ templates the object asks for).
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 from gpuplane.k8s.manifest import FieldPath, Manifest
@@ -97,11 +98,12 @@ def find_pod_specs(data: dict) -> list[FieldPath]:
                 found.append(path)
                 continue
             if len(path) < MAX_DEPTH:
-                stack.extend((value, (*path, key)) for key, value in reversed(list(node.items())))
+                items = list(islice(node.items(), budget))  # never more children than the budget left
+                stack.extend((value, (*path, key)) for key, value in reversed(items))
         elif isinstance(node, list):
             budget -= 1
             if len(path) < MAX_DEPTH:
-                stack.extend((value, (*path, i)) for i, value in reversed(list(enumerate(node))))
+                stack.extend((value, (*path, i)) for i, value in reversed(list(enumerate(node[:budget]))))
     return found
 
 
