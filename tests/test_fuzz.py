@@ -1,4 +1,4 @@
-"""A deterministic slice of the fuzz harness (bench/fuzz.py, issue 11 item 9): 50 mutated copies
+"""A deterministic slice of the fuzz harness (bench/fuzz.py, issue 11 item 9): 54 mutated copies
 of the project's fixtures through every input path; none may end in exit 3 or a traceback."""
 
 from __future__ import annotations
@@ -44,3 +44,22 @@ def test_fuzz_slice_has_no_tracebacks(target: str) -> None:
     tally = fuzz.run(6, None, derandomize=True, only=target)
     assert tally.cases == 6
     assert tally.failures == []
+
+
+def test_a_case_leaves_no_click_streams_behind() -> None:
+    """click's stream cache holds each CliRunner stream strongly (its value is the key itself);
+    the harness clears it after every case, or a 10,000-case run keeps every output buffer."""
+    from weakref import WeakKeyDictionary
+
+    from click import _compat
+
+    fuzz = _harness()
+    fuzz.run(3, None, derandomize=True, only="lint")
+    caches = [
+        cell.cell_contents
+        for func in (_compat._default_text_stdout, _compat._default_text_stderr)
+        for cell in func.__closure__ or ()
+        if isinstance(cell.cell_contents, WeakKeyDictionary)
+    ]
+    assert len(caches) == 2
+    assert [len(cache) for cache in caches] == [0, 0]

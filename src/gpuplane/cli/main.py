@@ -141,6 +141,9 @@ def main() -> None:
     finding: one line on stderr and exit 3, never 1 (which CI reads as "findings found"); the
     traceback only with ``--debug`` or ``GPUPLANE_DEBUG=1``.
     """
+    from gpuplane.sources.gc_policy import allow_freeze  # deferred for start-up time
+
+    allow_freeze()  # one command, then exit: a big cluster may leave the cyclic GC
     _RUN.debug = os.environ.get("GPUPLANE_DEBUG", "") not in ("", "0")
     try:
         cli(prog_name=program_name())

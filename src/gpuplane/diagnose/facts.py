@@ -4,13 +4,12 @@ The cluster rules are separate functions (one rule, one function: design.md),
 but they look at the same things: the inventory and its per-node flags, the
 GPU-stack pods on each node, each pod's GPU requests, and the scheduler's
 verdict on each Pending pod. :func:`facts_for` builds those once per
-:class:`~gpuplane.k8s.cluster.ClusterState` (cached weakly, so the state can go
-away) and every rule shares them, whether diagnose or ``lint --enable`` runs it.
+:class:`~gpuplane.k8s.cluster.ClusterState` (kept on the state, so it goes
+away with it) and every rule shares them, whether diagnose or ``lint --enable`` runs it.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.diagnose.components import Component, component_of
@@ -24,14 +23,18 @@ from gpuplane.sources.manifest import Manifest
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
 
-_CACHE: weakref.WeakKeyDictionary[ClusterState, ClusterFacts] = weakref.WeakKeyDictionary()
+_FACTS = "diagnose.facts"  # key in ClusterState.derived
 
 
 def facts_for(state: ClusterState) -> ClusterFacts:
-    """The shared facts of ``state`` (built on first use)."""
-    found = _CACHE.get(state)
+    """The shared facts of ``state`` (built on first use, kept in ``state.derived``).
+
+    Not a ``WeakKeyDictionary`` keyed by the state: the facts refer to the state, so such a
+    cache holds every state it ever saw (a long-lived MCP server grew by each snapshot read)."""
+    found = state.derived.get(_FACTS)
     if found is None:
-        found = _CACHE[state] = ClusterFacts(state)
+        found = state.derived[_FACTS] = ClusterFacts(state)
+    assert isinstance(found, ClusterFacts)
     return found
 
 

@@ -109,6 +109,10 @@ class ClusterState:
         self._allocatable: dict[str, dict[str, int]] = {}
         self._capacity: dict[str, dict[str, int]] = {}
         self._requested: dict[str, dict[str, int]] = {}
+        # What engines above compute once per state (diagnose's facts): kept on the state so it
+        # goes away with it. A WeakKeyDictionary keyed by the state would not do: its values
+        # refer back to the state, so the weak key is held strongly and no state is ever freed.
+        self.derived: dict[str, Any] = {}
 
     # -- construction --------------------------------------------------------------------
 

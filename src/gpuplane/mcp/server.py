@@ -149,6 +149,8 @@ def serve_stdio(roots: tuple[str, ...] = ()) -> None:
     """Serve over stdin/stdout until the client closes the stream, with every path a tool is
     given confined to ``roots`` (default: the working directory; :mod:`gpuplane.mcp.sandbox`)."""
     from gpuplane.mcp import sandbox  # deferred for start-up time
+    from gpuplane.sources.gc_policy import allow_freeze
 
+    allow_freeze(False)  # long-lived: a frozen snapshot would never be collected (gc_policy)
     sandbox.configure(roots)
     build_server().run("stdio")

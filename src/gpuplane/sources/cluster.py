@@ -12,8 +12,13 @@ stays a :class:`Manifest` dict. The paths, fastest first (reference/python-stack
 - live: :mod:`gpuplane.sources.live` pages, decoded like the JSON path.
 
 The cyclic GC is off during the read (3-4x on big inputs) and, for big
-clusters, the loaded objects are frozen out of it afterwards (``gc.freeze``) so
-later collections do not rescan millions of long-lived containers.
+clusters in a one-shot process, the loaded objects are frozen out of it
+afterwards (``gc.freeze``) so later collections do not rescan millions of
+long-lived containers. Only a process that reads one cluster and exits may
+freeze (:mod:`gpuplane.sources.gc_policy`, turned on by the console script): a frozen
+object that becomes garbage inside a reference cycle is never collected, so a
+long-lived caller (the MCP server, tests, an embedding) that read a
+12,000-object snapshot per call grew ~250 MB per call.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from gpuplane.k8s.cluster import ClusterState, describe_object, file_manifest
 from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.objects import Node, Pod, is_typed_kind
 from gpuplane.sources import limits
+from gpuplane.sources.gc_policy import freeze_allowed
 from gpuplane.sources.loader import (
     STDIN,
     STDIN_NAME,
@@ -129,7 +135,7 @@ def read_cluster(
     finally:
         if gc_was_enabled:
             gc.enable()
-    if len(cluster.pods) + len(cluster.objects) + len(cluster.nodes) > FREEZE_ABOVE:
+    if freeze_allowed() and len(cluster.pods) + len(cluster.objects) + len(cluster.nodes) > FREEZE_ABOVE:
         gc.freeze()
     return cluster
 
