@@ -16,13 +16,14 @@ Each tool is registered with:
 
 Errors never stop the server: :class:`~gpuplane.mcp.tools.ToolInputError` becomes a tool
 error with its one-line message; an unexpected exception becomes a tool error naming the
-exception, without a traceback (the SDK would otherwise log one on stderr).
+exception, without a traceback (the SDK would otherwise log one on stderr). Each call runs in a
+worker thread under a time limit and its result under a size cap (:mod:`gpuplane.mcp.limits`).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -30,6 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from gpuplane import __version__
+from gpuplane.mcp import limits
 from gpuplane.mcp.tools import TOOLS, ToolInputError, ToolSpec
 
 SERVER_NAME = "gpuplane"
@@ -66,18 +68,25 @@ FULL_RESULT_NOTE = " (full result: structuredContent)"
 
 
 def to_result(data: dict[str, Any], summary: str) -> CallToolResult:
-    """The document once, as structured content, and a one-line summary as text."""
+    """The document once, as structured content, and a one-line summary as text; a document over
+    the server's size limit is cut, with ``truncated`` saying what was cut (:mod:`.limits`)."""
+    cap = limits.LIMITS.max_result_bytes
+    data, cuts = limits.cap_document(data, cap)
+    if cuts:
+        data = {**data, "truncated": {"limit_bytes": cap, "cut": cuts}}
+        summary += limits.truncation_note(cuts, cap)
     return CallToolResult(
         content=[TextContent(type="text", text=summary + FULL_RESULT_NOTE)],
         structured_content=data,
     )
 
 
-def wrap(spec: ToolSpec) -> Callable[..., CallToolResult]:
-    """A function with the tool's own signature that returns an MCP result or raises ToolError."""
+def wrap(spec: ToolSpec) -> Callable[..., Awaitable[CallToolResult]]:
+    """A coroutine with the tool's own signature that returns an MCP result or raises ToolError;
+    the tool runs in a worker thread under the server's time limit (:mod:`.limits`)."""
     fn = spec.fn
 
-    def call(**kwargs: Any) -> CallToolResult:
+    def run(kwargs: dict[str, Any]) -> CallToolResult:
         try:
             out = fn(**kwargs)
         except ToolInputError as exc:
@@ -85,6 +94,12 @@ def wrap(spec: ToolSpec) -> Callable[..., CallToolResult]:
         except Exception as exc:  # an engine bug must not end the session or print a traceback
             raise ToolError(f"gpuplane failed on this input ({type(exc).__name__}: {exc})") from None
         return to_result(out.data, out.summary)
+
+    async def call(**kwargs: Any) -> CallToolResult:
+        try:
+            return await limits.run_with_time_limit(spec.name, lambda: run(kwargs))
+        except limits.CallLimitError as exc:
+            raise ToolError(str(exc)) from None
 
     signature = inspect.signature(fn, eval_str=True)
     call.__signature__ = signature.replace(return_annotation=_RESULT)  # type: ignore[attr-defined]
@@ -145,12 +160,16 @@ def build_server(tools: tuple[ToolSpec, ...] = TOOLS) -> MCPServer:
     return server
 
 
-def serve_stdio(roots: tuple[str, ...] = ()) -> None:
+def serve_stdio(
+    roots: tuple[str, ...] = (), call_timeout: float | None = None, max_result_kb: int | None = None
+) -> None:
     """Serve over stdin/stdout until the client closes the stream, with every path a tool is
-    given confined to ``roots`` (default: the working directory; :mod:`gpuplane.mcp.sandbox`)."""
+    given confined to ``roots`` (default: the working directory; :mod:`gpuplane.mcp.sandbox`),
+    each call under the time and size limits (:mod:`gpuplane.mcp.limits`; None: the default)."""
     from gpuplane.mcp import sandbox  # deferred for start-up time
     from gpuplane.sources.gc_policy import allow_freeze
 
     allow_freeze(False)  # long-lived: a frozen snapshot would never be collected (gc_policy)
     sandbox.configure(roots)
+    limits.configure(call_timeout, max_result_kb)
     build_server().run("stdio")
