@@ -21,8 +21,12 @@ from gpuplane.ruleset import RuleMeta, find, load, pages
 
 RULE_PACKAGES = ("gpuplane.lint.rules", "gpuplane.diagnose.rules")
 GENERATOR = "python -m gpuplane.rule_catalog"
-# Relative to docs/rules/<id>.md, where the generated pages live.
-SECTIONS_LINK = "../../src/gpuplane/knowledge/sections/{}.md"
+# The knowledge-base section as a path in the repository: what ``explain`` and MCP print, where
+# a link relative to some folder would mean nothing to the reader.
+SECTIONS_PATH = "src/gpuplane/knowledge/sections/{}.md"
+# The same file relative to docs/rules/<id>.md, where the generated docs pages live (a link that
+# works when the repository is browsed).
+SECTIONS_LINK = "../../" + SECTIONS_PATH
 
 
 def all_rules() -> list[RuleMeta]:
@@ -34,22 +38,27 @@ def get_rule(rule_id: str) -> RuleMeta | None:
     return find(rule_id, RULE_PACKAGES)
 
 
-def background(rule_id: str) -> str:
-    """The ``## Background`` section of a rule's page: a link to its knowledge-base section
-    and the ``gpuplane ask`` hint; empty when no section claims the rule (the knowledge-base
-    tests make sure every registered rule has one)."""
+def background(rule_id: str, *, docs_link: bool = False) -> str:
+    """The ``## Background`` section of a rule's page: its knowledge-base section and the
+    ``gpuplane ask`` hint; empty when no section claims the rule (the knowledge-base tests make
+    sure every registered rule has one). The section is named by its repository path, or, with
+    ``docs_link`` (the pages under docs/rules/), linked relative to that folder."""
     from gpuplane.knowledge import section_for_rule  # for start-up time: the knowledge base is big
 
     sec = section_for_rule(rule_id)
     if sec is None:
         return ""
-    link = SECTIONS_LINK.format(sec.id)
-    return f"## Background\n\nKnowledge base: [{sec.title}]({link}) (`gpuplane ask` searches it).\n"
+    if docs_link:
+        where = f"[{sec.title}]({SECTIONS_LINK.format(sec.id)})"
+    else:
+        where = f"{sec.title}, `{SECTIONS_PATH.format(sec.id)}` in the gpuplane repository"
+    return f"## Background\n\nKnowledge base: {where} (`gpuplane ask` searches it).\n"
 
 
-def render_page(meta: RuleMeta) -> str:
-    """The full Markdown page of one rule, with its knowledge-base Background."""
-    return pages.render_page(meta, background(meta.id))
+def render_page(meta: RuleMeta, *, docs_link: bool = False) -> str:
+    """The full Markdown page of one rule, with its knowledge-base Background (``docs_link``:
+    as written under docs/rules/, see :func:`background`)."""
+    return pages.render_page(meta, background(meta.id, docs_link=docs_link))
 
 
 def render_index(rules: list[RuleMeta]) -> str:
@@ -64,7 +73,7 @@ def write_docs(out_dir: str) -> list[str]:
     for meta in rules:
         path = os.path.join(out_dir, f"{meta.id}.md")
         with open(path, "w", encoding="utf-8") as handle:
-            handle.write(render_page(meta))
+            handle.write(render_page(meta, docs_link=True))
         written.append(path)
     index = os.path.join(out_dir, "index.md")
     with open(index, "w", encoding="utf-8") as handle:

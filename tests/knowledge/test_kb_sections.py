@@ -226,14 +226,15 @@ def test_upstream_check_rejects_a_section_without_sources() -> None:
 
 
 def test_every_rule_page_links_its_section() -> None:
-    """`gpuplane explain ID` (the docs link of every lint and diagnose finding) links the section
-    that explains the rule, and that section lists the rule in its front matter."""
+    """`gpuplane explain ID` (the docs link of every lint and diagnose finding) names the section
+    that explains the rule by its repository path, docs/rules/ links it, and that section lists
+    the rule in its front matter."""
     catalog = pytest.importorskip("gpuplane.rule_catalog")
     for meta in catalog.all_rules():
         sec = section_for_rule(meta.id)
         assert sec is not None, meta.id
         assert meta.id in sec.rules
-        page = catalog.render_page(meta)
         link = catalog.SECTIONS_LINK.format(sec.id)
-        assert f"[{sec.title}]({link})" in page, meta.id
+        assert f"[{sec.title}]({link})" in catalog.render_page(meta, docs_link=True), meta.id
+        assert f"{sec.title}, `{catalog.SECTIONS_PATH.format(sec.id)}`" in catalog.render_page(meta), meta.id
         assert os.path.isfile(os.path.join(knowledge.SECTIONS_DIR, f"{sec.id}.md"))

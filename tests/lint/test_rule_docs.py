@@ -1,7 +1,8 @@
 """Every rule's docs page links its knowledge-base section, once, to a file that exists.
 
-The page is what ``docs/rules/<id>.md`` holds and ``gpuplane explain ID`` prints
-(``rule_catalog.render_page``); the link is relative to ``docs/rules/``.
+The page is what ``docs/rules/<id>.md`` holds (``rule_catalog.render_page(meta, docs_link=True)``:
+the link is relative to ``docs/rules/``) and what ``gpuplane explain ID`` and MCP print
+(``render_page(meta)``: the section named by its repository path, no relative link).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _rules():
 
 @pytest.mark.parametrize("meta", _rules(), ids=lambda m: m.id)
 def test_page_has_one_background_linking_an_existing_section(meta) -> None:
-    page = render_page(meta)
+    page = render_page(meta, docs_link=True)
     assert page.count("## Background") == 1, meta.id
     assert "## Background" not in meta.docs, f"{meta.id}: render_page adds Background; drop it from the docs"
     section = section_for_rule(meta.id)
@@ -44,7 +45,7 @@ def test_generated_pages_are_current() -> None:
     """docs/rules/ is regenerated whenever a rule's docs change (python -m gpuplane.rule_catalog docs/rules)."""
     for meta in _rules():
         path = RULES_DIR / f"{meta.id}.md"
-        assert path.read_text(encoding="utf-8") == render_page(meta), f"{path} is stale"
+        assert path.read_text(encoding="utf-8") == render_page(meta, docs_link=True), f"{path} is stale"
 
 
 def test_explain_prints_the_background() -> None:
@@ -56,9 +57,34 @@ def test_explain_prints_the_background() -> None:
     assert res.exit_code == 0, res.output
     assert res.output.count("## Background") == 1
     assert (
-        "Knowledge base: [Requesting GPUs in a pod - limits, requests and whole numbers]"
-        "(../../src/gpuplane/knowledge/sections/requesting-gpus-in-pods.md)"
+        "Knowledge base: Requesting GPUs in a pod - limits, requests and whole numbers, "
+        "`src/gpuplane/knowledge/sections/requesting-gpus-in-pods.md` in the gpuplane repository "
+        "(`gpuplane ask` searches it)."
     ) in res.output
+
+
+@pytest.mark.parametrize("meta", _rules(), ids=lambda m: m.id)
+def test_explain_page_has_no_relative_path(meta) -> None:
+    """What ``explain`` and MCP print is read outside the repository's docs/rules/ folder: no
+    ``../`` link (upstream sources are cited as URLs or repository paths), and the section's
+    repository path names a file that exists."""
+    page = render_page(meta)
+    assert "../" not in page, meta.id
+    section = section_for_rule(meta.id)
+    assert section is not None
+    path = f"src/gpuplane/knowledge/sections/{section.id}.md"
+    assert f"`{path}` in the gpuplane repository" in page
+    assert (ROOT / path).is_file()
+
+
+def test_explain_cli_has_no_relative_path() -> None:
+    from click.testing import CliRunner
+
+    from gpuplane.cli.main import cli
+
+    for meta in _rules()[:: max(1, len(_rules()) // 8)]:
+        res = CliRunner().invoke(cli, ["explain", meta.id])
+        assert res.exit_code == 0 and "../" not in res.output, meta.id
 
 
 _RELATIVE_LINK = re.compile(r"\]\((?!https?://|#)([^)\s]+)\)")
