@@ -52,12 +52,22 @@ FIX_INDENT = 11  # continuation lines of its fix (under the text after "fix: ")
 
 def _finding_lines(path: str, f: Finding, rule_width: int, width: int | None) -> tuple[list[str], list[str]]:
     """The message lines and the fix lines of one finding, wrapped at word boundaries to
-    ``width`` with a hanging indent (``None``: one line each)."""
+    ``width`` (``None``: one line each).
+
+    The message's continuation lines line up under its first word: after the location,
+    severity and rule when those leave at least half the width for the message; otherwise the
+    message starts on its own line under the location, indented by ``FINDING_INDENT``, so the
+    padding that aligns rule ids never shows up as a gap inside a wrapped line."""
     from gpuplane.report.console import wrap_hanging  # deferred for start-up time
 
-    head = f"  {path}:{f.line}  {f.severity:<7}  {f.rule:<{rule_width}}  {f.message}"
-    fix = f"      fix: {f.fix}"
-    return wrap_hanging(head, width, FINDING_INDENT), wrap_hanging(fix, width, FIX_INDENT)
+    prefix = f"  {path}:{f.line}  {f.severity:<7}  {f.rule:<{rule_width}}  "
+    fix = wrap_hanging(f"      fix: {f.fix}", width, FIX_INDENT)
+    if width is None or len(prefix) + len(f.message) <= width:
+        return [prefix + f.message], fix
+    if len(prefix) <= width // 2:
+        return wrap_hanging(prefix + f.message, width, len(prefix)), fix
+    where = wrap_hanging(f"  {path}:{f.line}  {f.severity:<7}  {f.rule}", width, FINDING_INDENT)
+    return where + wrap_hanging(" " * FINDING_INDENT + f.message, width, FINDING_INDENT), fix
 
 
 def render_plain(
