@@ -80,3 +80,78 @@ def test_piped_findings_are_not_wrapped_without_columns() -> None:
     result = CliRunner().invoke(cli, ["lint", MANIFESTS], env={"COLUMNS": None, "NO_COLOR": "1"})
     heads = [line for line in result.output.splitlines() if "gpu-fractional-quantity" in line]
     assert len(heads) == 1 and "must be whole numbers" in heads[0]
+
+
+# Headers the tables shorten below 100 columns (report/inventory_text.py _SHORT_HEADERS).
+SHORT_HEADERS = {"alloc", "used", "problems", "used/alloc"}
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_no_word_is_split_across_lines(name: str, width: int) -> None:
+    """Folded table cells and wrapped lines break between words only: every word of the output
+    at ``width`` is a word of the same output at 400 columns (a shortened header aside), unless
+    the word is itself wider than the terminal (a long command line cannot stay whole)."""
+    if name == "explain":
+        return  # piped explain is Markdown source, unwrapped at any width
+    args, _ = COMMANDS[name]
+    narrow = _render(args, width).split()
+    wide = _render(args, 400).split()
+    known = set(wide)
+    too_long = [word for word in wide if len(word) > width]
+    split = [
+        word
+        for word in narrow
+        if word not in known
+        and word not in SHORT_HEADERS
+        and not set(word) <= set("─━╇┃│")
+        and not any(word in long for long in too_long)
+    ]
+    assert split == [], f"{name} at {width} columns splits words: {split[:5]}"
+
+
+def test_lint_continuation_lines_align_under_the_message() -> None:
+    """A wrapped finding continues under its message's first word, and the padding that
+    aligns rule ids never shows as a gap inside a wrapped line."""
+    for width in (80, 120, 200):
+        lines = _render(["lint", MANIFESTS], width).splitlines()
+        for i, line in enumerate(lines):
+            if not line.startswith("  examples/manifests/"):
+                continue
+            block = [line]
+            for follower in lines[i + 1 :]:
+                if not follower.startswith("      ") or follower.lstrip().startswith("fix: "):
+                    break
+                block.append(follower)
+            if len(block) == 1:
+                continue
+            message_lines = block[1:]
+            indents = {len(m) - len(m.lstrip(" ")) for m in message_lines}
+            assert len(indents) == 1, (width, block)
+            (indent,) = indents
+            if indent > 6:  # the message starts on the head line: continuation under its column
+                head = block[0]
+                assert head[indent - 2 : indent] == "  " and head[indent] != " ", (width, block)
+            for m in message_lines:
+                assert "  " not in m.strip(), (width, m)
+
+
+def test_lint_layout_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 80 columns the location, severity and rule leave too little room: the message starts
+    on its own line; at 160 it continues under its first word."""
+    monkeypatch.chdir(ROOT)
+    path = "examples/manifests/fractional-gpu.yaml"
+    assert _render(["lint", path], 80).splitlines()[:6] == [
+        path,
+        f"  {path}:14  error    gpu-fractional-quantity",
+        '      Pod team-nlp/half-a-gpu, container "notebook" asks for nvidia.com/gpu:',
+        '      0.5; extended resources must be whole numbers (API: "must be an integer")',
+        "      fix: request a whole device, or share GPUs with device-plugin",
+        "           time-slicing/MPS replicas, a MIG slice (nvidia.com/mig-<profile>: 1)",
+    ]
+    column = len(f"  {path}:14  error    gpu-fractional-quantity  ")
+    assert _render(["lint", path], 160).splitlines()[1:3] == [
+        f"  {path}:14  error    gpu-fractional-quantity  "
+        'Pod team-nlp/half-a-gpu, container "notebook" asks for nvidia.com/gpu: 0.5;',
+        " " * column + 'extended resources must be whole numbers (API: "must be an integer")',
+    ]

@@ -240,7 +240,9 @@ def test_rules_registered_for_rules_and_explain() -> None:
         assert "## Background" not in meta.docs, meta.id
         section = section_for_rule(meta.id)
         assert section is not None, meta.id
-        assert f"](../../src/gpuplane/knowledge/sections/{section.id}.md)" in page, meta.id
+        assert f"`src/gpuplane/knowledge/sections/{section.id}.md` in the gpuplane repository" in page, (
+            meta.id
+        )
         assert section.title in page, meta.id
     assert metas["gpu-unhealthy-devices"].severity == "warning"
     assert metas["pending-gpu-pod"].severity == "error"

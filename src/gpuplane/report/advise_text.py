@@ -13,6 +13,7 @@ import yaml
 from gpuplane.advise.capacity import CapacityPlan
 from gpuplane.advise.mig_planner import MIG_PARTED_CONFIG_NAME, MigPlan
 from gpuplane.advise.sharing import SharingAdvice
+from gpuplane.report.console import fit_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -112,7 +113,7 @@ def render_mig(plan: MigPlan, console: Console) -> None:
         for key, gpus in rows.items():
             ids = f"{len(gpus)} (#{gpus[0]})" if len(gpus) == 1 else f"{len(gpus)} (#{gpus[0]}-#{gpus[-1]})"
             table.add_row(ids, escape(key[0]), escape(_mix(dict(key[1]))), escape(places[key]))
-        console.print(table)
+        console.print(fit_table(table, console.width))
     if plan.unplaced:
         console.print(f"Unplaced: {escape(_mix(plan.unplaced))}")
     parted = plan.mig_parted()
@@ -150,7 +151,7 @@ def render_sharing(advice: SharingAdvice, console: Console) -> None:
             str(a.gpus) if a.gpus else "-",
             escape(detail),
         )
-    console.print(table)
+    console.print(fit_table(table, console.width))
     console.print("[bold]Why[/bold]")
     for r in advice.reasons:
         console.print(f"- {escape(r)}")
@@ -195,7 +196,7 @@ def render_capacity(plan: CapacityPlan, console: Console) -> None:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False)
     for col in (
         "model",
-        "GPUs (demand+headroom+spare)",
+        "GPUs (demand + headroom + spare)",
         "instance type",
         "nodes",
         "$/h",
@@ -218,7 +219,8 @@ def render_capacity(plan: CapacityPlan, console: Console) -> None:
             f"{c.monthly_usd:,.0f}" if c.monthly_usd is not None else "-",
             escape(f"{c.price.source} ({c.price.date})" if c.price else m.note),
         )
-    console.print(table)
+    # a narrow terminal drops the price source (its file path would not fit unbroken)
+    console.print(fit_table(table, console.width, drop=("price source",)))
     total = plan.total_monthly_usd
     gaps = plan.cost_gaps
     if total is not None:

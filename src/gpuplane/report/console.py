@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
 PIPE_WIDTH = 160  # columns used when output is not a terminal and $COLUMNS is unset
 COLOR_MODES = ("auto", "always", "never")
@@ -105,6 +107,90 @@ def wrap_hanging(line: str, width: int | None, indent: int) -> list[str]:
         break_long_words=False,
         break_on_hyphens=False,
     ) or [line]
+
+
+def longest_word(cells: list[str]) -> int:
+    """The widest whitespace-separated word of ``cells`` (rich markup left out)."""
+    from rich.text import Text  # deferred for start-up time
+
+    best = 0
+    for cell in cells:
+        for word in Text.from_markup(cell).plain.split():
+            best = max(best, len(word))
+    return best
+
+
+def fit_table(table: Table, width: int, drop: Sequence[str] = ()) -> Table:
+    """Make ``table`` fold its cells at word boundaries only, within ``width``.
+
+    rich folds a cell wider than its column anywhere, even inside a word (``not-adverti`` /
+    ``sing-gpus``), and cuts ``no_wrap``/``ellipsis`` cells with ``…``. Here every column gets a
+    minimum width of its longest word (and of its header), folds rather than cuts, and keeps its
+    ``no_wrap`` (row identifiers stay on one line, whole). When those minimums do not fit, the
+    columns named in ``drop`` (by header, lowest value first) are removed until they do; if they
+    still do not fit, words of the other columns may be folded, the identifiers still whole."""
+    for column in table.columns:
+        cells = [str(cell) for cell in column._cells]
+        if column.no_wrap:
+            widest = max((len(line) for c in _plain(cells) for line in c.splitlines()), default=0)
+            column.min_width = max(column.min_width or 0, widest)
+        else:
+            column.overflow = "fold"
+            column.min_width = max(column.min_width or 0, longest_word([*cells, str(column.header)]))
+
+    def needed() -> int:
+        return table._extra_width + sum(
+            (column.min_width or 0) + table._get_padding_width(index)
+            for index, column in enumerate(table.columns)
+        )
+
+    for header in drop:
+        if needed() <= width:
+            break
+        table.columns[:] = [column for column in table.columns if str(column.header) != header]
+        for index, column in enumerate(table.columns):
+            column._index = index
+    if needed() > width:
+        for column in table.columns:
+            if not column.no_wrap:
+                column.min_width = None
+        return table
+    # rich shrinks columns without regard to their minimums and then widens them back, which
+    # can end wider than the console (and cropped): cap the foldable columns here instead, one
+    # column at a time from the widest one still above its minimum (as rich collapses)
+    caps = [
+        max(
+            (
+                len(line)
+                for c in _plain([*map(str, column._cells), str(column.header)])
+                for line in c.splitlines()
+            ),
+            default=0,
+        )
+        for column in table.columns
+    ]
+    total = table._extra_width + sum(cap + table._get_padding_width(i) for i, cap in enumerate(caps))
+    while total > width:
+        wider = [
+            (caps[i], i)
+            for i, column in enumerate(table.columns)
+            if not column.no_wrap and caps[i] > (column.min_width or 0)
+        ]
+        if not wider:
+            break
+        _, index = max(wider)
+        caps[index] -= 1
+        total -= 1
+    for column, cap in zip(table.columns, caps, strict=True):
+        if not column.no_wrap:
+            column.max_width = cap
+    return table
+
+
+def _plain(cells: list[str]) -> list[str]:
+    from rich.text import Text  # deferred for start-up time
+
+    return [Text.from_markup(cell).plain for cell in cells]
 
 
 def make_console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:

@@ -84,7 +84,7 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from gpuplane.report.console import wrap_hanging
+    from gpuplane.report.console import fit_table, wrap_hanging
 
     styled = console.color_system is not None
     doc_summary = inventory.to_json()["summary"]
@@ -120,7 +120,7 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
             escape(_resources_cell(group.resources)),
         )
     console.print()
-    console.print(models)
+    console.print(fit_table(models, console.width))
 
     pools = Table(title="By pool", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
     for column in ("pool", "model", "nodes", "GPUs", "allocatable", "allocated", "free", "problem nodes"):
@@ -143,7 +143,7 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
             str(group.units.free),
             problem_cell,
         )
-    console.print(pools)
+    console.print(fit_table(pools, console.width))
 
     shown = inventory.nodes
     hidden = 0
@@ -177,7 +177,11 @@ def render_inventory(inventory: Inventory, console: Console) -> None:
                 "status": _status_cell(node, styled),
             }
             nodes.add_row(*(cells[column] for column in columns))
-        console.print(nodes)
+        # too narrow for every column's longest word: the model goes first (the pool names it),
+        # then the layout (the Problems list and -f json keep it), never a word split in two
+        console.print(
+            fit_table(nodes, console.width, drop=(_header("model", narrow), _header("layout", narrow)))
+        )
     if hidden:
         console.print(
             f"{hidden} healthy GPU nodes not listed (see the pools table; -f json lists every node)."

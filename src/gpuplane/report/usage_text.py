@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.report.console import fit_table
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -99,7 +101,8 @@ def render_usage(result: UsageResult, console: Console) -> None:
             _pct(w["activity_p95"]),
             "-" if w["fb_used_peak_mib"] is None else f"{w['fb_used_peak_mib'] / 1024:.1f} GiB",
         )
-    console.print(table)
+    # narrow terminals drop the columns least needed to act on a workload first (-f json has all)
+    console.print(fit_table(table, console.width, drop=("mem peak", "idle max h", "p95", "kind")))
     console.print()
 
     teams = Table(title="By namespace", title_justify="left", show_edge=False)
@@ -114,7 +117,7 @@ def render_usage(result: UsageResult, console: Console) -> None:
             _num(n["saving_gpu_hours"]),
             _usd(n["saving_usd"]),
         )
-    console.print(teams)
+    console.print(fit_table(teams, console.width))
     console.print()
 
     pools = Table(title="By node pool", title_justify="left", show_edge=False)
@@ -146,7 +149,7 @@ def render_usage(result: UsageResult, console: Console) -> None:
             if smaller and fit
             else "-",
         )
-    console.print(pools)
+    console.print(fit_table(pools, console.width, drop=("peak held", "free GPU-h", "cost $", "active")))
     for p in doc["pools"]:
         fit = p["right_size"]
         if fit is not None and fit["nodes_needed"] < fit["nodes_now"]:
