@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import EXIT_USAGE, fail
+from gpuplane.cli.common import EXIT_USAGE, call_service
 
 
 @click.command()
@@ -52,31 +52,14 @@ def snapshot(
     \b
     Exit codes: 0 written, 2 unreadable cluster or unwritable file (what was read is still written).
     """
-    # deferred for start-up time
-    from gpuplane.sources.snapshot import snapshot_files, snapshot_live, write_snapshot
+    from gpuplane.app import snapshot as snapshot_app  # deferred for start-up time
 
-    if from_paths:
-        snap = snapshot_files(from_paths)
-    else:
-        if not quiet:
-            from gpuplane.sources.live import context_label  # for start-up time
+    if not from_paths and not quiet:
+        from gpuplane.sources.live import context_label  # for start-up time
 
-            click.echo(f"gpuplane: reading cluster {context_label(kube_context, kubeconfig)}", err=True)
-        snap = snapshot_live(kube_context, kubeconfig, progress=not quiet)
-    for error in snap.errors:
-        click.echo(f"gpuplane: {error}", err=True)
-    if snap.dropped:
-        click.echo(
-            f"gpuplane: left out {snap.dropped} object(s) of kinds the engines do not read"
-            " (Secrets, kubeconfigs, ...): snapshots keep an allow-list",
-            err=True,
-        )
-    if not snap.objects and snap.errors:
-        fail(f"nothing to write to {output}")
-    try:
-        write_snapshot(snap, output)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}")
+        click.echo(f"gpuplane: reading cluster {context_label(kube_context, kubeconfig)}", err=True)
+    request = snapshot_app.SnapshotRequest(output, kube_context, kubeconfig, from_paths, progress=not quiet)
+    snap = call_service(snapshot_app.run, request)
     if not quiet:
         counts = snap.counts()
         summary = ", ".join(f"{counts[k]:,} {k}" for k in ("Node", "Pod") if k in counts)
