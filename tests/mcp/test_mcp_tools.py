@@ -89,20 +89,28 @@ def test_every_tool_has_described_parameters() -> None:
             assert spec.get("description"), f"{name}.{prop} has no description"
 
 
+def _load(path: str, *, fresh: bool = False) -> object:
+    """A snapshot read as every cluster tool reads it: through the server's cache."""
+    from gpuplane.app.inputs import load_cluster
+    from gpuplane.app.outcome import MCP, Messages
+
+    return load_cluster(path, None, None, Messages(), MCP, cache=tools.CLUSTERS, fresh=fresh)
+
+
 def test_cluster_cache_rereads_a_changed_snapshot(tmp_path: Path) -> None:
     snapshot = tmp_path / "cluster.yaml"
     shutil.copyfile(DEMO, snapshot)
-    first, _ = tools.load_cluster(str(snapshot), None, None)
-    again, _ = tools.load_cluster(str(snapshot), None, None)
+    first = _load(str(snapshot))
+    again = _load(str(snapshot))
     assert again is first
-    fresh, _ = tools.load_cluster(str(snapshot), None, None, fresh=True)
+    fresh = _load(str(snapshot), fresh=True)
     assert fresh is not first
     text = snapshot.read_text(encoding="utf-8")
     snapshot.write_text(text + "\n", encoding="utf-8")
     os.utime(snapshot, ns=(1, 1))
-    changed, _ = tools.load_cluster(str(snapshot), None, None)
+    changed = _load(str(snapshot))
     assert changed is not first
-    assert len(changed.nodes) == len(first.nodes)
+    assert len(changed.nodes) == len(first.nodes)  # type: ignore[attr-defined]
 
 
 def test_cluster_cache_is_bounded() -> None:

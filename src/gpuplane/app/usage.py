@@ -1,8 +1,9 @@
 """The ``usage`` service: where the series come from and the options, the same for CLI and MCP.
 
 :func:`read_series` turns a :class:`UsageRequest` into a :class:`~gpuplane.usage.metrics.SeriesSet`
-(Prometheus over its HTTP API, or offline files); :func:`run` adds the cluster and runs the
-engine. Unusable input is an :class:`~gpuplane.app.outcome.AppError` with one line.
+(Prometheus over its HTTP API, or offline files); :func:`analyse` runs the engine on them and a
+cluster; :func:`run` does both, reading the request's cluster in between. Unusable input is an
+:class:`~gpuplane.app.outcome.AppError` with one line.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from gpuplane.app.outcome import AppError
+from gpuplane.app.inputs import ClusterCache, load_cluster
+from gpuplane.app.outcome import AppError, Messages, Surface
 
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
@@ -42,6 +44,16 @@ class UsageRequest:
     prices_file: str | None = None
     heatmap: bool = False
     namespace: str | None = None  # -n: only this namespace's workloads and findings
+    cluster: str | None = None  # owners, teams, pools and prices: a snapshot or live
+    context: str | None = None
+    kubeconfig: str | None = None
+    progress: bool = False
+
+
+@dataclass(slots=True)
+class UsageOutcome:
+    result: UsageResult
+    bad_input: bool  # the cluster source had errors: the CLI exits 2 after its report
 
 
 def end_time(text: str | None) -> float:
@@ -98,7 +110,27 @@ def read_series(request: UsageRequest, *, option_prefix: str = "--") -> SeriesSe
         raise AppError(str(exc)) from None
 
 
-def run(request: UsageRequest, series: SeriesSet, state: ClusterState | None) -> UsageResult:
+def run(
+    request: UsageRequest, messages: Messages, surface: Surface, *, cache: ClusterCache | None = None
+) -> UsageOutcome:
+    """The series, then the cluster (when named), then the engine."""
+    series = read_series(request, option_prefix=surface.option_prefix)
+    state = None
+    before = len(messages.errors)
+    if request.cluster:
+        state = load_cluster(
+            request.cluster,
+            request.context,
+            request.kubeconfig,
+            messages,
+            surface,
+            progress=request.progress,
+            cache=cache,
+        )
+    return UsageOutcome(analyse(request, series, state), len(messages.errors) > before)
+
+
+def analyse(request: UsageRequest, series: SeriesSet, state: ClusterState | None) -> UsageResult:
     from gpuplane.usage.engine import UsageOptions, run_usage  # deferred for start-up time
     from gpuplane.usage.metrics import UsageInputError
 

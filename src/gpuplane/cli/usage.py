@@ -10,13 +10,13 @@ from gpuplane.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    call_service,
     cluster_options,
     emit_json,
-    fail,
     format_option,
-    load_cluster_or_fail,
     namespace_filter,
     namespace_options,
+    resolve_cluster,
     write_output,
 )
 
@@ -182,7 +182,6 @@ def usage(
     """
     # Engines and renderers are imported here, not at module level: `gpuplane --help` stays light.
     from gpuplane.app import usage as usage_app  # deferred for start-up time
-    from gpuplane.app.outcome import AppError
 
     request = usage_app.UsageRequest(
         prometheus=prometheus,
@@ -205,19 +204,13 @@ def usage(
         prices_file=prices_file,
         heatmap=fmt == "html",
         namespace=namespace_filter(namespace, all_namespaces),
+        cluster=resolve_cluster(cluster, kube_context, kubeconfig) if cluster else None,
+        context=kube_context,
+        kubeconfig=kubeconfig,
+        progress=sys.stderr.isatty(),
     )
-    try:
-        series = usage_app.read_series(request)
-    except AppError as exc:
-        fail(str(exc))
-    state = None
-    errors = False
-    if cluster:
-        state, errors = load_cluster_or_fail(cluster, kube_context, kubeconfig, progress=sys.stderr.isatty())
-    try:
-        result = usage_app.run(request, series, state)
-    except AppError as exc:
-        fail(str(exc))
+    outcome = call_service(usage_app.run, request)
+    result = outcome.result
 
     if fmt == "html":
         from gpuplane.report.usage_html import render_usage_html  # deferred for start-up time
@@ -244,6 +237,6 @@ def usage(
             write_output(buffer.getvalue(), output)
         else:
             render_usage(result, make_console())
-    if errors:
+    if outcome.bad_input:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)

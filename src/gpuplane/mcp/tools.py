@@ -1,23 +1,23 @@
-"""gpuplane's engines as MCP tools: one table maps each tool to its engine call.
+"""gpuplane's services as MCP tools: a schema and a decorator beside each.
 
 Each tool is a plain function whose typed, described parameters become the tool's JSON input
-schema (the SDK reads the signature; the descriptions come from ``Field``). It returns a
-:class:`ToolOutput`: the same JSON document the matching ``gpuplane ... -f json`` command
-prints (built by the same engine or report function, so the two never drift) plus a one-line
-summary for the assistant. Bad input raises :class:`ToolInputError` with one clear line; the
-server turns that into a tool error.
+schema (the SDK reads the signature; the descriptions come from ``Field``). It checks its paths
+against the sandbox, builds the request of the command's service (:mod:`gpuplane.app`, the same
+function the CLI calls: option checks, config discovery, cluster and manifest loading, the
+engine) and returns a :class:`ToolOutput`: the JSON document the matching ``gpuplane ... -f
+json`` command prints, the input problems in ``errors``, the listing filters and pages, and a
+one-line summary for the assistant. Unusable input raises :class:`ToolInputError` (the service
+layer's ``AppError``) with one line; the server turns that into a tool error.
 
 Everything here is read-only: cluster sources are only read (a snapshot, or ``live`` through
-the same get/list-only reader as the CLI), and ``generate`` writes only into a fresh temporary
-folder (or a folder the caller names) and never applies anything.
+the same get/list-only reader as the CLI), and ``generate`` writes only into a folder the caller
+names under the server's root, and never applies anything.
 
 Adding a tool touches this module only: write the function with the :func:`tool` decorator
-(name, title, description) above it; :data:`TOOLS` lists the tools in declaration order. The
-semantics a tool shares with its CLI command (rule ids, config discovery, loading) live in
-:mod:`gpuplane.app`, which both call.
+(name, title, description) above it; :data:`TOOLS` lists the tools in declaration order.
 
 This module is imported only by ``gpuplane mcp`` (never at ``gpuplane --help`` time), so it
-may import pydantic at the top; the engines are still imported inside each tool, so listing
+may import pydantic at the top; the services are still imported inside each tool, so listing
 tools stays cheap and one engine's import error cannot take the server down.
 """
 
@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from gpuplane.app.inputs import ClusterCache
-from gpuplane.app.outcome import MCP, AppError, Messages
+from gpuplane.app.outcome import MCP, AppError, Messages, plural
 from gpuplane.app.paging import ListFilter
 from gpuplane.ruleset.registry import CATEGORIES
 
 if TYPE_CHECKING:
-    from gpuplane.k8s.cluster import ClusterState
+    pass
 
 Outcome = TypeVar("Outcome")
 
@@ -142,10 +142,6 @@ Cursor = Annotated[
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def _check_path(path: str, what: str) -> str:
     """The path when the sandbox allows it (:mod:`gpuplane.mcp.sandbox`: inside the server's
     roots, not /proc, /dev or /sys; never ``-``, standard input being the MCP channel itself);
@@ -189,23 +185,6 @@ def _where_paths_start(path: str) -> str:
 CLUSTERS = ClusterCache()
 
 
-def load_cluster(
-    cluster: str, context: str | None, kubeconfig: str | None, *, fresh: bool = False
-) -> tuple[ClusterState, list[str]]:
-    """The cluster state (cached while its snapshot files are unchanged) and its load errors;
-    nothing usable at all is a tool error."""
-    from gpuplane.app.inputs import load_cluster as load  # deferred for start-up time
-
-    messages = Messages()
-    try:
-        state = load(
-            _check_path(cluster, "cluster"), context, kubeconfig, messages, MCP, cache=CLUSTERS, fresh=fresh
-        )
-    except AppError as exc:
-        raise ToolInputError(str(exc)) from None
-    return state, messages.errors
-
-
 def _serve(run: Callable[..., Outcome], request: Any) -> tuple[Outcome, list[str]]:
     """``run(request, messages, MCP)`` of a service (:mod:`gpuplane.app`), snapshots shared
     through :data:`CLUSTERS`: its outcome and the input problems the document lists in ``errors``."""
@@ -229,10 +208,7 @@ def _paged(
     block (``total``, ``returned``, ``next_cursor``) and return the summary's note on it."""
     from gpuplane.app.paging import finding_namespace, page  # deferred for start-up time
 
-    try:
-        kept, block = page(document[key], wanted, namespace_of=namespace_of or finding_namespace)
-    except AppError as exc:
-        raise ToolInputError(str(exc)) from None
+    kept, block = page(document[key], wanted, namespace_of=namespace_of or finding_namespace)
     document[key] = kept
     document["page"] = block
     if (
@@ -248,7 +224,7 @@ def _paged(
 
 
 def _errors_note(errors: list[str]) -> str:
-    return f" ({_plural(len(errors), 'input error')}: {errors[0]})" if errors else ""
+    return f" ({plural(len(errors), 'input error')}: {errors[0]})" if errors else ""
 
 
 # -- lint and rules --------------------------------------------------------------------------------
@@ -308,12 +284,8 @@ def lint(
         config=_check_path(config, "config") if config else None,
         config_start=config_start(paths or ()),
     )
-    messages = Messages()
-    try:
-        outcome = lint_app.run(request, messages, MCP, cache=CLUSTERS)
-    except AppError as exc:
-        raise ToolInputError(str(exc)) from None
-    result, errors = outcome.result, messages.errors
+    outcome, errors = _serve(lint_app.run, request)
+    result = outcome.result
     summary = summary_line(result.summary())
     rules = sorted({f.rule for f in result.findings})
     if rules:
@@ -343,7 +315,7 @@ def list_rules(
 
     rules = [rules_app.row(m) for m in rules_app.rules(category)]
     where = f" in category {category}" if category else ""
-    return ToolOutput({"rules": rules}, f"{_plural(len(rules), 'rule')}{where}")
+    return ToolOutput({"rules": rules}, f"{plural(len(rules), 'rule')}{where}")
 
 
 @tool(
@@ -417,7 +389,7 @@ def why_pending(
         )
     else:
         first = pods[0]
-        summary = f"{_plural(document['page']['total'], 'Pending pod')} explained; {first['pod']}: {first['message']}"
+        summary = f"{plural(document['page']['total'], 'Pending pod')} explained; {first['pod']}: {first['message']}"
     summary += note
     return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
 
@@ -522,7 +494,7 @@ def inventory(
     totals = document["summary"]
     models = ", ".join(f"{m['model']}: {m['gpus']} GPUs, {m['free']} free" for m in document["models"])
     summary = (
-        f"{_plural(totals['gpu_nodes'], 'GPU node')} of {totals['nodes']}, {totals['allocatable']} allocatable "
+        f"{plural(totals['gpu_nodes'], 'GPU node')} of {totals['nodes']}, {totals['allocatable']} allocatable "
         f"GPU units, {inventory_.free_text()}" + (f" ({models})" if models else "")
     )
     summary += _paged(document, "nodes", ListFilter(limit=limit, cursor=cursor))
@@ -558,9 +530,9 @@ def diagnose(
     counts = document["summary"]
     rules = list(dict.fromkeys(f.rule for f in result.findings))
     summary = (
-        f"{_plural(counts['findings'], 'finding')} ({_plural(counts['error'], 'error')}, "
-        f"{_plural(counts['warning'], 'warning')}, {counts['info']} info) on {_plural(counts['gpu_nodes'], 'GPU node')}, "
-        f"{_plural(counts['pending_pods'], 'Pending pod')}"
+        f"{plural(counts['findings'], 'finding')} ({plural(counts['error'], 'error')}, "
+        f"{plural(counts['warning'], 'warning')}, {counts['info']} info) on {plural(counts['gpu_nodes'], 'GPU node')}, "
+        f"{plural(counts['pending_pods'], 'Pending pod')}"
     )
     if rules:
         summary += ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
@@ -640,20 +612,19 @@ def usage(
         active_threshold_pct=active_threshold,
         idle_hours=idle_hours,
         notebook_idle_timeout_min=notebook_idle_timeout,
+        cluster=_check_path(cluster, "cluster") if cluster else None,
+        context=context,
+        kubeconfig=kubeconfig,
     )
-    try:
-        series = usage_app.read_series(request, option_prefix="")
-        state, errors = load_cluster(cluster, context, kubeconfig) if cluster else (None, [])
-        result = usage_app.run(request, series, state)
-    except AppError as exc:
-        raise ToolInputError(str(exc)) from None
+    outcome, errors = _serve(usage_app.run, request)
+    result = outcome.result
     document = result.to_json()
     totals = document["summary"]
     rules = list(dict.fromkeys(f["rule"] for f in document["findings"]))
     money = f", ~${totals['saving_usd']:,.0f}" if totals["saving_usd"] is not None else ""
     summary = (
-        f"{_plural(totals['workloads'], 'workload')}, {totals['allocated_gpu_hours']:,.1f} GPU-hours allocated, "
-        f"{totals['active_gpu_hours']:,.1f} active; {_plural(totals['findings'], 'finding')}"
+        f"{plural(totals['workloads'], 'workload')}, {totals['allocated_gpu_hours']:,.1f} GPU-hours allocated, "
+        f"{totals['active_gpu_hours']:,.1f} active; {plural(totals['findings'], 'finding')}"
         + (f" ({', '.join(rules)})" if rules else "")
         + f", saving {totals['saving_gpu_hours']:,.1f} GPU-hours{money} (estimates)"
     )
@@ -699,7 +670,7 @@ def advise_mig(
     plan = advise_app.mig(advise_app.MigRequest(tuple(gpu), advise_app.pairs(demand, "count"), gpus))
     document = plan.to_json()
     if plan.feasible:
-        summary = f"feasible: {_plural(plan.gpus_needed or 0, 'GPU')} host the demand"
+        summary = f"feasible: {plural(plan.gpus_needed or 0, 'GPU')} host the demand"
     else:
         summary = f"not feasible: {plan.reason}"
     return ToolOutput(document, summary)
@@ -788,11 +759,11 @@ def advise_capacity(
     if priced is None:
         cost = ", cost unknown (no priced choice)" if gaps else ""
     elif gaps:
-        cost = f", about ${priced:,.0f}/month (partial: {_plural(len(gaps), 'model')} not priced)"
+        cost = f", about ${priced:,.0f}/month (partial: {plural(len(gaps), 'model')} not priced)"
     else:
         cost = f", about ${priced:,.0f}/month"
     return ToolOutput(
-        document, f"{_plural(sum(m.gpus_total for m in plan.models), 'GPU')} on {provider}{cost}"
+        document, f"{plural(sum(m.gpus_total for m in plan.models), 'GPU')} on {provider}{cost}"
     )
 
 
@@ -845,7 +816,7 @@ def generate(
         result = generate_app.render(request)
     except generate_app.BlueprintRefused as exc:
         raise ToolInputError(
-            f"{exc.name}: blueprint refused ({_plural(len(exc.problems), 'problem')}); "
+            f"{exc.name}: blueprint refused ({plural(len(exc.problems), 'problem')}); "
             f"nothing written: {'; '.join(exc.problems)}"
         ) from None
     if result.schema_errors:
@@ -865,8 +836,8 @@ def generate(
         else "returned in files[].content, not written"
     )
     summary = (
-        f"{_plural(len(files), 'file')} ({_plural(len(objects), 'object')}, "
-        f"{_plural(len(document['helm_releases']), 'Helm release')}) {where}; "
+        f"{plural(len(files), 'file')} ({plural(len(objects), 'object')}, "
+        f"{plural(len(document['helm_releases']), 'Helm release')}) {where}; "
         "nothing was applied (review, `gpuplane lint`, then apply)"
     )
     return ToolOutput(document, summary)
@@ -884,7 +855,7 @@ def blueprint_schema() -> ToolOutput:
     schema = json_schema()
     return ToolOutput(
         {"schema": schema},
-        f"blueprint JSON Schema ({_plural(len(schema.get('properties', {})), 'top-level field')})",
+        f"blueprint JSON Schema ({plural(len(schema.get('properties', {})), 'top-level field')})",
     )
 
 
