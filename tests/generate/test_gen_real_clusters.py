@@ -501,3 +501,106 @@ def test_placement_group_outside_karpenter_is_refused() -> None:
         "gpu_pools[0]: placement_group and capacity_reservations are Karpenter EC2NodeClass selectors (provider "
         "eks, provisioner karpenter); with other node groups set them on the node group"
     ]
+
+
+# --- SR-IOV for InfiniBand / RoCE: Mellanox/network-operator v26.4.1 -----------------------------
+
+
+def _sriov_dgx() -> dict[str, Any]:
+    data = _load("onprem-dgx-mig")
+    data["network"] = {"fabric": "infiniband", "mode": "sriov", "rdma_devices_per_node": 8}
+    return data
+
+
+def test_sriov_mode_runs_the_sriov_device_plugin_and_a_hostdevice_network_per_tenant() -> None:
+    b = _render("", _sriov_dgx())
+    spec = _obj(b, "NicClusterPolicy", "nic-cluster-policy")["spec"]
+    # example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full.yaml: sriovDevicePlugin with prefix nvidia.com.
+    assert "rdmaSharedDevicePlugin" not in spec
+    assert spec["sriovDevicePlugin"]["image"] == "sriov-network-device-plugin"
+    assert json.loads(spec["sriovDevicePlugin"]["config"]) == {
+        "resourceList": [
+            {
+                "resourceName": "hostdev",
+                "resourcePrefix": "nvidia.com",
+                "selectors": {"isRdma": True, "linkTypes": ["infiniband"], "vendors": ["15b3"]},
+            }
+        ]
+    }
+    assert set(spec["secondaryNetwork"]) == {"multus", "cniPlugins"} and "nvIpam" in spec
+    nets = {o["metadata"]["name"]: o["spec"] for o in _objs(b, "HostDeviceNetwork")}
+    assert nets == {
+        "hostdev-nlp": {
+            "networkNamespace": "nlp",
+            "resourceName": "hostdev",
+            "ipam": '{"type": "nv-ipam", "poolName": "hostdev-pool"}',
+        },
+        "hostdev-vision": {
+            "networkNamespace": "vision",
+            "resourceName": "hostdev",
+            "ipam": '{"type": "nv-ipam", "poolName": "hostdev-pool"}',
+        },
+    }
+    assert [o["metadata"]["name"] for o in _objs(b, "IPPool")] == ["hostdev-pool"]
+    assert not _objs(b, "MacvlanNetwork")
+
+
+def test_sriov_rank_requests_its_share_of_the_devices_and_one_attachment_each() -> None:
+    b = _render("", _sriov_dgx())
+    task = _obj(b, "Job", "resnet-ddp")["spec"]["tasks"][0]["template"]
+    c = task["spec"]["containers"][0]
+    assert c["resources"]["limits"]["nvidia.com/hostdev"] == 8
+    assert "rdma/rdma_shared_device_a" not in c["resources"]["limits"]
+    assert c["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert task["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == ",".join(["hostdev-vision"] * 8)
+
+
+def test_sriov_on_azure_takes_the_devices_from_the_instance_type() -> None:
+    data = _load("aks-kueue")
+    data["network"] = {"mode": "sriov"}
+    b = _render("", data)
+    limits = [
+        c["resources"]["limits"]
+        for o in b.all_objects()
+        if o["kind"] == "PyTorchJob"
+        for r in o["spec"]["pytorchReplicaSpecs"].values()
+        for c in r["template"]["spec"]["containers"]
+    ]
+    # ND96isr H100 v5: 8 InfiniBand ports for 8 GPUs (gpu/data/fabric.yaml [AZ-SIZES]).
+    assert {lim["nvidia.com/hostdev"] for lim in limits} == {8}
+    config = yaml.safe_load(_release(b, "kueue").values["managerConfig"]["controllerManagerConfigYaml"])
+    # nvidia.com/hostdev is not quota; excluded by its full name (a prefix nvidia.com/ would drop the GPUs).
+    assert config["resources"] == {"excludeResourcePrefixes": ["nvidia.com/hostdev"]}
+
+
+@pytest.mark.parametrize(
+    ("network", "problem"),
+    [
+        (
+            {"fabric": "infiniband", "mode": "sriov"},
+            "network.rdma_devices_per_node: sriov on-prem needs the RDMA devices (PFs/VFs) each node offers, so "
+            "every rank can request its share",
+        ),
+        (
+            {"fabric": "none", "mode": "sriov"},
+            "network.mode: sriov hands out InfiniBand/RoCE devices; network.fabric is none",
+        ),
+    ],
+)
+def test_sriov_contradictions_are_refused(network: dict[str, Any], problem: str) -> None:
+    data = _load("onprem-dgx-mig")
+    data["network"] = network
+    with pytest.raises(BlueprintError) as exc:
+        _render("", data)
+    assert exc.value.problems == [problem]
+
+
+def test_sriov_roce_needs_no_macvlan_master() -> None:
+    data = _load("onprem-dgx-mig")
+    data["network"] = {"fabric": "roce", "mode": "sriov", "rdma_devices_per_node": 8}
+    b = _render("", data)
+    config = json.loads(
+        _obj(b, "NicClusterPolicy", "nic-cluster-policy")["spec"]["sriovDevicePlugin"]["config"]
+    )
+    assert config["resourceList"][0]["selectors"]["linkTypes"] == ["ether"]
+    assert not _objs(b, "MacvlanNetwork")

@@ -145,6 +145,19 @@ class Network(_Model):
         pattern=r"^[a-zA-Z0-9._-]{1,15}$",
         description="roce: the host network device of the RoCE port (macvlan master of the pods' RDMA network)",
     )
+    mode: Literal["shared", "sriov"] = Field(
+        default="shared",
+        description="infiniband/roce: shared = the RDMA shared device plugin (every rank sees the node's HCAs); "
+        "sriov = the SR-IOV network device plugin hands each rank its own RDMA devices (PFs or VFs the "
+        "firmware exposes) through a HostDeviceNetwork per tenant",
+    )
+    rdma_devices_per_node: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="sriov: RDMA devices (PFs/VFs) per node the device plugin offers; taken from the instance "
+        "type on Azure, required on-prem (DGX H100: 8 compute ConnectX-7 ports)",
+    )
 
 
 class Scheduler(_Model):

@@ -545,6 +545,16 @@ def _check_network(bp: Blueprint, problems: list[str]) -> None:
     from gpuplane.generate.plan import catalog_fabric, multi_node_pools  # deferred for start-up time
 
     fabric = bp.network.fabric
+    if bp.network.mode == "sriov":
+        if fabric not in ("auto", "infiniband", "roce"):
+            problems.append(
+                f"network.mode: sriov hands out InfiniBand/RoCE devices; network.fabric is {fabric}"
+            )
+        elif bp.provider == "on-prem" and bp.network.rdma_devices_per_node is None:
+            problems.append(
+                "network.rdma_devices_per_node: sriov on-prem needs the RDMA devices (PFs/VFs) each node offers, "
+                "so every rank can request its share"
+            )
     if fabric in ("auto", "none"):
         return
     where = "network.fabric"
@@ -561,7 +571,7 @@ def _check_network(bp: Blueprint, problems: list[str]) -> None:
     if fabric in ("infiniband", "roce") and bp.provider in ("eks", "gke"):
         problems.append(f"{where}: {bp.provider} offers no {fabric} to pods; use auto (EFA on AWS) or none")
         return
-    if fabric == "roce" and bp.network.roce_interface is None:
+    if fabric == "roce" and bp.network.mode == "shared" and bp.network.roce_interface is None:
         problems.append(
             "network.roce_interface: roce needs the host device of the RoCE port (macvlan master)"
         )

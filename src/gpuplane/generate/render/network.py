@@ -20,6 +20,17 @@ multi-node training, :func:`gpuplane.generate.plan.fabric_of`):
   tenant on the RoCE port so NCCL sees the port's GIDs inside the pod.
   GPUDirect RDMA between the NIC and GPU memory needs ``driver.rdma.enabled`` in the GPU Operator
   (nvidia-peermem).
+- ``network.mode: sriov`` (infiniband / roce): the NicClusterPolicy runs the SR-IOV network device
+  plugin (``sriovDevicePlugin``, its config as in ``example/crs/
+  mellanox.com_v1alpha1_nicclusterpolicy_cr-full.yaml``: prefix ``nvidia.com``, resource
+  ``hostdev``, Mellanox RDMA devices of the fabric's link type) with Multus, the CNI plugins and
+  NVIDIA IPAM, and one ``HostDeviceNetwork`` per tenant (``example/crs/
+  mellanox.com_v1alpha1_hostdevicenetwork_cr.yaml``; the operator prefixes its resourceName with
+  ``nvidia.com/``: ``pkg/state/state_hostdevice_network.go``). A rank requests its GPU share of
+  the node's devices as ``nvidia.com/hostdev`` and names the network once per device in
+  ``k8s.v1.cni.cncf.io/networks``, so each device moves into the pod with an address. The devices
+  are the PFs or the VFs the NIC firmware already exposes; creating VFs (``SriovNetworkNodePolicy``)
+  is the SR-IOV Network Operator's job, which gpuplane does not install.
 """
 
 from __future__ import annotations
@@ -39,6 +50,10 @@ NETWORK_OPERATOR_NS = "nvidia-network-operator"
 DOCA_DRIVER_VERSION = "doca3.4.1-26.04-1.1.0.0-1"
 RDMA_RESOURCE_NAME = "rdma_shared_device_a"
 RDMA_RESOURCE = f"rdma/{RDMA_RESOURCE_NAME}"
+HOSTDEV_RESOURCE_NAME = "hostdev"
+HOSTDEV_RESOURCE = f"nvidia.com/{HOSTDEV_RESOURCE_NAME}"
+HOSTDEV_NETWORK = "hostdev"
+HOSTDEV_POOL = "hostdev-pool"
 ROCE_NETWORK = "roce"
 ROCE_POOL = "roce-pool"
 MELLANOX_VENDOR = "15b3"
@@ -57,6 +72,26 @@ def roce_network_name(tenant: str) -> str:
     return f"{ROCE_NETWORK}-{tenant}"
 
 
+def hostdev_network_name(tenant: str) -> str:
+    return f"{HOSTDEV_NETWORK}-{tenant}"
+
+
+def sriov(bundle: Bundle) -> bool:
+    """RDMA devices per rank through the SR-IOV device plugin instead of the shared device plugin."""
+    return bundle.blueprint.network.mode == "sriov"
+
+
+def rdma_resource(bundle: Bundle) -> str:
+    """The extended resource an InfiniBand/RoCE rank requests."""
+    return HOSTDEV_RESOURCE if sriov(bundle) else RDMA_RESOURCE
+
+
+def rdma_devices_per_pod(bundle: Bundle, plan: PoolPlan, gpus: int) -> int:
+    """SR-IOV devices one rank takes: its GPU share of the node's, at least one."""
+    per_node = bundle.blueprint.network.rdma_devices_per_node or plan.fabric_interfaces
+    return max(per_node * gpus // max(plan.gpus_per_node, 1), 1)
+
+
 def pod_fabric(bundle: Bundle, plan: PoolPlan, gpus: int, tenant: str) -> dict[str, Any]:
     """What a multi-node training pod on ``plan`` adds: resources, env, capabilities, annotations."""
     if plan.fabric == "efa":
@@ -71,6 +106,16 @@ def pod_fabric(bundle: Bundle, plan: PoolPlan, gpus: int, tenant: str) -> dict[s
             {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"},
             {"name": "NCCL_DEBUG", "value": "WARN"},
         ]
+        if sriov(bundle):
+            n = rdma_devices_per_pod(bundle, plan, gpus)
+            # One attachment per device: Multus hands each one of the pod's allocated devices.
+            networks = ",".join([hostdev_network_name(tenant)] * n)
+            return {
+                "resources": {HOSTDEV_RESOURCE: n},
+                "env": env,
+                "capabilities": ["IPC_LOCK"],
+                "annotations": {"k8s.v1.cni.cncf.io/networks": networks},
+            }
         out: dict[str, Any] = {"resources": {RDMA_RESOURCE: 1}, "env": env, "capabilities": ["IPC_LOCK"]}
         if plan.fabric == "roce":
             out["annotations"] = {"k8s.v1.cni.cncf.io/networks": roce_network_name(tenant)}
@@ -167,13 +212,29 @@ def _nic_cluster_policy(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> d
             "version": DOCA_DRIVER_VERSION,
             "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1, "drain": {"enable": True}},
         },
-        "rdmaSharedDevicePlugin": {
+    }
+    if sriov(bundle):
+        sriov_config = {
+            "resourceList": [
+                {
+                    "resourcePrefix": "nvidia.com",
+                    "resourceName": HOSTDEV_RESOURCE_NAME,
+                    "selectors": {"vendors": [MELLANOX_VENDOR], "isRdma": True, "linkTypes": [link]},
+                }
+            ]
+        }
+        spec["sriovDevicePlugin"] = {
+            "image": "sriov-network-device-plugin",
+            **image,
+            "config": json.dumps(sriov_config, indent=2, sort_keys=True),
+        }
+    else:
+        spec["rdmaSharedDevicePlugin"] = {
             "image": "k8s-rdma-shared-dev-plugin",
             **image,
             "config": json.dumps(config, indent=2, sort_keys=True),
-        },
-    }
-    if fabric == "roce":
+        }
+    if fabric == "roce" or sriov(bundle):
         spec["secondaryNetwork"] = {
             "multus": {"image": "multus-cni", **image},
             "cniPlugins": {"image": "plugins", **image},
@@ -218,6 +279,34 @@ def _roce_objects(bundle: Bundle, tenants: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+def _hostdev_objects(tenants: list[str]) -> list[dict[str, Any]]:
+    """The NVIDIA IPAM pool and one HostDeviceNetwork per tenant namespace (example/crs/
+    mellanox.com_v1alpha1_hostdevicenetwork_cr.yaml at v26.4.1): the operator writes a host-device
+    NetworkAttachmentDefinition annotated with the device plugin's resource."""
+    out: list[dict[str, Any]] = [
+        {
+            "apiVersion": "nv-ipam.nvidia.com/v1alpha1",
+            "kind": "IPPool",
+            "metadata": meta(HOSTDEV_POOL, NETWORK_OPERATOR_NS),
+            "spec": {"subnet": "192.168.192.0/18", "perNodeBlockSize": 64},
+        }
+    ]
+    for t in tenants:
+        out.append(
+            {
+                "apiVersion": "mellanox.com/v1alpha1",
+                "kind": "HostDeviceNetwork",
+                "metadata": meta(hostdev_network_name(t)),
+                "spec": {
+                    "networkNamespace": t,
+                    "resourceName": HOSTDEV_RESOURCE_NAME,
+                    "ipam": json.dumps({"type": "nv-ipam", "poolName": HOSTDEV_POOL}),
+                },
+            }
+        )
+    return out
+
+
 def _network_operator(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> None:
     bundle.add(
         "00-namespaces",
@@ -243,12 +332,27 @@ def _network_operator(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> Non
         )
     )
     bundle.add("25-network", _nic_cluster_policy(bundle, plans, fabric))
-    if fabric == "roce":
-        pools = {p.name for p in plans}
-        tenants = sorted({w.tenant for w in bundle.blueprint.workloads.training if w.pool in pools})
+    pools = {p.name for p in plans}
+    tenants = sorted({w.tenant for w in bundle.blueprint.workloads.training if w.pool in pools})
+    if sriov(bundle):
+        for obj in _hostdev_objects(tenants):
+            bundle.add("25-network", obj)
+    elif fabric == "roce":
         for obj in _roce_objects(bundle, tenants):
             bundle.add("25-network", obj)
     for plan in plans:
+        if sriov(bundle):
+            per_node = bundle.blueprint.network.rdma_devices_per_node or plan.fabric_interfaces
+            bundle.decide(
+                "network",
+                f"gpu_pools.{plan.name} fabric",
+                f"{fabric} sriov: NVIDIA Network Operator, {HOSTDEV_RESOURCE} ({per_node} per node)",
+                "each rank gets its own RDMA devices (its GPU share of the node's) moved into the pod by the "
+                "host-device CNI, instead of every rank sharing all HCAs; NCCL uses them through verbs "
+                "(NCCL_IB_HCA=mlx5), IPC_LOCK lets it pin memory",
+                NETWORK_OPERATOR.source,
+            )
+            continue
         bundle.decide(
             "network",
             f"gpu_pools.{plan.name} fabric",

@@ -414,9 +414,11 @@ def kueue_values(bundle: Bundle) -> dict[str, Any]:
     """
     kinds = {w.kind for w in bundle.blueprint.workloads.training}
     extra = sorted(KUEUE_KIND_FRAMEWORK[k] for k in kinds if k in KUEUE_KIND_FRAMEWORK)
-    fabric = sorted(
-        {FABRIC_RESOURCE_PREFIX[p.fabric] for p in bundle.plans if p.fabric in FABRIC_RESOURCE_PREFIX}
-    )
+    prefixes = dict(FABRIC_RESOURCE_PREFIX)
+    if bundle.blueprint.network.mode == "sriov":
+        # The SR-IOV device plugin's resource shares nvidia.com/ with the GPUs: exclude it by its full name.
+        prefixes.update(infiniband="nvidia.com/hostdev", roce="nvidia.com/hostdev")
+    fabric = sorted({prefixes[p.fabric] for p in bundle.plans if p.fabric in prefixes})
     if not extra and not fabric:
         return {}
     config: dict[str, Any] = {
