@@ -34,6 +34,9 @@ DynamoGraphDeployment.
   with ``cpu``, ``memory``, ``gpu`` of ``gpuType`` default ``nvidia.com/gpu``, ``custom``),
   ``envs``, ``extraPodSpec`` (a PodSpec plus ``mainContainer``), ``multinode.nodeCount`` (pods per
   replica), ``sharedMemory`` (the operator mounts a memory-backed ``/dev/shm`` unless disabled).
+  The main container keeps the name the user gives it (``main`` here when none is given); the
+  operator's default probes (by component type) are not modelled, so Dynamo graphs are not in
+  lint's serving group (``lint/kinds.py``) and only the generic container and GPU checks read them.
 """
 
 from __future__ import annotations
