@@ -181,6 +181,11 @@ spec:
     )
     assert ps.field_line(("spec", "containers", 0, "resources", "limits")) == 7
     assert ps.template["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == "llama-cache"
+    multi = text.replace(
+        "  replicas: 2\n", "  replicas: 2\n  multiNode: {parallelism: {pipeline: 2, tensor: 8}}\n"
+    )
+    (ps,) = _podsets(multi)
+    assert (ps.count, ps.distributed) == (4, True)
 
 
 def test_dynamo_graph_services_with_gpu_resources_and_multinode() -> None:

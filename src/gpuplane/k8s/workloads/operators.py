@@ -26,7 +26,8 @@ DynamoGraphDeployment.
   ``priorityClassName``; container ``<name>-ctr``; probes on port ``api`` unless disabled
   (``GetDefault*Probe``); a memory ``emptyDir`` ``dshm`` at ``/dev/shm`` (``GetVolumes``) and the
   model store at ``/model-store``; replicas ``spec.replicas``, or ``scale.hpa.minReplicas`` with
-  autoscaling. A NIMCache runs one caching Job with the model puller image and ``resources`` (cpu,
+  autoscaling; with ``multiNode``, each replica is a LeaderWorkerSet group of
+  ``multiNode.parallelism.pipeline`` pods (``GetLWSSize``). A NIMCache runs one caching Job with the model puller image and ``resources`` (cpu,
   memory).
 - NVIDIA Dynamo ``nvidia.com/v1alpha1`` DynamoGraphDeployment (ai-dynamo/dynamo
   ``deploy/cloud/operator/api/v1alpha1/dynamocomponentdeployment_types.go``, ``common.go``):
@@ -207,6 +208,11 @@ def expand_nimservice(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         maximum = as_int(dig(scale, "hpa", "maxReplicas"), None)
     else:
         count, maximum = nonneg(as_int(spec.get("replicas"), 1)), None
+    # multi-node: a LeaderWorkerSet of groups sized by the pipeline parallelism (GetLWSSize)
+    group = (
+        nonneg(as_int(dig(spec, "multiNode", "parallelism", "pipeline"), 0)) if spec.get("multiNode") else 0
+    )
+    count *= max(group, 1)
     labels = as_dict(spec.get("labels"))
     template = {"metadata": {"labels": dict(labels)} if labels else {}, "spec": pod_spec}
     ps = PodSet(
@@ -220,8 +226,9 @@ def expand_nimservice(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         closed=True,
         overrides=tuple((rel, obj, owner) for rel, owner in moves),
         managed_shm="NIM",
+        distributed=group > 1,
     )
-    ps.max_count = maximum
+    ps.max_count = maximum * max(group, 1) if maximum is not None else None
     return finish(obj, [ps], ctx.related, kueue_whole=False)
 
 
