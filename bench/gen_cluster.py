@@ -5,20 +5,26 @@ Why synthetic: benchmarks need 5,000-node / 150,000-pod clusters that look like
 real ``kubectl get nodes,pods -A -o json`` dumps (labels, taints, images,
 probes, full status), are identical for a given seed, and are quick to write.
 
-What it produces (reference/python-stack.md "Test data" describes the same shape):
-- nodes in pools: a CPU pool and GPU pools of several models (p4d A100-40GB x8,
-  p5 H100-80GB x8 tainted ``nvidia.com/gpu=present:NoSchedule``, g6 L4 x1 some
-  time-sliced with 4 replicas, g6e L40S x4, p4de A100-80GB in MIG mixed mode)
-  with GPU Feature Discovery labels (reference/nvidia-gpu-stack.md §2), capacity
-  and allocatable, five conditions, 20-60 images each;
-- pods bound to nodes without overcommitting any resource: 1-3 containers with
-  requests/limits, probes, env, volume mounts, ownerReferences, tolerations, some
-  with node affinity and topology spread; a few Succeeded/Failed;
-- ``--pending N`` unscheduled pods with varied constraints (too many GPUs, an
-  untolerated taint, a MIG resource, a node selector nothing matches, a zone
-  affinity, anti-affinity, a missing PVC, a PriorityClass) and
-  ``PodScheduled=False/Unschedulable`` conditions;
-- Namespaces, PriorityClasses and ResourceQuotas.
+What it produces, shaped like ``kubectl get nodes,pods,... -A -o json`` (about 10 KB a node and
+6.5 KB a running pod, as real dumps are: the scheduling fields are a third of the bytes):
+- nodes in pools: a CPU pool and GPU pools (g4dn T4 x4, g6 L4 x1, some time-sliced with 4
+  replicas, p4d A100-40GB x8, p5 H100-80GB x8 tainted ``nvidia.com/gpu=present:NoSchedule``,
+  p5en H200 x8 tainted and MIG-partitioned by the MIG manager in mixed strategy) with GPU
+  Feature Discovery labels (reference/nvidia-gpu-stack.md §2), capacity and allocatable, four
+  conditions, 10-30 images, pod CIDRs and the managedFields of kubelet, Karpenter, NFD and
+  the controller manager;
+- pods bound to nodes without overcommitting any resource: 1-2 containers with
+  requests/limits, probes (not for Jobs), env, the service-account projected volume,
+  ownerReferences, tolerations, status conditions and containerStatuses, managedFields
+  (controller manager's spec without what admission added, kubelet's status); some with node
+  affinity, zone/hostname topology spread (DoNotSchedule and ScheduleAnyway), preferred pod
+  anti-affinity; StatefulSet pods mount a PVC bound in their node's zone; a few Succeeded/Failed;
+- ``--pending N`` unscheduled pods drawn from PENDING_MIX at its shares (plain GPU asks,
+  product selectors, untolerated taints, MIG asks, oversize asks, unknown products and MIG
+  profiles, CPU-only, zone affinity, a missing PVC, time-sliced GPUs), each with, at their
+  shares, topology spread (SPREADS), required/preferred pod (anti-)affinity, a PVC (bound or
+  WaitForFirstConsumer) and a PriorityClass; ``PodScheduled=False/Unschedulable``;
+- Namespaces, PriorityClasses, ResourceQuotas, a StorageClass, the PVCs and their PVs.
 
 Usage::
 
@@ -80,6 +86,61 @@ def uid(rng: random.Random) -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
 
 
+# -- managed fields ------------------------------------------------------------------------------
+
+# Lists the API server merges by key (their entries appear as ``k:{...}`` in FieldsV1); the
+# other lists are atomic (``f:tolerations: {}``), as in k8s.io/api's patch strategies.
+MERGE_KEYS: dict[str, tuple[str, ...]] = {
+    "containers": ("name",),
+    "initContainers": ("name",),
+    "env": ("name",),
+    "ports": ("containerPort", "protocol"),
+    "volumeMounts": ("mountPath",),
+    "volumes": ("name",),
+    "conditions": ("type",),
+    "addresses": ("type",),
+    "ownerReferences": ("uid",),
+    "podIPs": ("ip",),
+    "hostIPs": ("ip",),
+}
+_ENCODE = msgspec.json.Encoder().encode
+
+
+def fields_v1(value: dict[str, Any]) -> dict[str, Any]:
+    """The FieldsV1 set of a manager that wrote every field of ``value``
+    (k8s.io/apimachinery ``pkg/apis/meta/v1`` ManagedFieldsEntry, as ``kubectl get -o json``
+    prints it since 1.18)."""
+    out: dict[str, Any] = {}
+    for key, child in value.items():
+        if isinstance(child, dict):
+            out[f"f:{key}"] = (
+                {".": {}, **fields_v1(child)} if key in ("labels", "annotations") else fields_v1(child)
+            )
+        elif isinstance(child, list) and key in MERGE_KEYS and all(isinstance(c, dict) for c in child):
+            entries: dict[str, Any] = {".": {}}
+            for item in child:
+                merge = {k: item[k] for k in MERGE_KEYS[key] if k in item}
+                entries[f"k:{_ENCODE(merge).decode()}"] = {".": {}, **fields_v1(item)}
+            out[f"f:{key}"] = entries
+        else:
+            out[f"f:{key}"] = {}
+    return out
+
+
+def managed(manager: str, when: str, fields: dict[str, Any], subresource: str = "") -> dict[str, Any]:
+    entry = {
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": "v1",
+        "time": when,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_v1(fields),
+    }
+    if subresource:
+        entry["subresource"] = subresource
+    return entry
+
+
 # -- node pools ----------------------------------------------------------------------------------
 
 
@@ -105,11 +166,14 @@ class Pool:
 
 POOLS = (
     Pool("cpu-general", "m6i.16xlarge", 0.40, 64, 256),
-    Pool("a100-40gb", "p4d.24xlarge", 0.14, 96, 1152, 8, "NVIDIA-A100-SXM4-40GB", 40960, "ampere", (8, 0)),
+    Pool("t4", "g4dn.12xlarge", 0.10, 48, 192, 4, "Tesla-T4", 15360, "turing", (7, 5)),
+    Pool("l4", "g6.xlarge", 0.10, 4, 16, 1, "NVIDIA-L4", 23034, "ada-lovelace", (8, 9)),
+    Pool("l4-shared", "g6.2xlarge", 0.04, 8, 32, 1, "NVIDIA-L4", 23034, "ada-lovelace", (8, 9), replicas=4),
+    Pool("a100-40gb", "p4d.24xlarge", 0.13, 96, 1152, 8, "NVIDIA-A100-SXM4-40GB", 40960, "ampere", (8, 0)),
     Pool(
         "h100-80gb",
         "p5.48xlarge",
-        0.14,
+        0.15,
         192,
         2048,
         8,
@@ -119,22 +183,21 @@ POOLS = (
         (9, 0),
         taint=True,
     ),
-    Pool("l4", "g6.xlarge", 0.12, 4, 16, 1, "NVIDIA-L4", 23034, "ada-lovelace", (8, 9)),
-    Pool("l4-shared", "g6.2xlarge", 0.06, 8, 32, 1, "NVIDIA-L4", 23034, "ada-lovelace", (8, 9), replicas=4),
-    Pool("l40s", "g6e.12xlarge", 0.10, 48, 384, 4, "NVIDIA-L40S", 46068, "ada-lovelace", (8, 9)),
+    # H200s partitioned by the MIG manager (mixed strategy): 4 GPUs as 2 x 3g.71gb, 4 as 7 x 1g.18gb
     Pool(
-        "a100-80gb-mig",
-        "p4de.24xlarge",
-        0.04,
-        96,
-        1152,
+        "h200-mig",
+        "p5en.48xlarge",
+        0.08,
+        192,
+        2048,
         8,
-        "NVIDIA-A100-SXM4-80GB",
-        81920,
-        "ampere",
-        (8, 0),
-        mig={"3g.40gb": 8, "1g.10gb": 28},
-        mig_memory={"3g.40gb": 40192, "1g.10gb": 9728},
+        "NVIDIA-H200",
+        143771,
+        "hopper",
+        (9, 0),
+        taint=True,
+        mig={"3g.71gb": 8, "1g.18gb": 28},
+        mig_memory={"3g.71gb": 71168, "1g.18gb": 16384},
     ),
 )
 
@@ -209,7 +272,7 @@ def node_labels(pool: Pool, name: str, zone: str) -> dict[str, str]:
         labels["nvidia.com/device-plugin.config"] = "l4-time-sliced-4"
     if pool.mig:
         labels["nvidia.com/mig.strategy"] = "mixed"
-        labels["nvidia.com/mig.config"] = "custom-3g40-1g10"
+        labels["nvidia.com/mig.config"] = "custom-3g71-1g18"
         labels["nvidia.com/mig.config.state"] = "success"
         for profile, count in pool.mig.items():
             labels[f"nvidia.com/mig-{profile}.count"] = str(count)
@@ -241,7 +304,7 @@ IMAGE_REPOS = (
 
 def node_images(rng: random.Random) -> list[dict[str, Any]]:
     images = []
-    for i in range(rng.randint(20, 60)):
+    for i in range(rng.randint(10, 30)):
         repo = IMAGE_REPOS[i % len(IMAGE_REPOS)]
         tag = f"{rng.randint(20, 25)}.{rng.randint(1, 12):02d}-py3"
         digest = hashlib.sha256(f"{repo}{tag}{i}".encode()).hexdigest()
@@ -340,6 +403,42 @@ def make_node(rng: random.Random, pool: Pool, index: int) -> dict[str, Any]:
     }
     if taints:
         node["spec"]["taints"] = taints
+    labels = node["metadata"]["labels"]
+    node["spec"]["podCIDR"] = f"100.{index // 256 % 256}.{index % 256}.0/24"
+    node["spec"]["podCIDRs"] = [node["spec"]["podCIDR"]]
+    node["metadata"]["managedFields"] = [
+        managed(
+            "kubelet",
+            created,
+            {
+                "metadata": {
+                    "annotations": {
+                        k: v for k, v in node["metadata"]["annotations"].items() if "karpenter" not in k
+                    },
+                    "labels": {
+                        k: v
+                        for k, v in labels.items()
+                        if not k.startswith(("nvidia.com/", "feature.", "karpenter"))
+                    },
+                }
+            },
+        ),
+        managed(
+            "karpenter",
+            created,
+            {
+                "metadata": {"labels": {k: v for k, v in labels.items() if k.startswith("karpenter")}},
+                "spec": {k: v for k, v in node["spec"].items() if k in ("providerID", "taints")},
+            },
+        ),
+        managed("kube-controller-manager", created, {"spec": {"podCIDR": "", "podCIDRs": []}}),
+        managed("kubelet", ts(90000), node["status"], "status"),
+    ]
+    gfd = {k: v for k, v in labels.items() if k.startswith(("nvidia.com/", "feature."))}
+    if gfd:
+        node["metadata"]["managedFields"].insert(
+            2, managed("nfd-master", created, {"metadata": {"labels": gfd}})
+        )
     return node
 
 
@@ -425,6 +524,7 @@ def container(
     mem_mi: int,
     gpu: tuple[str, int] | None,
     serving: bool,
+    probes: bool = True,
 ) -> dict[str, Any]:
     requests: dict[str, str] = {"cpu": f"{cpu_m}m", "memory": f"{mem_mi}Mi"}
     limits: dict[str, str] = {"memory": f"{mem_mi}Mi"}
@@ -435,19 +535,16 @@ def container(
         "name": name,
         "image": image,
         "imagePullPolicy": "IfNotPresent",
-        "args": ["--port=8080", f"--workers={rng.randint(1, 8)}"],
+        "args": [f"--workers={rng.randint(1, 8)}"],
         "env": [
             {"name": "LOG_LEVEL", "value": "info"},
             {
                 "name": "POD_NAME",
                 "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}},
             },
-            {"name": "NCCL_DEBUG", "value": "WARN"},
         ],
         "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
         "resources": {"requests": requests, "limits": limits},
-        "livenessProbe": HTTP_PROBE,
-        "readinessProbe": READY_PROBE,
         "securityContext": SECURITY_CONTEXT,
         "terminationMessagePath": "/dev/termination-log",
         "terminationMessagePolicy": "File",
@@ -459,6 +556,9 @@ def container(
             }
         ],
     }
+    if probes:
+        c["livenessProbe"] = HTTP_PROBE
+        c["readinessProbe"] = READY_PROBE
     if serving:
         c["startupProbe"] = STARTUP_PROBE
     return c
@@ -603,8 +703,38 @@ def base_pod(
     }
 
 
-def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] | None:
-    """A pod that fits in what is left on ``room`` (GPU pods on GPU nodes), or None if full."""
+def pod_managed_fields(pod: dict[str, Any], status_manager: str) -> None:
+    """The controller wrote metadata and spec (nodeName comes from the binding, not a manager);
+    the kubelet (or, while Pending, the scheduler) wrote the status."""
+    meta, spec = pod["metadata"], pod["spec"]
+    written = {
+        k: v for k, v in meta.items() if k in ("generateName", "labels", "annotations", "ownerReferences")
+    }
+    # what admission adds (the service-account volume and mount, DefaultTolerationSeconds'
+    # tolerations, Priority's priority) is not the controller's
+    template = {k: v for k, v in spec.items() if k not in ("nodeName", "priority", "serviceAccount")}
+    template["volumes"] = [v for v in spec["volumes"] if v["name"] != "kube-api-access"]
+    template["tolerations"] = [t for t in spec["tolerations"] if t not in DEFAULT_TOLERATIONS]
+    template["containers"] = [
+        {**c, "volumeMounts": [m for m in c["volumeMounts"] if m["name"] != "kube-api-access"]}
+        for c in spec["containers"]
+    ]
+    for key in ("volumes", "tolerations"):
+        if not template[key]:
+            del template[key]
+    pod["metadata"]["managedFields"] = [
+        managed(
+            "kube-controller-manager", meta["creationTimestamp"], {"metadata": written, "spec": template}
+        ),
+        managed(status_manager, meta["creationTimestamp"], pod["status"], "status"),
+    ]
+
+
+def place_pod(
+    rng: random.Random, index: int, room: NodeRoom, claims: list[dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
+    """A pod that fits in what is left on ``room`` (GPU pods on GPU nodes), or None if full.
+    A StatefulSet pod mounts a PVC bound in its node's zone, appended to ``claims``."""
     if room.pods <= 0:
         return None
     gpu: tuple[str, int] | None = None
@@ -619,7 +749,7 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
             )
             want = min(want, left)
             gpu = (resource, want)
-    n_containers = 1 if gpu else rng.choice((1, 1, 2, 3))
+    n_containers = 1 if gpu else rng.choice((1, 1, 1, 1, 2))
     cpu_each = rng.choice((50, 100, 250, 500, 1000)) * (4 if gpu else 1)
     mem_each = rng.choice((64, 128, 256, 512, 1024)) * (8 if gpu else 1)
     if cpu_each * n_containers > room.cpu_m or mem_each * n_containers > room.mem_mi:
@@ -628,6 +758,7 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
             return None
     images = GPU_IMAGES if gpu else CPU_IMAGES
     serving = bool(gpu) and rng.random() < 0.5
+    kind = rng.choice(("ReplicaSet", "ReplicaSet", "Job", "StatefulSet"))
     containers = [
         container(
             rng,
@@ -637,11 +768,11 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
             mem_each,
             gpu if i == 0 else None,
             serving,
+            probes=kind != "Job" and i == 0,
         )
         for i in range(n_containers)
     ]
     namespace = TEAMS[index % len(TEAMS)] if gpu or index % 7 else SYSTEM_NS[index % len(SYSTEM_NS)]
-    kind = rng.choice(("ReplicaSet", "ReplicaSet", "Job", "StatefulSet"))
     app = f"{'train' if kind == 'Job' else 'serve' if serving else 'svc'}-{index % 97}"
     owner_name = f"{app}-{index % 13:x}{index % 7}"
     tolerations = [GPU_TOLERATION] if gpu else []
@@ -663,14 +794,15 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
             }
         }
     if index % 9 == 0:
-        spec["topologySpreadConstraints"] = [
-            {
-                "maxSkew": 1,
-                "topologyKey": "topology.kubernetes.io/zone",
-                "whenUnsatisfiable": "ScheduleAnyway",
-                "labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}},
-            }
-        ]
+        key, when, _share = SPREADS[(index // 9) % len(SPREADS)]
+        spec["topologySpreadConstraints"] = [spread(key, when, app)]
+    if index % 10 == 3:
+        spec.setdefault("affinity", {}).update(pod_affinity("preferred-anti", app))
+    if kind == "StatefulSet" and claims is not None:
+        claim = f"data-{pod['metadata']['name']}-{index}"
+        spec["volumes"].append({"name": "data", "persistentVolumeClaim": {"claimName": claim}})
+        containers[0]["volumeMounts"].append({"mountPath": "/data", "name": "data"})
+        claims.append(pvc(rng, namespace, claim, bound_zone=room.zone))
     if gpu and kind == "Job":
         spec["volumes"].append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}})
         containers[0]["volumeMounts"].append({"mountPath": "/dev/shm", "name": "dshm"})
@@ -678,6 +810,7 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
     phase = "Running" if roll < 0.97 or kind != "Job" else ("Succeeded" if roll < 0.995 else "Failed")
     ip = f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 256}"
     pod["status"] = running_status(containers, room, ts(7200 + index % 80000), phase, ip)
+    pod_managed_fields(pod, "kubelet")
     if phase == "Running":  # terminal pods no longer hold node resources
         room.cpu_m -= cpu_each * n_containers
         room.mem_mi -= mem_each * n_containers
@@ -687,46 +820,119 @@ def place_pod(rng: random.Random, index: int, room: NodeRoom) -> dict[str, Any] 
     return pod
 
 
-PENDING_KINDS = (
-    "too-many-gpus",
-    "untolerated-taint",
-    "mig-resource",
-    "no-such-product",
-    "zone-affinity",
-    "anti-affinity",
-    "missing-pvc",
-    "cpu-only-huge",
-    "priority-class",
-    "shared-gpu",
+# Why a Pending pod waits: (variant, share). Shares follow what GPU clusters queue: mostly plain
+# and product-pinned GPU asks waiting for capacity, then MIG asks, CPU pods, and the mistakes
+# (a taint not tolerated, a product or zone nobody has, an ask bigger than any node).
+PENDING_MIX = (
+    ("plain-gpu", 0.24),
+    ("product-selector", 0.12),
+    ("mig-ask", 0.10),
+    ("cpu-only", 0.14),
+    ("untolerated-taint", 0.08),
+    ("oversize", 0.05),
+    ("no-such-product", 0.03),
+    ("no-such-mig", 0.03),
+    ("zone-affinity", 0.03),
+    ("missing-pvc", 0.03),
+    ("shared-gpu", 0.04),
+    ("spread-only", 0.11),
 )
+PENDING_KINDS = tuple(v for v, _ in PENDING_MIX)
+# Constraints layered on any variant, each with its share of Pending pods.
+SPREADS = (  # (topologyKey, whenUnsatisfiable, share)
+    ("topology.kubernetes.io/zone", "DoNotSchedule", 0.12),
+    ("topology.kubernetes.io/zone", "ScheduleAnyway", 0.08),
+    ("kubernetes.io/hostname", "DoNotSchedule", 0.06),
+    ("kubernetes.io/hostname", "ScheduleAnyway", 0.04),
+)
+POD_AFFINITY_SHARES = {
+    "required-anti": 0.08,
+    "preferred-anti": 0.10,
+    "required-affinity": 0.03,
+    "preferred-affinity": 0.05,
+}
+PRIORITY_SHARES = (("training-high", 0.20), ("inference-critical", 0.05), ("batch-low", 0.10))
+PVC_SHARE = 0.10
+PRODUCTS = tuple(p.product for p in POOLS if p.gpus and not p.mig)
 
 
-def pending_pod(rng: random.Random, index: int) -> dict[str, Any]:
-    """An unscheduled pod; the constraint that keeps it Pending varies with ``index``."""
-    variant = PENDING_KINDS[index % len(PENDING_KINDS)]
-    gpu: tuple[str, int] | None = ("nvidia.com/gpu", 1)
+def app_label(rng: random.Random) -> str:
+    """An ``app.kubernetes.io/name`` that running pods carry (what spread and affinity count)."""
+    return f"{rng.choice(('train', 'serve', 'svc'))}-{rng.randrange(97)}"
+
+
+def spread(key: str, when: str, app: str) -> dict[str, Any]:
+    return {
+        "maxSkew": 1,
+        "topologyKey": key,
+        "whenUnsatisfiable": when,
+        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}},
+    }
+
+
+def pod_affinity_term(app: str, key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}}, "topologyKey": key}
+
+
+def pod_affinity(kind: str, app: str) -> dict[str, Any]:
+    """One inter-pod (anti-)affinity of ``kind`` (a key of POD_AFFINITY_SHARES)."""
+    anti = kind.endswith("anti")
+    field_name = "podAntiAffinity" if anti else "podAffinity"
+    term = pod_affinity_term(app, "kubernetes.io/hostname" if anti else "topology.kubernetes.io/zone")
+    if kind.startswith("required"):
+        return {field_name: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return {
+        field_name: {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]
+        }
+    }
+
+
+def node_selector_affinity(key: str, values: list[str]) -> dict[str, Any]:
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": key, "operator": "In", "values": values}]}
+                ]
+            }
+        }
+    }
+
+
+def pending_pod(rng: random.Random, index: int, claims: list[dict[str, Any]]) -> dict[str, Any]:
+    """An unscheduled pod: a variant of PENDING_MIX, plus spread, inter-pod affinity, a PVC and a
+    priority at their shares. PVCs it mounts (bound, or waiting for their first consumer) are
+    appended to ``claims``."""
+    variant = rng.choices(PENDING_KINDS, weights=[w for _, w in PENDING_MIX])[0]
+    gpu: tuple[str, int] | None = ("nvidia.com/gpu", rng.choice((1, 1, 2, 4, 8)))
     tolerations = [GPU_TOLERATION]
-    if variant == "too-many-gpus":
-        gpu = ("nvidia.com/gpu", 16)
+    selector: dict[str, str] = {}
+    if variant == "product-selector":
+        selector = {"nvidia.com/gpu.product": rng.choice(PRODUCTS)}
+    elif variant == "no-such-product":
+        selector = {"nvidia.com/gpu.product": "NVIDIA-B200"}
     elif variant == "untolerated-taint":
         gpu = ("nvidia.com/gpu", 8)
+        selector = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
         tolerations = []
-    elif variant == "mig-resource":
-        gpu = ("nvidia.com/mig-7g.80gb", 1)
-    elif variant == "cpu-only-huge":
-        gpu = None
-    elif variant == "shared-gpu":
-        gpu = ("nvidia.com/gpu.shared", 1)
-    containers = [
-        container(
-            rng,
-            "trainer",
-            GPU_IMAGES[index % len(GPU_IMAGES)],
-            512000 if variant == "cpu-only-huge" else 8000,
-            65536,
-            gpu,
-            False,
+    elif variant == "mig-ask":
+        gpu = rng.choice(
+            (("nvidia.com/mig-3g.71gb", 1), ("nvidia.com/mig-3g.71gb", 2), ("nvidia.com/mig-1g.18gb", 1))
         )
+    elif variant == "no-such-mig":
+        gpu = ("nvidia.com/mig-7g.141gb", 1)
+    elif variant == "oversize":
+        gpu = ("nvidia.com/gpu", 16)
+    elif variant == "cpu-only":
+        gpu = None
+        tolerations = []
+    elif variant == "shared-gpu":
+        gpu = ("nvidia.com/gpu", 1)
+        selector = {"nvidia.com/gpu.sharing-strategy": "time-slicing"}
+    cpu_m = rng.choice((512000, 96000, 16000, 4000)) if gpu is None else 8000
+    containers = [
+        container(rng, "trainer", GPU_IMAGES[index % len(GPU_IMAGES)], cpu_m, 65536, gpu, False, probes=False)
     ]
     namespace = TEAMS[index % len(TEAMS)]
     owner_name = f"pending-{variant}-{index}"
@@ -734,46 +940,40 @@ def pending_pod(rng: random.Random, index: int) -> dict[str, Any]:
         rng, 10_000_000 + index, namespace, f"pending-{variant}", "Job", owner_name, containers, tolerations
     )
     spec = pod["spec"]
-    if variant == "no-such-product":
-        spec["nodeSelector"] = {"nvidia.com/gpu.product": "NVIDIA-B200"}
-    elif variant == "zone-affinity":
-        spec["affinity"] = {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {
-                                    "key": "topology.kubernetes.io/zone",
-                                    "operator": "In",
-                                    "values": ["us-west-2a"],
-                                }
-                            ]
-                        }
-                    ]
-                }
-            }
-        }
-    elif variant == "anti-affinity":
-        spec["affinity"] = {
-            "podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {
-                        "labelSelector": {
-                            "matchExpressions": [{"key": "app.kubernetes.io/name", "operator": "Exists"}]
-                        },
-                        "topologyKey": "kubernetes.io/hostname",
-                    }
-                ]
-            }
-        }
-    elif variant == "missing-pvc":
+    if selector:
+        spec["nodeSelector"] = selector
+    affinity: dict[str, Any] = {}
+    if variant == "zone-affinity":
+        affinity.update(node_selector_affinity("topology.kubernetes.io/zone", ["us-west-2a"]))
+    constraints = [spread(key, when, app_label(rng)) for key, when, share in SPREADS if rng.random() < share]
+    if variant == "spread-only" and not constraints:
+        constraints = [spread("topology.kubernetes.io/zone", "DoNotSchedule", app_label(rng))]
+    if constraints:
+        spec["topologySpreadConstraints"] = constraints
+    for kind, share in POD_AFFINITY_SHARES.items():
+        if rng.random() < share:
+            for field_name, terms in pod_affinity(kind, app_label(rng)).items():
+                merged = affinity.setdefault(field_name, {})
+                for when, items in terms.items():
+                    merged.setdefault(when, []).extend(items)
+    if affinity:
+        spec["affinity"] = affinity
+    if variant == "missing-pvc":
         spec["volumes"].append(
             {"name": "data", "persistentVolumeClaim": {"claimName": f"missing-data-{index}"}}
         )
-    elif variant == "priority-class":
-        spec["priorityClassName"] = "training-high"
-        spec["priority"] = 100000
+    elif rng.random() < PVC_SHARE:
+        claim = f"data-{owner_name}"
+        spec["volumes"].append({"name": "data", "persistentVolumeClaim": {"claimName": claim}})
+        containers[0]["volumeMounts"].append({"mountPath": "/data", "name": "data"})
+        claims.append(pvc(rng, namespace, claim, bound_zone=rng.choice((None, *ZONES))))
+    roll = rng.random()
+    for name, share in PRIORITY_SHARES:
+        if roll < share:
+            spec["priorityClassName"] = name
+            spec["priority"] = PRIORITY_VALUES[name]
+            break
+        roll -= share
     created = ts(86000 + index)
     pod["status"] = {
         "conditions": [
@@ -781,6 +981,7 @@ def pending_pod(rng: random.Random, index: int) -> dict[str, Any]:
                 "type": "PodScheduled",
                 "status": "False",
                 "reason": "Unschedulable",
+                "message": "0/0 nodes are available",
                 "lastProbeTime": None,
                 "lastTransitionTime": created,
             }
@@ -788,7 +989,78 @@ def pending_pod(rng: random.Random, index: int) -> dict[str, Any]:
         "phase": "Pending",
         "qosClass": "Burstable",
     }
+    pod_managed_fields(pod, "kube-scheduler")
     return pod
+
+
+PRIORITY_VALUES = {"training-high": 100000, "inference-critical": 1000000, "batch-low": -10}
+
+
+def pvc(rng: random.Random, namespace: str, name: str, bound_zone: str | None) -> dict[str, Any]:
+    """A PersistentVolumeClaim of the gp3 class; ``bound_zone`` binds it to a PV there (the PV
+    is yielded with it), else it waits for its first consumer (WaitForFirstConsumer)."""
+    claim: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": uid(rng),
+            "creationTimestamp": ts(3000),
+            "annotations": {"volume.kubernetes.io/storage-provisioner": "ebs.csi.aws.com"},
+        },
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "500Gi"}},
+            "storageClassName": "gp3",
+            "volumeMode": "Filesystem",
+        },
+        "status": {"phase": "Pending"},
+    }
+    if bound_zone is not None:
+        volume = f"pvc-{claim['metadata']['uid']}"
+        claim["spec"]["volumeName"] = volume
+        claim["status"] = {
+            "phase": "Bound",
+            "accessModes": ["ReadWriteOnce"],
+            "capacity": {"storage": "500Gi"},
+        }
+        claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] = "yes"
+        claim["_pv"] = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": volume, "uid": uid(rng), "creationTimestamp": ts(3000)},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "capacity": {"storage": "500Gi"},
+                "claimRef": {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": name},
+                "csi": {
+                    "driver": "ebs.csi.aws.com",
+                    "fsType": "ext4",
+                    "volumeHandle": f"vol-{rng.getrandbits(64):016x}",
+                },
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "topology.kubernetes.io/zone",
+                                        "operator": "In",
+                                        "values": [bound_zone],
+                                    }
+                                ]
+                            }
+                        ]
+                    }
+                },
+                "persistentVolumeReclaimPolicy": "Delete",
+                "storageClassName": "gp3",
+                "volumeMode": "Filesystem",
+            },
+            "status": {"phase": "Bound"},
+        }
+    return claim
 
 
 # -- other objects -------------------------------------------------------------------------------
@@ -808,7 +1080,17 @@ def extra_objects(rng: random.Random) -> Iterator[dict[str, Any]]:
             "spec": {"finalizers": ["kubernetes"]},
             "status": {"phase": "Active"},
         }
-    for name, value in (("training-high", 100000), ("inference-critical", 1000000), ("batch-low", -10)):
+    yield {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "gp3", "uid": uid(rng), "creationTimestamp": ts(0)},
+        "provisioner": "ebs.csi.aws.com",
+        "parameters": {"type": "gp3"},
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "allowVolumeExpansion": True,
+    }
+    for name, value in PRIORITY_VALUES.items():
         yield {
             "apiVersion": "scheduling.k8s.io/v1",
             "kind": "PriorityClass",
@@ -856,6 +1138,7 @@ def generate(nodes: int, pods: int, pending: int, seed: int) -> Iterator[dict[st
             )
         )
         yield node
+    claims: list[dict[str, Any]] = []
     placed = 0
     index = 0
     cursor = 0
@@ -863,7 +1146,7 @@ def generate(nodes: int, pods: int, pending: int, seed: int) -> Iterator[dict[st
     while placed < pods - pending and rooms and misses < len(rooms):
         room = rooms[cursor % len(rooms)]
         cursor += 1 + rng.randrange(3)
-        pod = place_pod(rng, index, room)
+        pod = place_pod(rng, index, room, claims)
         index += 1
         if pod is None:
             misses += 1
@@ -872,7 +1155,12 @@ def generate(nodes: int, pods: int, pending: int, seed: int) -> Iterator[dict[st
         placed += 1
         yield pod
     for i in range(pending):
-        yield pending_pod(rng, i)
+        yield pending_pod(rng, i, claims)
+    for claim in claims:
+        volume = claim.pop("_pv", None)
+        yield claim
+        if volume is not None:
+            yield volume
 
 
 def write_json(objects: Iterator[dict[str, Any]], out: Any) -> int:
