@@ -21,6 +21,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "gpuplane"
 # Bottom first. A package may import the packages of the layers before its own, never after.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cache",),  # where derived data is kept between runs
+    ("progress",),  # long work reports progress here; the CLI decides who shows it
     ("k8s",),  # the model: Manifest, LoadError, typed objects, workloads, ClusterState
     ("gpu",),  # accelerator semantics over the model
     ("sources",),  # reading files, stdin, snapshots, live clusters into the model

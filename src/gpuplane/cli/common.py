@@ -220,3 +220,26 @@ def emit_json(document: Any) -> None:
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``-q/--quiet``: no progress display on stderr (it shows only on a terminal anyway)."""
+    return click.option(
+        "--quiet",
+        "-q",
+        "quiet",
+        is_flag=True,
+        help="No progress display on stderr (shown on a terminal only).",
+    )(func)
+
+
+def progress_display(quiet: bool) -> Any:
+    """Context in which long work shows progress on stderr: only when stderr is a terminal and
+    not ``quiet`` (never when piped, for scripts and CI logs)."""
+    from gpuplane.progress import reporting  # deferred for start-up time
+
+    if quiet or not sys.stderr.isatty():
+        return reporting(None)
+    from gpuplane.report.progress import RichReporter  # deferred for start-up time
+
+    return reporting(RichReporter(sys.stderr))

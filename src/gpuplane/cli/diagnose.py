@@ -16,6 +16,8 @@ from gpuplane.cli.common import (
     format_option,
     namespace_filter,
     namespace_options,
+    progress_display,
+    quiet_option,
     resolve_cluster,
     write_output,
 )
@@ -40,6 +42,7 @@ from gpuplane.cli.common import (
     show_default=True,
     help="Report only findings at or above this severity (the inventory stays whole).",
 )
+@quiet_option
 def diagnose(
     cluster: str | None,
     kube_context: str | None,
@@ -50,6 +53,7 @@ def diagnose(
     output: str | None,
     fail_on: str,
     min_severity: str,
+    quiet: bool,
 ) -> None:
     """Find what is wrong with a cluster's GPU stack, capacity and workloads right now.
 
@@ -81,12 +85,13 @@ def diagnose(
         resolve_cluster(cluster, kube_context, kubeconfig),
         kube_context,
         kubeconfig,
-        progress=sys.stderr.isatty(),
+        progress=sys.stderr.isatty() and not quiet,
         namespace=keep_namespace,
         min_severity=min_severity,
         report_data=fmt == "html",
     )
-    outcome = call_service(diagnose_app.run, request)
+    with progress_display(quiet):
+        outcome = call_service(diagnose_app.run, request)
     result = outcome.result
 
     if fmt == "html":

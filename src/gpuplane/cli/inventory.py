@@ -13,6 +13,8 @@ from gpuplane.cli.common import (
     cluster_options,
     emit_json,
     format_option,
+    progress_display,
+    quiet_option,
     resolve_cluster,
 )
 
@@ -20,7 +22,10 @@ from gpuplane.cli.common import (
 @click.command()
 @cluster_options(live_default=True)
 @format_option("text", "json")
-def inventory(cluster: str | None, kube_context: str | None, kubeconfig: str | None, fmt: str) -> None:
+@quiet_option
+def inventory(
+    cluster: str | None, kube_context: str | None, kubeconfig: str | None, fmt: str, quiet: bool
+) -> None:
     """Show GPU capacity per node, pool and model: allocatable, allocated, free, MIG and time-slicing layout.
 
     Reads one cluster state (a snapshot file or folder, - for stdin, or live)
@@ -40,9 +45,13 @@ def inventory(cluster: str | None, kube_context: str | None, kubeconfig: str | N
     from gpuplane.app import inventory as inventory_app  # deferred for start-up time
 
     request = inventory_app.InventoryRequest(
-        resolve_cluster(cluster, kube_context, kubeconfig), kube_context, kubeconfig, sys.stderr.isatty()
+        resolve_cluster(cluster, kube_context, kubeconfig),
+        kube_context,
+        kubeconfig,
+        sys.stderr.isatty() and not quiet,
     )
-    outcome = call_service(inventory_app.run, request)
+    with progress_display(quiet):
+        outcome = call_service(inventory_app.run, request)
     if fmt == "json":
         emit_json(outcome.inventory.to_json())
     else:

@@ -12,6 +12,8 @@ from gpuplane.cli.common import (
     cluster_options,
     fail,
     format_option,
+    progress_display,
+    quiet_option,
 )
 
 
@@ -56,6 +58,7 @@ def _ids(value: str) -> set[str]:
     help="Skip, with a note, files holding no Kubernetes object (no kind), even when named "
     "explicitly; for pre-commit and mixed folders.",
 )
+@quiet_option
 def lint(
     paths: tuple[str, ...],
     cluster: str | None,
@@ -71,6 +74,7 @@ def lint(
     dry_run: bool,
     follow_symlinks: bool,
     skip_non_manifests: bool,
+    quiet: bool,
 ) -> None:
     """Lint Kubernetes manifests for GPU and AI-workload mistakes.
 
@@ -161,7 +165,8 @@ def _lint(
         enable_all=enable_all,
     )
     try:
-        outcome = lint_app.run(request, cli_messages(), CLI)
+        with progress_display(quiet):
+            outcome = lint_app.run(request, cli_messages(), CLI)
     except AppError as exc:
         fail(str(exc))
     result, loaded, threshold, bad_input = (

@@ -14,6 +14,8 @@ from gpuplane.cli.common import (
     format_option,
     namespace_filter,
     namespace_options,
+    progress_display,
+    quiet_option,
     resolve_cluster,
 )
 
@@ -29,6 +31,7 @@ from gpuplane.cli.common import (
     help="Word messages as this kube-scheduler version (default: from the cluster).",
 )
 @format_option("text", "json")
+@quiet_option
 def why_pending(
     cluster: str | None,
     kube_context: str | None,
@@ -38,6 +41,7 @@ def why_pending(
     pod: str | None,
     kubernetes_version: str | None,
     fmt: str,
+    quiet: bool,
 ) -> None:
     """Explain why GPU pods are Pending, in kube-scheduler's own words, with causes and fixes.
 
@@ -72,7 +76,8 @@ def why_pending(
             namespace=namespace_filter(namespace, all_namespaces),
         )
         request = replace(request, cluster=resolve_cluster(cluster, kube_context, kubeconfig))
-        outcome = why_pending_app.run(request, cli_messages(), CLI)
+        with progress_display(quiet):
+            outcome = why_pending_app.run(request, cli_messages(), CLI)
     except AppError as exc:
         fail(str(exc))
     if fmt == "json":

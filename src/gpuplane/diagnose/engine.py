@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
+from gpuplane.progress import task
 from gpuplane.sources.manifest import Manifest
 
 # The rule packages of `gpuplane diagnose`, given to the neutral registry (gpuplane.ruleset).
@@ -132,20 +133,22 @@ def run_cluster_rules(
     findings: list[Finding] = []
     failures: list[RuleFailure] = []
     rules = cluster_rules()  # once: the registry walk is not free, and the order below reuses it
-    for meta in rules:
-        if config is not None and not config.rule_enabled(meta.id):
-            continue
-        ctx.rule = meta
-        try:
-            for finding in meta.check(ctx):
-                silenced = ignored_rules(finding.object)
-                if meta.id in silenced or "all" in silenced:
-                    continue
-                if config is not None and meta.id in config.severity:
-                    finding.severity = config.severity[meta.id]
-                findings.append(finding)
-        except Exception as exc:  # a rule bug must not hide every other finding
-            failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
+    with task(f"running {len(rules)} cluster rules", len(rules)) as advance:
+        for meta in rules:
+            advance(1)
+            if config is not None and not config.rule_enabled(meta.id):
+                continue
+            ctx.rule = meta
+            try:
+                for finding in meta.check(ctx):
+                    silenced = ignored_rules(finding.object)
+                    if meta.id in silenced or "all" in silenced:
+                        continue
+                    if config is not None and meta.id in config.severity:
+                        finding.severity = config.severity[meta.id]
+                    findings.append(finding)
+            except Exception as exc:  # a rule bug must not hide every other finding
+                failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
     ctx.rule = None
     order = {meta.id: i for i, meta in enumerate(rules)}
     # Stable sort: within a rule, the rule's own order (enablement chain, inventory order) is kept.

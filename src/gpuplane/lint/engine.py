@@ -19,6 +19,7 @@ from gpuplane.lint.coverage import Skipped, not_analysed
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
 from gpuplane.lint.placeholders import placeholder_fields, under_placeholder
 from gpuplane.lint.reads import READS_SOURCES, needed, reads_of_module
+from gpuplane.progress import task
 from gpuplane.ruleset import RuleMeta, load
 from gpuplane.ruleset.registry import module_reads
 from gpuplane.sources.manifest import FieldPath, Manifest
@@ -302,34 +303,37 @@ def _run(
     placeholder_cache: dict[int, list[FieldPath]] = {}
     seen: set[tuple[str, int, tuple]] = set()  # one finding per (rule, object, field): shared templates
     can_report = _reporting_modules(objects, podsets, problems, cluster)
-    for meta in select_rules(config, with_cluster=cluster is not None, rules=rules):
-        if not can_report(meta.check.__module__):
-            continue  # nothing in the input it reads: not even imported (gpuplane.lint.reads)
-        ctx.rule = meta
-        try:
-            for finding in meta.check(ctx):
-                if id(finding) in ctx.controller_owned:
-                    continue  # a field of a pod the controller builds alone: nothing to act on here
-                key = id(finding.object)
-                if meta.id != UNRENDERED_RULE and _on_placeholder(finding, placeholder_cache):
-                    continue  # the field is not rendered yet: nothing to judge (manifest-unrendered-template)
-                dedupe = (meta.id, key, finding.path)
-                if dedupe in seen:
-                    continue
-                seen.add(dedupe)
-                if meta.id in overrides:
-                    finding.severity = overrides[meta.id]
-                silenced = ignore_cache.get(key)
-                if silenced is None:
-                    silenced = ignore_cache[key] = suppressions(finding.object)
-                if silenced:
-                    hit = silenced.get(meta.id) or silenced.get("all")
-                    if hit is not None:
-                        suppressed.append(Suppressed(finding, hit[1]))
+    chosen = select_rules(config, with_cluster=cluster is not None, rules=rules)
+    with task(f"running {len(chosen)} rules on {len(objects):,} objects", len(chosen)) as advance:
+        for meta in chosen:
+            advance(1)
+            if not can_report(meta.check.__module__):
+                continue  # nothing in the input it reads: not even imported (gpuplane.lint.reads)
+            ctx.rule = meta
+            try:
+                for finding in meta.check(ctx):
+                    if id(finding) in ctx.controller_owned:
+                        continue  # a field of a pod the controller builds alone: nothing to act on here
+                    key = id(finding.object)
+                    if meta.id != UNRENDERED_RULE and _on_placeholder(finding, placeholder_cache):
+                        continue  # the field is not rendered yet: nothing to judge (manifest-unrendered-template)
+                    dedupe = (meta.id, key, finding.path)
+                    if dedupe in seen:
                         continue
-                findings.append(finding)
-        except Exception as exc:  # a rule bug must not hide every other finding
-            failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
+                    seen.add(dedupe)
+                    if meta.id in overrides:
+                        finding.severity = overrides[meta.id]
+                    silenced = ignore_cache.get(key)
+                    if silenced is None:
+                        silenced = ignore_cache[key] = suppressions(finding.object)
+                    if silenced:
+                        hit = silenced.get(meta.id) or silenced.get("all")
+                        if hit is not None:
+                            suppressed.append(Suppressed(finding, hit[1]))
+                            continue
+                    findings.append(finding)
+            except Exception as exc:  # a rule bug must not hide every other finding
+                failures.append(RuleFailure(meta.id, f"{type(exc).__name__}: {exc}"))
     ctx.rule = None
     findings.sort(key=Finding.sort_key)
     suppressed.sort(key=lambda s: s.finding.sort_key())

@@ -34,6 +34,7 @@ import msgspec
 from gpuplane.k8s.cluster import ClusterState, describe_object, file_manifest
 from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.objects import Node, Pod, is_typed_kind
+from gpuplane.progress import task
 from gpuplane.sources import limits
 from gpuplane.sources.gc_policy import freeze_allowed
 from gpuplane.sources.loader import (
@@ -221,59 +222,62 @@ def decode_items(
     gives errors and manifests their line.
     """
     pods, nodes, objects, errors = cluster.pods, cluster.nodes, cluster.objects, cluster.errors
-    for index, raw in enumerate(items):
-        kind = item_kind
-        try:
-            hint = _TYPED_PREFIX.match(bytes(memoryview(raw)[:96]))
-            if hint is not None:
-                kind, api_version = ("Pod" if hint.group(1) == b"Pod" else "Node"), "v1"
-            else:
-                try:
-                    peek = _KIND.decode(raw)
-                except msgspec.ValidationError:
-                    # kind/apiVersion of the wrong type (or not an object): the generic path
-                    # below names the problem like the loader does.
-                    peek = None
-                if peek is not None:
-                    kind = peek.kind or item_kind
-                    api_version = peek.apiVersion or list_version
+    with task(f"loading {len(items):,} objects from {path}", len(items)) as advance:
+        for index, raw in enumerate(items):
+            if not index & 4095:  # the progress display, every 4,096 objects
+                advance(min(4096, len(items) - index))
+            kind = item_kind
+            try:
+                hint = _TYPED_PREFIX.match(bytes(memoryview(raw)[:96]))
+                if hint is not None:
+                    kind, api_version = ("Pod" if hint.group(1) == b"Pod" else "Node"), "v1"
                 else:
-                    api_version = ""
-            if is_typed_kind(kind, api_version):
-                if kind == "Pod":
-                    pods.append(_POD.decode(raw))
-                else:
-                    nodes.append(_NODE.decode(raw))
+                    try:
+                        peek = _KIND.decode(raw)
+                    except msgspec.ValidationError:
+                        # kind/apiVersion of the wrong type (or not an object): the generic path
+                        # below names the problem like the loader does.
+                        peek = None
+                    if peek is not None:
+                        kind = peek.kind or item_kind
+                        api_version = peek.apiVersion or list_version
+                    else:
+                        api_version = ""
+                if is_typed_kind(kind, api_version):
+                    if kind == "Pod":
+                        pods.append(_POD.decode(raw))
+                    else:
+                        nodes.append(_NODE.decode(raw))
+                    continue
+                data = _ANY.decode(raw)
+            except msgspec.ValidationError as exc:
+                line = lines.line_of(raw) if lines else 0
+                errors.append(LoadError(path, line, f"{_raw_name(raw, kind)}: {exc}"))
                 continue
-            data = _ANY.decode(raw)
-        except msgspec.ValidationError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:
+                line = lines.line_of(raw) if lines else 0
+                reason = (
+                    f"nesting deeper than {limits.MAX_DEPTH} levels"
+                    if isinstance(exc, RecursionError)
+                    else str(exc)
+                )
+                errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {reason}"))
+                continue
             line = lines.line_of(raw) if lines else 0
-            errors.append(LoadError(path, line, f"{_raw_name(raw, kind)}: {exc}"))
-            continue
-        except (msgspec.DecodeError, RecursionError) as exc:
-            line = lines.line_of(raw) if lines else 0
-            reason = (
-                f"nesting deeper than {limits.MAX_DEPTH} levels"
-                if isinstance(exc, RecursionError)
-                else str(exc)
-            )
-            errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {reason}"))
-            continue
-        line = lines.line_of(raw) if lines else 0
-        if not isinstance(data, dict):
-            errors.append(LoadError(path, line, f"items[{index}] is not an object"))
-            continue
-        problem = limits.check_tree(data, shared=False)
-        if problem:
-            errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {problem}"))
-            continue
-        problem = item_problem(data, index, item_kind, list_version)
-        if problem:
-            errors.append(LoadError(path, line, problem))
-            continue
-        completed = complete_item(data, item_kind, list_version)
-        assert completed is not None  # item_problem said it has a kind
-        objects.append(Manifest(completed, path, line, index))
+            if not isinstance(data, dict):
+                errors.append(LoadError(path, line, f"items[{index}] is not an object"))
+                continue
+            problem = limits.check_tree(data, shared=False)
+            if problem:
+                errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {problem}"))
+                continue
+            problem = item_problem(data, index, item_kind, list_version)
+            if problem:
+                errors.append(LoadError(path, line, problem))
+                continue
+            completed = complete_item(data, item_kind, list_version)
+            assert completed is not None  # item_problem said it has a kind
+            objects.append(Manifest(completed, path, line, index))
 
 
 def _raw_name(raw: msgspec.Raw, kind: str) -> str:

@@ -6,6 +6,7 @@ This layer calls the scheduler core (``Scheduler.evaluate``), never the reverse.
 from __future__ import annotations
 
 from gpuplane.k8s.objects import Pod
+from gpuplane.progress import task
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.why_pending.gpu_causes import add_causes, group_gangs
 from gpuplane.why_pending.model import Explanation
@@ -35,7 +36,11 @@ def pending(sched: Scheduler, only: str | None = None) -> list[Explanation]:
     pods = sched.cluster.pending_pods
     if only is not None:
         pods = [p for p in pods if p.key == only]
-    out = [explain(sched, p) for p in pods]
+    out = []
+    with task(f"explaining {len(pods):,} Pending pods", len(pods)) as advance:
+        for p in pods:
+            out.append(explain(sched, p))
+            advance(1)
     if only is None:
         group_gangs(out)
         out.extend(workload_explanations(sched))
