@@ -121,6 +121,7 @@ def lint(
             dry_run,
             follow_symlinks,
             skip_non_manifests,
+            quiet,
         )
     finally:
         if gc_was_enabled:
@@ -142,6 +143,7 @@ def _lint(
     dry_run: bool,
     follow_symlinks: bool,
     skip_non_manifests: bool,
+    quiet: bool,
 ) -> None:
     import sys
 
