@@ -6,7 +6,8 @@ them (a placeholder where the API wants an integer is no type error), and the ob
 only in part (``manifest-unrendered-template`` says which fields were skipped).
 
 Shell text is not a template: ``command``/``args`` (scripts: ``$HOME``, ``${RANK}``), ConfigMap and
-Secret ``data``, and annotations (other tools' own templates) are not read.
+Secret ``data``, and annotations (other tools' own templates) are not read; nor is the server's
+``metadata.managedFields``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from gpuplane.sources.manifest import FieldPath, Manifest
 _PLACEHOLDER = re.compile(
     r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:?+=-][^}]*)?\}|^\$[A-Za-z_][A-Za-z0-9_]*$|\{\{.*?\}\}"
 )
-_NOT_TEMPLATES = frozenset({"command", "args", "annotations"})
+# managedFields (the API server's record of who wrote which field: keys and empty maps only,
+# about a third of each object of a kubectl dump) holds no value a template could have written.
+_NOT_TEMPLATES = frozenset({"command", "args", "annotations", "managedFields"})
 _DATA_KINDS = frozenset({"ConfigMap", "Secret"})
 MAX_LISTED = 5
 
