@@ -16,6 +16,7 @@ from gpuplane.app.inputs import INLINE_NAME, ClusterCache, load_cluster, nothing
 from gpuplane.app.outcome import AppError, Messages, Surface
 
 if TYPE_CHECKING:
+    from gpuplane.k8s.manifest import Manifest
     from gpuplane.scheduler.simulate.run import SimulateRun
 
 
@@ -32,6 +33,8 @@ class SimulateRequest:
     autoscaler: str | None = None
     scenario: str | None = None
     kubernetes_version: str | None = None
+    # -n: the namespace the workloads are submitted to, as ``kubectl apply -n`` (k8s/scope.py)
+    namespace: str | None = None
 
 
 @dataclass(slots=True)
@@ -73,6 +76,8 @@ def run(
         messages.note(f"skipped {note}")
     for error in loaded.errors:
         messages.error(str(error))
+    if request.namespace is not None:
+        loaded.objects = _in_namespace(loaded.objects, request.namespace, messages)
     if unusable:  # nothing to submit: no empty simulation (some objects read: simulate them)
         raise AppError(f"nothing usable in {', '.join(request.paths)}")
     try:
@@ -93,3 +98,20 @@ def run(
     for note in simulation.notes:
         messages.note(f"note: {note}")
     return SimulateOutcome(simulation, len(messages.errors) > before)
+
+
+def _in_namespace(objects: list[Manifest], namespace: str, messages: Messages) -> list[Manifest]:
+    """The workloads as ``kubectl apply -n namespace`` submits them: a namespaced object without
+    a namespace gets it; one naming another namespace is refused with kubectl's error (and left
+    out of the run, exit 2) (k8s/scope.py)."""
+    from gpuplane.k8s.scope import apply_namespace  # deferred for start-up time
+
+    kept: list[Manifest] = []
+    for obj in objects:
+        problem = apply_namespace(obj, namespace)
+        if problem is None:
+            kept.append(obj)
+            continue
+        where = f"{obj.path}:{obj.line}: " if obj.path else ""
+        messages.error(f"{where}{obj.kind} {obj.name}: {problem}")
+    return kept

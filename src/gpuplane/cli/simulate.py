@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from gpuplane.cli.common import call_service, cluster_options, emit_json, format_option, resolve_cluster
+from gpuplane.cli.common import (
+    call_service,
+    cluster_options,
+    emit_json,
+    format_option,
+    namespace_filter,
+    resolve_cluster,
+)
 
 
 @click.command()
@@ -38,6 +45,14 @@ from gpuplane.cli.common import call_service, cluster_options, emit_json, format
     help="Word messages as this kube-scheduler version (default: from the cluster).",
 )
 @click.option(
+    "-n",
+    "--namespace",
+    default=None,
+    metavar="NS",
+    help="Submit the workloads to this namespace, as kubectl apply -n: objects without one get it, "
+    "objects naming another are refused.",
+)
+@click.option(
     "--fail-on",
     type=click.Choice(["deadlock", "pending", "never"]),
     default="never",
@@ -54,6 +69,7 @@ def simulate(
     autoscaler: str | None,
     scenario: str | None,
     kubernetes_version: str | None,
+    namespace: str | None,
     fail_on: str,
     fmt: str,
 ) -> None:
@@ -70,6 +86,7 @@ def simulate(
       gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml --scheduler volcano
       gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml -f json
       gpuplane simulate --cluster examples/simulate/cluster.yaml examples/simulate/deadlock-jobs.yaml --fail-on deadlock
+      gpuplane simulate --cluster live -n team-a k8s/train.yaml   # as kubectl apply -n team-a would
 
     \b
     Exit codes: 0 simulated (or --fail-on not reached), 1 --fail-on reached (a deadlock; with
@@ -86,6 +103,7 @@ def simulate(
         autoscaler=autoscaler,
         scenario=scenario,
         kubernetes_version=kubernetes_version,
+        namespace=namespace_filter(namespace, False),
     )
     outcome = call_service(simulate_app.run, request)
     if fmt == "json":
