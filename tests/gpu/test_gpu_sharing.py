@@ -99,3 +99,15 @@ def test_unit_word() -> None:
             "gpu.intel.com/i915",
         )
     ] == ["GPUs", "GPUs", "MIG devices", "GPUs", "GPUs"]
+
+
+def test_unit_word_names_mig_devices_advertised_as_gpus() -> None:
+    single = {"nvidia.com/mig.strategy": "single"}
+    assert unit_word("nvidia.com/gpu", [{}, single]) == "GPUs or MIG devices"
+    assert unit_word("nvidia.com/gpu", [{"nvidia.com/mig.strategy": "mixed"}]) == "GPUs"
+    units = UnitCount()
+    units.add("a", 1, None)
+    units.add("l4", 2, Replication("nvidia.com/gpu", "time-slicing", 4, False))
+    assert units.text("GPUs or MIG devices", free=True) == (
+        "1 free GPU or MIG device +2 time-sliced replicas on 1 shared node"
+    )

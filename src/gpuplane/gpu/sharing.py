@@ -17,10 +17,11 @@ whose labels stay under the original name).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from gpuplane.gpu.labels import (
+    MIG_STRATEGY,
     PRODUCT_SUFFIX,
     REPLICAS_SUFFIX,
     SHARED_PRODUCT_SUFFIX,
@@ -120,13 +121,19 @@ class UnitCount:
         if not self.replicas:
             return f"{self.whole} free" if free else str(self.whole)
         if self.whole == 1:
-            unit = unit.removesuffix("s")
+            unit = unit.replace("GPUs", "GPU").replace("devices", "device")
         return f"{self.whole} {adjective}{unit} {self.replica_text()}"
 
 
-def unit_word(resource: str) -> str:
-    """What one whole unit of ``resource`` is called in a count: ``GPUs``, ``MIG devices``."""
+def unit_word(resource: str, node_labels: Iterable[Mapping[str, str]] = ()) -> str:
+    """What one whole unit of ``resource`` is called in a count: ``GPUs``, ``MIG devices``.
+    Under the MIG ``single`` strategy a node advertises its MIG devices as ``nvidia.com/gpu``,
+    so a count over ``node_labels`` that include such a node says ``GPUs or MIG devices``."""
     info = classify(labelled_resource(resource))
     if info is not None and info.kind == "mig":
         return "MIG devices"
-    return "GPUs" if info is not None and info.kind == "gpu" else "devices"
+    if info is None or info.kind != "gpu":
+        return "devices"
+    if resource == "nvidia.com/gpu" and any(labels.get(MIG_STRATEGY) == "single" for labels in node_labels):
+        return "GPUs or MIG devices"
+    return "GPUs"

@@ -373,7 +373,10 @@ def _shortage_cause(
     for i in infos:
         free_units.add(i.name, free[i.name], shared[i.name])
         all_units.add(i.name, i.allocatable.get(resource, 0), shared[i.name])
-    unit = unit_word(resource)
+    unit = unit_word(
+        resource,
+        (node.metadata.labels for i in infos if (node := sched.cluster.node_by_name.get(i.name)) is not None),
+    )
 
     def node_kind(name: str) -> str:
         model = _model(sched, name)

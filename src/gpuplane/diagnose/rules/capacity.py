@@ -49,7 +49,9 @@ def gpu_fragmentation(ctx: LintContext, facts: ClusterFacts) -> Iterator[Cluster
             listed = ", ".join(
                 f"{n} {f}{' replica' + ('' if f == 1 else 's') if shared[n] else ''}" for n, f in ranked[:4]
             ) + (", ..." if len(ranked) > 4 else "")
-            amount = units.text(unit_word(resource))
+            amount = units.text(
+                unit_word(resource, (facts.state.node_by_name[name].metadata.labels for name in frees))
+            )
             message = (
                 f"pod {pod.key} needs {want} {resource} on one node: {amount} "
                 f"{'is' if units.total == 1 else 'are'} free on the "
