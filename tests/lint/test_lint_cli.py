@@ -93,7 +93,7 @@ def test_config_file_option(tmp_path: Path) -> None:
     res = run("lint", "--config", str(cfg), "-f", "json", BAD)
     assert res.exit_code == 0
     assert {f["severity"] for f in json.loads(res.stdout)["findings"]} == {"info"}
-    cfg.write_text("nope: 1\n")
+    cfg.write_text("disable: []\nnope: 1\n")
     res = run("lint", "--config", str(cfg), BAD)
     assert res.exit_code == 2 and "unknown key 'nope'" in res.stderr
 

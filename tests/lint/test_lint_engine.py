@@ -123,7 +123,8 @@ def test_config_file_found_upward(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("- a\n", "expected a mapping at top level"),
-        ("frobnicate: 1\n", "unknown key 'frobnicate'"),
+        ("disable: []\nfrobnicate: 1\n", "unknown key 'frobnicate'"),
+        ("frobnicate: 1\n", "not a gpuplane config: none of its 1 top-level keys is one of disable"),
         ("severity: {x: fatal}\n", "severity of x must be one of error, warning, info"),
         ("disable: [a\n", "invalid YAML"),
     ],

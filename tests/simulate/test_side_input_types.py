@@ -34,6 +34,28 @@ POOL = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec
             "7: spec.template.metadata.labels: Input should be a valid dictionary (got list)",
         ),
         (POOL + "  limits: [1]\n", "5: spec.limits: Input should be a valid dictionary (got list)"),
+        # Taint items as Karpenter's NodePool CRD types them (karpenter.sh_nodepools.yaml: key
+        # minLength 1, effect enum NoSchedule/PreferNoSchedule/NoExecute, value a string)
+        (
+            POOL
+            + "  template:\n    spec:\n      taints:\n      - {key: nvidia.com/gpu, effect: NoSchedul}\n",
+            "8: spec.template.spec.taints.0.effect: Input should be 'NoSchedule', 'PreferNoSchedule' or "
+            "'NoExecute' (got 'NoSchedul')",
+        ),
+        (
+            POOL
+            + "  template:\n    spec:\n      taints:\n      - {key: gpu, value: 5, effect: NoSchedule}\n",
+            "8: spec.template.spec.taints.0.value: Input should be a valid string (got 5)",
+        ),
+        (
+            POOL + "  template:\n    spec:\n      taints:\n      - {key: '', effect: NoSchedule}\n",
+            "8: spec.template.spec.taints.0.key: String should have at least 1 character (got '')",
+        ),
+        (
+            POOL + "  template:\n    spec:\n      startupTaints: [gpu]\n",
+            "7: spec.template.spec.startupTaints.0: Input should be a valid dictionary or instance of Taint "
+            "(got 'gpu')",
+        ),
         (
             POOL + "  template:\n    spec:\n      requirements:\n      - {operator: In, values: [a]}\n",
             "8: spec.template.spec.requirements.0.key: Field required (got dict)",

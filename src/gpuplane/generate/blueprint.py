@@ -410,6 +410,12 @@ def parse_blueprint(data: Any) -> Blueprint:
     """Validate a decoded document; raise :class:`BlueprintError` naming each bad field."""
     if not isinstance(data, dict):
         raise BlueprintError(["(top level): a blueprint is a mapping"])
+    if data and not set(data) & set(Blueprint.model_fields):
+        # Not a blueprint at all (an .env file, credentials JSON, any YAML a path names, also over
+        # MCP): its keys are not quoted back as "unknown field" (issue 11 item 7).
+        raise BlueprintError(
+            [f"(top level): not a blueprint: none of its {len(data)} top-level keys is a blueprint field"]
+        )
     try:
         return Blueprint.model_validate(data)
     except ValidationError as exc:

@@ -118,6 +118,13 @@ def load_config(path: str) -> LintConfig:
         "cluster",
     }
     unknown = sorted(set(data) - known, key=str)
+    if unknown and len(unknown) == len(data):
+        # Nothing here is a config key: the file is something else (an .env file, a private key,
+        # any YAML a path argument names, also over MCP). Its keys are not quoted back.
+        raise ConfigError(
+            f"{path}: not a gpuplane config: none of its {len(data)} top-level keys is one of disable, "
+            "enable, severity, ignore, fail-on, profile, cluster"
+        )
     if unknown:
         raise ConfigError(
             f"{path}: unknown key '{unknown[0]}' (known: disable, enable, severity, ignore, fail-on, "

@@ -991,10 +991,26 @@ _TEMPLATE_ACTION = re.compile(r"\{\{-?\s*[.$\w\"(/]")
 HELM_HINT = "; this looks like an unrendered Helm template: lint what `helm template CHART` prints"
 
 
+# A name quoted from the file in a YAML problem: a tag (``could not determine a constructor for the
+# tag '!x'``), a tag handle, an alias or anchor name. The characters PyYAML quotes ('\t', '@',
+# "expected ',' or '}'") stay: they say what is wrong without repeating the file.
+_QUOTED_CONTENT = re.compile(r"\b(tag|tag handle|alias|anchor) '[^']*'")
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's problem without the text it quotes from the file.
+
+    The file may be anything a path argument names (a private key, an ``.env`` file given as
+    ``--config`` or through MCP): an error gives the line and the kind of problem, never the
+    file's content (issue 11 item 7)."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return _QUOTED_CONTENT.sub(r"\1", problem)
+
+
 def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int, body: str = "") -> LoadError:
     mark = getattr(exc, "problem_mark", None)
     line = first_line + mark.line if mark is not None else first_line
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    problem = yaml_problem(exc)
     if problem == "exceeded maximum nesting depth":  # LibYAML's own bound (1000 levels)
         problem = f"nesting deeper than {limits.MAX_DEPTH} levels"
     hint = HELM_HINT if "{{" in body and _TEMPLATE_ACTION.search(body) else ""

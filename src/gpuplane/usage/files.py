@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -78,6 +79,27 @@ def _json_series(path: str, body: bytes) -> tuple[list[RawSeries], list[str]]:
     return out, notes
 
 
+def _reason(exc: Exception) -> str:
+    """The parser's complaint without the text it quotes: ``invalid metric name:<the line>`` and
+    ``could not convert string to float: '<value>'`` would echo any file named as metrics (a
+    private key, an ``.env`` file) into the error, also over MCP; the kind of problem is enough."""
+    head, colon, _ = str(exc).partition(":")
+    return head.strip()[:80] if colon and head.strip() else type(exc).__name__
+
+
+def _first_bad_line(text: str, parse: Any) -> str:
+    """``:N`` for the first sample line the text-format parser refuses on its own, else ``""``."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            for _family in parse(line + "\n"):
+                pass
+        except Exception:
+            return f":{number}"
+    return ""
+
+
 def _exposition_series(path: str, body: bytes) -> list[RawSeries]:
     text = body.decode("utf-8", errors="replace")
     openmetrics = text.rstrip().endswith("# EOF")
@@ -100,7 +122,8 @@ def _exposition_series(path: str, body: bytes) -> list[RawSeries]:
         raise
     except Exception as exc:  # the parsers raise ValueError and friends with the bad line
         kind = "OpenMetrics" if openmetrics else "Prometheus text exposition"
-        raise UsageInputError(f"{path}: not valid {kind}: {exc}") from None
+        line = "" if openmetrics else _first_bad_line(text, text_string_to_metric_families)
+        raise UsageInputError(f"{path}{line}: not valid {kind} ({_reason(exc)})") from None
     out: list[RawSeries] = []
     for (name, labels), points in grouped.items():
         arr = np.array(sorted(points), dtype=np.float64).reshape(-1, 2)

@@ -23,7 +23,9 @@ _models: dict[str, Any] | None = None
 
 
 def _build() -> dict[str, Any]:
-    from pydantic import BaseModel, ConfigDict  # for start-up time
+    from typing import Annotated, Literal
+
+    from pydantic import BaseModel, ConfigDict, StringConstraints  # for start-up time
 
     scalar = str | int | float | bool
     quantity = str | int | float
@@ -31,10 +33,17 @@ def _build() -> dict[str, Any]:
     class Open(BaseModel):
         model_config = ConfigDict(extra="allow", strict=True)
 
-    class Taint(Open):  # core/v1 Taint: key and effect required, value a string
-        key: str
+    class Taint(Open):
+        """core/v1 Taint as Karpenter's NodePool CRD types it (kubernetes-sigs/karpenter
+        pkg/apis/crds/karpenter.sh_nodepools.yaml, ``spec.template.spec.taints`` and
+        ``startupTaints`` items; the Go type is k8s.io/api core/v1 Taint): ``key`` (non-empty) and
+        ``effect`` required, ``effect`` one of the three effects the API server accepts, ``value``
+        and ``timeAdded`` strings."""
+
+        key: Annotated[str, StringConstraints(min_length=1)]
         value: str | None = None
-        effect: str
+        effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+        timeAdded: str | None = None
 
     class Requirement(Open):
         key: str
