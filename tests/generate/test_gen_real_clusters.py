@@ -604,3 +604,23 @@ def test_sriov_roce_needs_no_macvlan_master() -> None:
     )
     assert config["resourceList"][0]["selectors"]["linkTypes"] == ["ether"]
     assert not _objs(b, "MacvlanNetwork")
+
+
+def test_gpudirect_tcpx_refusal_names_every_missing_piece() -> None:
+    # GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpx/nccl-test-latest.yaml (pod annotations,
+    # tcpx-daemon sidecar and its host mounts), gpudirect-tcpx/nccl-tcpx-installer.yaml (the NCCL plugin).
+    data = _load("gke-l4-a100")
+    data["network"] = {"fabric": "gpudirect-tcpx"}
+    with pytest.raises(BlueprintError) as exc:
+        _render("", data)
+    (problem,) = [p for p in exc.value.problems if p.startswith("network.fabric")]
+    for piece in (
+        "--additional-node-network",
+        "GKENetworkParamSet + Network (networking.gke.io/v1) per VPC",
+        "gpudirect-tcpx/nccl-tcpx-installer.yaml",
+        "gpudirect-tcpxo/nccl-tcpxo-installer.yaml",
+        "networking.gke.io/interfaces",
+        "devices.gke.io/container.tcpx-daemon",
+        "tcpx-daemon (tcpgpudmarxd) sidecar",
+    ):
+        assert piece in problem

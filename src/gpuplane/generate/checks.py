@@ -559,10 +559,18 @@ def _check_network(bp: Blueprint, problems: list[str]) -> None:
         return
     where = "network.fabric"
     if fabric == "gpudirect-tcpx":
+        # What the upstream set-up needs, each checked in GoogleCloudPlatform/container-engine-accelerators
+        # (gpudirect-tcpx/nccl-tcpx-installer.yaml, nccl-test-latest.yaml; gpudirect-tcpxo/ for A3 Mega).
+        # The networking.gke.io objects have no schema here to validate against and the node pool's
+        # extra NICs sit in VPCs the blueprint does not describe, so the fabric is refused, not guessed.
         problems.append(
-            f"{where}: gpudirect-tcpx is not rendered by gpuplane (it needs GKE multi-networking, the per-pod "
-            "tcpx receive-datapath sidecar and the NCCL plugin installer); use none and follow Google's "
-            "GPUDirect-TCPX guide"
+            f"{where}: gpudirect-tcpx is not rendered by gpuplane; it needs (1) VPCs and subnets you create for "
+            "the node pool's additional gVNICs (4 on A3 High, 8 on A3 Mega; gcloud --additional-node-network) "
+            "and a GKENetworkParamSet + Network (networking.gke.io/v1) per VPC, (2) the NCCL plugin installer "
+            "DaemonSet (container-engine-accelerators gpudirect-tcpx/nccl-tcpx-installer.yaml, or "
+            "gpudirect-tcpxo/nccl-tcpxo-installer.yaml), (3) per training pod the networking.gke.io/interfaces "
+            "and devices.gke.io/container.tcpx-daemon annotations and the tcpx-daemon (tcpgpudmarxd) sidecar "
+            "with /run/tcpx, /sys and /proc/sys from the host; use none and follow GKE's GPUDirect-TCPX guide"
         )
         return
     if fabric == "efa" and bp.provider != "eks":
