@@ -129,7 +129,7 @@ def test_skipped_lists_objects_no_rule_could_analyse() -> None:
             "name": "r",
             "path": "in.yaml",
             "line": 1,
-            "reason": "unknown kind: no expander and no pod template found in it",
+            "reason": "no rule of this run reads this kind and no pod template was found in it",
         },
         {
             "kind": "Deployment",
@@ -167,7 +167,7 @@ def test_text_output_ends_with_the_objects_not_analysed() -> None:
     )
     assert res.exit_code == 0
     assert res.stdout.splitlines()[-1] == (
-        "2 objects not analysed: 2 Route (unknown kind: no expander and no pod template found in it)"
+        "2 objects not analysed: 2 Route (no rule of this run reads this kind and no pod template was found in it)"
     )
     doc = json.loads(CliRunner().invoke(cli, ["lint", "-f", "json", "-"], input=UNKNOWN_CR).stdout)
     assert doc["skipped"] == []

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import ExpansionProblem, PodSet
 
 NO_TEMPLATE = "no pod template found"
-UNKNOWN_KIND = "unknown kind: no expander and no pod template found in it"
+UNKNOWN_KIND = "no rule of this run reads this kind and no pod template was found in it"
 UNRENDERED = "unrendered template placeholder where the pod template belongs"
 # Kinds whose expander knows why some objects give no pod template
 KIND_REASONS: dict[tuple[str, str], str] = {
