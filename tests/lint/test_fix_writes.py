@@ -27,7 +27,8 @@ RULE = "quota-gpu-invalid-key"
 
 
 def _fix(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, ["lint", "--fix", "--enable", RULE, *args])
+    # the rename is an unsafe fix (the quota starts enforcing): --unsafe-fixes applies it
+    res = CliRunner().invoke(cli, ["lint", "--fix", "--unsafe-fixes", "--enable", RULE, *args])
     return res.exit_code, res.stderr
 
 

@@ -54,9 +54,10 @@ def test_text_output_plain_when_piped() -> None:
     )
     assert (
         lines[2]
-        == "      fix: set resources.limits[nvidia.com/gpu]: 1 (a limit alone is enough: the request defaults to it)"
+        == "      fix [*]: set resources.limits[nvidia.com/gpu]: 1 (a limit alone is enough: the request defaults to it)"
     )
-    assert lines[-1] == "2 findings (2 errors, 0 warnings, 0 info) in 2 objects"
+    assert lines[-2] == "2 findings (2 errors, 0 warnings, 0 info) in 2 objects"
+    assert lines[-1] == "[*] 2 fixable with the `--fix` option."
     assert "\x1b[" not in res.stdout
 
 
@@ -103,8 +104,17 @@ def test_rules_json_lists_every_rule() -> None:
     assert res.exit_code == 0
     listed = json.loads(res.stdout)
     assert [r["id"] for r in listed] == [m.id for m in all_rules()]
-    # the spec's four keys, plus whether the rule uses --cluster, has a --fix, and its tier
-    assert set(listed[0]) == {"id", "severity", "category", "summary", "context", "fixable", "tier"}
+    # the spec's four keys, plus whether the rule uses --cluster, has a --fix (safe or unsafe), its tier
+    assert set(listed[0]) == {
+        "id",
+        "severity",
+        "category",
+        "summary",
+        "context",
+        "fixable",
+        "fix_safety",
+        "tier",
+    }
     assert sum(r["fixable"] for r in listed) == sum(m.fixable for m in all_rules()) > 10
     mine = {"gpu", "placement", "tenancy"}
     # + pod-priority-set-directly, pod-template-invalid, manifest-unknown-field, manifest-unrendered-template,

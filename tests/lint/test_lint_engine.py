@@ -76,6 +76,7 @@ def test_finding_json_shape_and_field_line() -> None:
                 'rejects it ("Limit must be set for non overcommitable resources")',
                 "fix": "set resources.limits[nvidia.com/gpu]: 1 (a limit alone is enough: the request defaults to it)",
                 "fixable": True,
+                "fix_safety": "safe",
             }
         ],
         "skipped": [],

@@ -20,6 +20,7 @@ def row(meta: RuleMeta) -> dict[str, Any]:
         "summary": meta.summary,
         "context": meta.context,
         "fixable": meta.fixable,
+        "fix_safety": meta.fix_safety if meta.fixable else None,
         "tier": meta.tier,
     }
 

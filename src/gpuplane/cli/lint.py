@@ -45,7 +45,18 @@ def _ids(value: str) -> set[str]:
     default=None,
     help="Config file (default: .gpuplane.yaml found upward from the current folder).",
 )
-@click.option("--fix", is_flag=True, help="Rewrite files in place for rules with a safe mechanical fix.")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Rewrite files in place with the safe mechanical fixes ([*] in the text output); only the "
+    "fixed lines change.",
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix: also apply the unsafe fixes ([unsafe fix]: they may change how the workload "
+    "behaves); without --fix: show them as fixable.",
+)
 @click.option("--dry-run", is_flag=True, help="With --fix: print the diff instead of writing.")
 @click.option(
     "--follow-symlinks",
@@ -71,6 +82,7 @@ def lint(
     enable_all: bool,
     config: str | None,
     fix: bool,
+    unsafe_fixes: bool,
     dry_run: bool,
     follow_symlinks: bool,
     skip_non_manifests: bool,
@@ -93,6 +105,7 @@ def lint(
       helm template charts/train | gpuplane lint -
       gpuplane lint -f sarif examples/manifests/ > gpuplane.sarif
       gpuplane lint --fix --dry-run examples/manifests/
+      gpuplane lint --fix --unsafe-fixes examples/manifests/
 
     \b
     Exit codes: 0 no finding reaches --fail-on (an empty folder or stdin too),
@@ -181,7 +194,9 @@ def _lint(
     if fix:
         from gpuplane.lint.fix import apply_fixes  # deferred for start-up time
 
-        fixes = apply_fixes(result.findings, dry_run=dry_run, follow_symlinks=follow_symlinks)
+        fixes = apply_fixes(
+            result.findings, dry_run=dry_run, follow_symlinks=follow_symlinks, unsafe=unsafe_fixes
+        )
         if dry_run:
             sys.stdout.write(fixes.diff)
         for problem in fixes.problems:
@@ -189,20 +204,27 @@ def _lint(
         verb = "would fix" if dry_run else "fixed"
         click.echo(f"gpuplane: {verb} {fixes.applied} finding(s) in {len(fixes.files)} file(s)", err=True)
         if not dry_run and fixes.applied:
-            fixed = {id(f) for f in fixes.fixed}
-            result.findings = [f for f in result.findings if id(f) not in fixed]
+            # what is left, read from the fixed files: lines are those of the new text, and a
+            # fix's own consequences (if any) are reported too; the notes were printed once already
+            from gpuplane.app.outcome import Messages  # deferred for start-up time
+
+            try:
+                outcome = lint_app.run(request, Messages(), CLI)
+            except AppError as exc:
+                fail(str(exc))
+            result = outcome.result
 
     # With nothing usable read, a text "No findings in 0 objects" would read like a clean bill of
     # health: the errors above say it all. Machine formats still get their (empty) document.
     nothing_read = bad_input and not loaded.objects
     if not (fix and dry_run) and not (nothing_read and fmt == "text"):
-        _emit(result, fmt)
+        _emit(result, fmt, unsafe_fixes)
     if bad_input:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if result.reaches(threshold) else EXIT_OK)
 
 
-def _emit(result: object, fmt: str) -> None:
+def _emit(result: object, fmt: str, unsafe_fixes: bool = False) -> None:
     import sys
 
     from gpuplane.cli.common import emit_json  # deferred for start-up time
@@ -227,4 +249,4 @@ def _emit(result: object, fmt: str) -> None:
         from gpuplane.report.lint_text import render as render_text  # deferred for start-up time
 
         skipped = not_analysed_line(result.skipped) if result.skipped else None
-        render_text(result.findings, result.summary(), not_analysed=skipped)
+        render_text(result.findings, result.summary(), not_analysed=skipped, unsafe_fixes=unsafe_fixes)

@@ -15,9 +15,9 @@ def rules(fmt: str) -> None:
     """List every lint rule: id, severity, category, summary.
 
     Rules are grouped by category; "ctx" marks rules that use --cluster when given
-    (or need it), "fix" rules that `gpuplane lint --fix` can repair, "opt-in" rules
-    that run only with `lint --enable-all` (or `profile: all`, or `--enable ID`). `gpuplane
-    explain ID` prints a rule's full page.
+    (or need it), "fix" rules that `gpuplane lint --fix` can repair ("unsafe fix": only
+    with --unsafe-fixes), "opt-in" rules that run only with `lint --enable-all` (or
+    `profile: all`, or `--enable ID`). `gpuplane explain ID` prints a rule's full page.
 
     \b
     Examples:
@@ -48,7 +48,7 @@ def rules(fmt: str) -> None:
             current = m.category
         marks = (
             ("  ctx" if m.context != "none" else "")
-            + ("  fix" if m.fixable else "")
+            + (("  fix" if m.fix_safety == "safe" else "  unsafe fix") if m.fixable else "")
             + ("  opt-in" if m.tier != "default" else "")
         )
         for line in wrap_hanging(f"  {m.id:<{width}}  {m.severity:<7}  {m.summary}{marks}", columns, 6):

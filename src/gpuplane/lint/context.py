@@ -245,8 +245,10 @@ class LintContext:
         *,
         severity: str | None = None,
         patch: Sequence[PatchOp] = (),
+        unsafe: bool | None = None,
     ) -> Finding:
-        """A finding of the running rule (its id and default severity filled in)."""
+        """A finding of the running rule (its id and default severity filled in). ``unsafe``
+        overrides the rule's fix safety for this finding's patch (None: the rule's)."""
         meta = self.rule
         if meta is None:
             raise RuntimeError("LintContext.report() called outside a rule run")
@@ -265,7 +267,8 @@ class LintContext:
                 # a field of a template the controller builds: point at the field it was built
                 # from (no invented path in JSON/SARIF); a patch there would write invented fields
                 path, patch = real, ()
-        finding = Finding(meta.id, severity or meta.severity, obj, path, message, fix, patch)
+        safety = meta.fix_safety if unsafe is None else ("unsafe" if unsafe else "safe")
+        finding = Finding(meta.id, severity or meta.severity, obj, path, message, fix, patch, safety)
         if controller_field:
             self.controller_owned[id(finding)] = finding
         return finding

@@ -81,6 +81,8 @@ class Finding:
     message: str
     fix: str
     patch: tuple[PatchOp, ...] = ()
+    # "safe" (--fix applies it) or "unsafe" (only with --unsafe-fixes): may change how it behaves
+    fix_safety: str = "safe"
     _line: int = field(default=-1, repr=False, compare=False)
 
     @property
@@ -102,7 +104,8 @@ class Finding:
         return (self.object.path, self.line, -SEVERITY_RANK.get(self.severity, 0), self.rule)
 
     def to_json(self) -> dict[str, Any]:
-        """The finding as spec/cli.md shows it (plus ``field`` and ``fixable``)."""
+        """The finding as spec/cli.md shows it (plus ``field``, ``fixable`` and ``fix_safety``:
+        ``safe``, ``unsafe`` or null when there is no mechanical fix)."""
         return {
             "rule": self.rule,
             "severity": self.severity,
@@ -113,4 +116,5 @@ class Finding:
             "message": self.message,
             "fix": self.fix,
             "fixable": bool(self.patch),
+            "fix_safety": self.fix_safety if self.patch else None,
         }

@@ -1,16 +1,24 @@
 """``gpuplane lint --fix``: apply the findings' patch operations to the source files.
 
-Files are edited with ruamel.yaml round-trip so comments, key order, quoting
-and the rest of the formatting survive; only the YAML documents that get a
-patch are re-emitted, every other byte of the file is kept as it was. The
-document split is the loader's (``---``/``...`` markers), so ``Manifest.doc``
-indexes the same pieces.
+Each operation becomes a minimal text edit: the YAML document is composed (PyYAML's pure-Python
+composer, whose marks are character offsets) to find the exact span of the key or value the
+operation touches, and only that span, or a block of new lines inserted after the last line of
+the mapping or sequence it extends, changes. Every other byte of the file is kept: flow style
+(``{a: 1}``), quoting, comments, blank lines, indentation, and (through
+:func:`gpuplane.sources.writes.rewrite_file`) line endings. New lines follow the document's own
+indentation. After each edit the document is parsed again and compared with the same operation
+applied to the parsed data: an edit that would not produce exactly that data is not written, it
+is reported as a problem instead.
+
+Fixes are safe or unsafe (Ruff's model, astral-sh/ruff#7769): a safe fix keeps what the manifest
+means, an unsafe one may change how it behaves; ``apply_fixes(..., unsafe=False)`` applies only
+the safe ones.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
-import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -24,6 +32,10 @@ _SEQ_INDENT = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*\n(?:[ \t]*(?:#[^\n]*)?\n)*(
 _MAP_INDENT = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)[^\s#-]", re.MULTILINE)
 
 
+class Unpatchable(Exception):
+    """An operation that cannot be written as a minimal edit of this text."""
+
+
 @dataclass(slots=True)
 class FixOutcome:
     applied: int = 0
@@ -31,6 +43,11 @@ class FixOutcome:
     fixed: list[Finding] = field(default_factory=list)
     diff: str = ""
     problems: list[str] = field(default_factory=list)
+
+
+def applicable(finding: Finding, unsafe: bool) -> bool:
+    """Whether ``--fix`` applies this finding's patch (unsafe ones only with ``--unsafe-fixes``)."""
+    return bool(finding.patch) and (unsafe or finding.fix_safety == "safe")
 
 
 def document_spans(text: str) -> list[tuple[int, int]]:
@@ -46,123 +63,360 @@ def document_spans(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
-def _indent_style(text: str) -> tuple[int, int, int]:
-    """(mapping, sequence, offset) indentation used by the document, for ruamel to reproduce."""
+def _indent_style(text: str) -> tuple[int, int]:
+    """(mapping indent, sequence offset) the document uses, for the lines a fix adds."""
     mapping = 2
     m = _MAP_INDENT.search(text)
     if m and len(m.group(2)) > len(m.group(1)):
         mapping = len(m.group(2)) - len(m.group(1))
     s = _SEQ_INDENT.search(text)
-    offset = len(s.group(2)) - len(s.group(1)) if s else 0
-    offset = max(0, offset)
-    return mapping, mapping + offset if offset else mapping, offset
+    offset = max(0, len(s.group(2)) - len(s.group(1))) if s else 0
+    return mapping, offset
 
 
-def _yaml(text: str) -> Any:
-    from ruamel.yaml import YAML  # deferred for start-up time
-
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.width = 4096
-    mapping, sequence, offset = _indent_style(text)
-    y.indent(mapping=mapping, sequence=max(sequence, offset + 2), offset=offset)
-    return y
+# -- rendering new YAML ----------------------------------------------------------------------------
 
 
-def _walk(root: Any, path: tuple, create: bool) -> Any:
-    from ruamel.yaml.comments import CommentedMap  # deferred for start-up time
+def _scalar(value: Any, style: str | None = None) -> str:
+    """One scalar as YAML would read it back as ``value`` (quoted like ``style`` when a string)."""
+    import yaml  # deferred for start-up time
 
-    node = root
-    for step in path:
-        if isinstance(step, int):
-            if not isinstance(node, list) or not -len(node) <= step < len(node):
-                raise KeyError(step)
+    if isinstance(value, str) and style == '"':
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, str) and style == "'":
+        return "'" + value.replace("'", "''") + "'"
+    text = yaml.safe_dump(value, default_flow_style=True, width=1 << 20, allow_unicode=True)
+    return text.removesuffix("\n").removesuffix("\n...").strip()
+
+
+def _flow(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_scalar(k)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return _scalar(value)
+
+
+def _block(value: Any, indent: int, step: int, offset: int) -> list[str]:
+    """``value`` (a map or a list) as block YAML lines at ``indent`` columns."""
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, dict) and item:
+                lines.append(f"{pad}{_scalar(key)}:")
+                lines.extend(_block(item, indent + step, step, offset))
+            elif isinstance(item, list) and item:
+                lines.append(f"{pad}{_scalar(key)}:")
+                lines.extend(_block(item, indent + offset, step, offset))
+            else:
+                lines.append(f"{pad}{_scalar(key)}: {_flow(item)}")
+        return lines
+    for item in value:
+        if isinstance(item, (dict, list)) and item:
+            inner = _block(item, indent + 2, step, offset)
+            inner[0] = f"{pad}- " + inner[0][indent + 2 :]
+            lines.extend(inner)
+        else:
+            lines.append(f"{pad}- {_flow(item)}")
+    return lines
+
+
+# -- locating nodes ----------------------------------------------------------------------------------
+
+
+def _compose(text: str) -> Any:
+    import yaml  # deferred for start-up time
+
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
+def _is_map(node: Any) -> bool:
+    import yaml  # deferred for start-up time
+
+    return isinstance(node, yaml.MappingNode)
+
+
+def _is_seq(node: Any) -> bool:
+    import yaml  # deferred for start-up time
+
+    return isinstance(node, yaml.SequenceNode)
+
+
+def _is_null(node: Any) -> bool:
+    return (
+        not _is_map(node)
+        and not _is_seq(node)
+        and node.tag == "tag:yaml.org,2002:null"
+        and node.value in ("", "~", "null", "Null", "NULL")
+    )
+
+
+def _entry(node: Any, step: str | int) -> tuple[Any, Any] | None:
+    """(key node, value node) of a mapping entry, or (None, item) of a sequence item."""
+    if _is_map(node) and isinstance(step, str):
+        for key, value in node.value:
+            if not _is_map(key) and not _is_seq(key) and str(key.value) == step:
+                return key, value
+        return None
+    if _is_seq(node) and isinstance(step, int) and -len(node.value) <= step < len(node.value):
+        return None, node.value[step]
+    return None
+
+
+def _end(node: Any) -> int:
+    """Offset just after the node's last character (a block collection ends with its last item)."""
+    if (_is_map(node) or _is_seq(node)) and not node.flow_style and node.value:
+        last = node.value[-1]
+        return _end(last[1] if _is_map(node) else last)
+    return int(node.end_mark.index)
+
+
+def _line_start(text: str, index: int) -> int:
+    return text.rfind("\n", 0, index) + 1
+
+
+def _line_end(text: str, index: int) -> int:
+    end = text.find("\n", index)
+    return len(text) if end < 0 else end
+
+
+def _object_path(document: Any, finding: Finding) -> tuple[str | int, ...]:
+    """Path of the finding's object inside its document (``items[i]`` of a ``kind: List``)."""
+    obj = finding.object
+
+    def same(data: Any) -> bool:
+        if not isinstance(data, dict) or data.get("kind") != obj.kind:
+            return False
+        meta = data.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        ns = meta.get("namespace")
+        name = meta.get("name") or meta.get("generateName") or ""
+        return (str(ns) if ns else None, str(name)) == (obj.namespace, obj.name)
+
+    if same(document):
+        return ()
+    items = document.get("items") if isinstance(document, dict) else None
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        if same(item):
+            return ("items", i)
+    raise Unpatchable("object not found in its document")
+
+
+# -- the edits ---------------------------------------------------------------------------------------
+
+
+def _insert_entry(text: str, mapping: Any, key: str, value: Any, style: tuple[int, int]) -> str:
+    """Add ``key: value`` as the last entry of ``mapping``."""
+    step, offset = style
+    if mapping.flow_style:
+        close = int(mapping.end_mark.index) - 1
+        if text[close] != "}":
+            raise Unpatchable("flow mapping without its closing brace")
+        entry = f"{_scalar(key)}: {_flow(value)}"
+        if mapping.value:
+            at = _end(mapping.value[-1][1])
+            return text[:at] + ", " + entry + text[at:]
+        return text[:close] + entry + text[close:]
+    if not mapping.value:
+        raise Unpatchable("empty block mapping")
+    column = int(mapping.value[0][0].start_mark.column)
+    lines = _block({key: value}, column, step, offset)
+    at = _line_end(text, _end(mapping.value[-1][1]))
+    return text[:at] + "\n" + "\n".join(lines) + text[at:]
+
+
+def _replace_value(text: str, key: Any, node: Any, value: Any, style: tuple[int, int]) -> str:
+    """Write ``value`` where ``node`` (the value of ``key``) is."""
+    step, offset = style
+    if not isinstance(value, (dict, list)) or not value:
+        if _is_map(node) or _is_seq(node):
+            if node.flow_style:
+                return text[: node.start_mark.index] + _flow(value) + text[_end(node) :]
+            raise Unpatchable("a block collection replaced by a scalar")
+        if _is_null(node) and node.start_mark.index == node.end_mark.index:
+            # `key:` with nothing after the colon
+            colon = text.index(":", key.end_mark.index)
+            return text[: colon + 1] + " " + _flow(value) + text[colon + 1 :]
+        rendered = _flow(value) if isinstance(value, (dict, list)) else _scalar(value, node.style)
+        return text[: node.start_mark.index] + rendered + text[node.end_mark.index :]
+    if key is not None and (_is_null(node) or not (_is_map(node) or _is_seq(node)) or not node.flow_style):
+        # a block value under its key: rewrite `key: ...` from the key to the value's last line
+        start = int(key.start_mark.index)
+        column = int(key.start_mark.column)
+        lines = _block({key.value: value}, column, step, offset)
+        body = "\n".join(lines)[column:]
+        end = _line_end(text, _end(node)) if (_is_map(node) or _is_seq(node)) else int(node.end_mark.index)
+        if not (_is_map(node) or _is_seq(node)):
+            end = _line_end(text, end)
+            tail = text[node.end_mark.index : end]
+            if tail.strip() and not tail.strip().startswith("#"):
+                raise Unpatchable("text after the value")
+            body += tail
+        return text[:start] + body + text[end:]
+    return text[: node.start_mark.index] + _flow(value) + text[_end(node) :]
+
+
+def _append_item(text: str, seq: Any, value: Any, style: tuple[int, int]) -> str:
+    step, offset = style
+    if seq.flow_style:
+        close = int(seq.end_mark.index) - 1
+        if text[close] != "]":
+            raise Unpatchable("flow sequence without its closing bracket")
+        if seq.value:
+            at = _end(seq.value[-1])
+            return text[:at] + ", " + _flow(value) + text[at:]
+        return text[:close] + _flow(value) + text[close:]
+    first = seq.value[0]
+    line = _line_start(text, first.start_mark.index)
+    dash = text.rfind("-", line, first.start_mark.index)
+    if dash < 0:
+        raise Unpatchable("sequence item without its dash")
+    column = dash - line
+    lines = _block([value], column, step, offset)
+    at = _line_end(text, _end(seq.value[-1]))
+    return text[:at] + "\n" + "\n".join(lines) + text[at:]
+
+
+def _delete_entry(text: str, mapping: Any, index: int) -> str:
+    key, value = mapping.value[index]
+    if mapping.flow_style:
+        if index + 1 < len(mapping.value):
+            return text[: key.start_mark.index] + text[mapping.value[index + 1][0].start_mark.index :]
+        if index == 0:
+            return text[: key.start_mark.index] + text[_end(value) :]
+        return text[: _end(mapping.value[index - 1][1])] + text[_end(value) :]
+    if len(mapping.value) == 1:
+        raise Unpatchable("the only entry of a block mapping")
+    line = _line_start(text, key.start_mark.index)
+    if text[line : key.start_mark.index].strip():
+        # the first entry of a `- key: value` item: the next key moves up to the dash
+        return text[: key.start_mark.index] + text[mapping.value[index + 1][0].start_mark.index :]
+    end = _line_end(text, _end(value))
+    return text[:line] + text[min(end + 1, len(text)) :]
+
+
+def _apply_plain(data: Any, op: PatchOp) -> None:
+    """The operation on plain parsed data: what the edited text must parse to."""
+    node = data
+    for step in op.path[:-1]:
+        if isinstance(node, dict):
+            if node.get(step) is None:
+                if not isinstance(op, (SetValue, AppendItem)):
+                    raise Unpatchable(f"no {step}")
+                node[step] = {}
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node):
             node = node[step]
         else:
-            if not isinstance(node, dict):
-                raise KeyError(step)
-            if step not in node or node[step] is None:
-                if not create:
-                    raise KeyError(step)
-                node[step] = CommentedMap()
-            node = node[step]
-    return node
-
-
-def _plain(value: Any) -> Any:
-    """Convert plain Python values into ruamel's commented containers (block style)."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq  # deferred for start-up time
-
-    if isinstance(value, dict):
-        out = CommentedMap()
-        for k, v in value.items():
-            out[k] = _plain(v)
-        return out
-    if isinstance(value, list):
-        return CommentedSeq([_plain(v) for v in value])
-    return value
-
-
-def apply_op(root: Any, op: PatchOp) -> None:
-    """Apply one patch operation to a ruamel round-trip tree (raises KeyError when it cannot)."""
-    from ruamel.yaml.comments import CommentedSeq  # deferred for start-up time
-
+            raise Unpatchable(f"no {step}")
+    last = op.path[-1]
     if isinstance(op, SetValue):
-        parent = _walk(root, op.path[:-1], create=True)
-        parent[op.path[-1]] = _plain(op.value)
+        node[last] = copy.deepcopy(op.value)
     elif isinstance(op, AppendItem):
-        parent = _walk(root, op.path[:-1], create=True)
-        key = op.path[-1]
-        if key not in parent or parent[key] is None:
-            parent[key] = CommentedSeq()
-        parent[key].append(_plain(op.value))
+        if not isinstance(node, dict):
+            raise Unpatchable("not a mapping")
+        if node.get(last) is None:
+            node[last] = []
+        if not isinstance(node[last], list):
+            raise Unpatchable(f"{last} is not a list")
+        node[last].append(copy.deepcopy(op.value))
     elif isinstance(op, RenameKey):
-        parent = _walk(root, op.path[:-1], create=False)
-        old = op.path[-1]
-        if old not in parent:
-            raise KeyError(old)
-        if op.new_key in parent:
-            raise KeyError(f"{op.new_key} already present")
-        position = list(parent.keys()).index(old)
-        comment = parent.ca.items.pop(old, None) if hasattr(parent, "ca") else None
-        value = parent.pop(old)
-        parent.insert(position, op.new_key, value)
-        if comment is not None:
-            parent.ca.items[op.new_key] = comment  # keep the end-of-line comment on the renamed key
+        if not isinstance(node, dict) or last not in node:
+            raise Unpatchable(f"no {last}")
+        if op.new_key in node:
+            raise Unpatchable(f"{op.new_key} already present")
+        items = [(op.new_key if k == last else k, v) for k, v in node.items()]
+        node.clear()
+        node.update(items)
     elif isinstance(op, DeleteKey):
-        parent = _walk(root, op.path[:-1], create=False)
-        del parent[op.path[-1]]
+        if not isinstance(node, dict) or last not in node:
+            raise Unpatchable(f"no {last}")
+        del node[last]
 
 
-def _object_root(document: Any, finding: Finding) -> Any:
-    """The finding's object inside a loaded document (unwrapping ``kind: List`` items)."""
-    obj = finding.object
-    if (
-        isinstance(document, dict)
-        and document.get("kind") == obj.kind
-        and _meta(document) == (obj.namespace, obj.name)
-    ):
-        return document
-    items = document.get("items") if isinstance(document, dict) else None
-    if isinstance(items, list):
-        for item in items:
-            if (
-                isinstance(item, dict)
-                and item.get("kind") == obj.kind
-                and _meta(item) == (obj.namespace, obj.name)
-            ):
-                return item
-    raise KeyError("object not found in its document")
+def apply_text_op(text: str, base: tuple[str | int, ...], op: PatchOp) -> str:
+    """``op`` (its path relative to the object at ``base``) as a minimal edit of document ``text``."""
+    import yaml  # deferred for start-up time
 
-
-def _meta(data: dict) -> tuple[str | None, str]:
-    meta = data.get("metadata") or {}
-    ns = meta.get("namespace")
-    return (str(ns) if ns else None, str(meta.get("name") or meta.get("generateName") or ""))
+    style = _indent_style(text)
+    root = _compose(text)
+    path = (*base, *op.path)
+    node, depth = root, 0
+    parent_key = None
+    for step in path[:-1]:
+        found = _entry(node, step)
+        if found is None or _is_null(found[1]):
+            break
+        parent_key, node = found
+        depth += 1
+    last = path[-1]
+    if depth < len(path) - 1:
+        # missing maps on the way: one new entry holding the rest of the path
+        if isinstance(op, (RenameKey, DeleteKey)):
+            raise Unpatchable(f"no {path[depth]}")
+        rest: Any = [op.value] if isinstance(op, AppendItem) else op.value
+        for step in reversed(path[depth + 1 :]):
+            if not isinstance(step, str):
+                raise Unpatchable("a list index on a missing path")
+            rest = {step: rest}
+        found = _entry(node, path[depth])
+        if found is not None:  # present but null: `strategy:` with nothing under it
+            new = _replace_value(text, found[0], found[1], rest, style)
+        elif _is_map(node) and isinstance(path[depth], str):
+            new = _insert_entry(text, node, str(path[depth]), rest, style)
+        else:
+            raise Unpatchable(f"cannot add {path[depth]}")
+    else:
+        found = _entry(node, last)
+        if isinstance(op, SetValue):
+            if found is not None:
+                new = _replace_value(text, found[0], found[1], op.value, style)
+            elif _is_map(node) and isinstance(last, str):
+                new = _insert_entry(text, node, last, op.value, style)
+            else:
+                raise Unpatchable(f"cannot set {last}")
+        elif isinstance(op, AppendItem):
+            if found is not None and _is_seq(found[1]) and found[1].value:
+                new = _append_item(text, found[1], op.value, style)
+            elif found is not None and (_is_null(found[1]) or _is_seq(found[1])):
+                new = _replace_value(text, found[0], found[1], [op.value], style)
+            elif found is None and _is_map(node) and isinstance(last, str):
+                new = _insert_entry(text, node, last, [op.value], style)
+            else:
+                raise Unpatchable(f"{last} is not a list")
+        elif isinstance(op, RenameKey):
+            if found is None or found[0] is None:
+                raise Unpatchable(f"no {last}")
+            if _entry(node, op.new_key) is not None:
+                raise Unpatchable(f"{op.new_key} already present")
+            key = found[0]
+            new = text[: key.start_mark.index] + _scalar(op.new_key, key.style) + text[key.end_mark.index :]
+        else:
+            if found is None or found[0] is None:
+                raise Unpatchable(f"no {last}")
+            index = next(i for i, (k, _) in enumerate(node.value) if k is found[0])
+            new = _delete_entry(text, node, index)
+    del parent_key
+    expected = yaml.safe_load(text)
+    target = expected
+    for step in base:
+        target = target[step]
+    _apply_plain(target, op)
+    try:
+        got = yaml.safe_load(new)
+    except yaml.YAMLError as exc:
+        raise Unpatchable(f"the edit would not parse ({exc.__class__.__name__})") from None
+    if got != expected:
+        raise Unpatchable("the edit would change more than the fix")
+    return new
 
 
 def fix_text(text: str, findings: list[Finding]) -> tuple[str, list[Finding], list[str]]:
-    """Apply the patches of ``findings`` (all from one file) to ``text``."""
+    """Apply the patches of ``findings`` (all from one file) to ``text``: each finding's operations
+    all or none, every other byte kept."""
+    import yaml  # deferred for start-up time
+
     spans = document_spans(text)
     by_doc: dict[int, list[Finding]] = {}
     for f in findings:
@@ -176,46 +430,29 @@ def fix_text(text: str, findings: list[Finding]) -> tuple[str, list[Finding], li
         if not todo:
             continue
         body = text[start:end]
-        y = _yaml(body)
-        try:
-            document = y.load(body)
-        except Exception as exc:
-            problems.append(f"{todo[0].object.path}:{todo[0].object.line}: cannot re-read document: {exc}")
-            continue
-        changed = False
         for f in todo:
             try:
-                root = _object_root(document, f)
+                base = _object_path(yaml.safe_load(body), f)
+                updated = body
                 for op in f.patch:
-                    apply_op(root, op)
-            except (KeyError, TypeError, IndexError, AttributeError) as exc:
+                    updated = apply_text_op(updated, base, op)
+            except (Unpatchable, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
                 problems.append(f"{f.object.path}:{f.line}: {f.rule}: patch not applied ({exc})")
                 continue
+            body = updated
             fixed.append(f)
-            changed = True
-        if not changed:
-            continue
-        out = io.StringIO()
-        y.dump(document, out)
-        new_body = out.getvalue()
-        lead = body[: len(body) - len(body.lstrip("\n"))]
-        if body.startswith(lead) and not new_body.startswith(lead) and lead:
-            new_body = lead + new_body.lstrip("\n")
-        if not body.endswith("\n"):
-            new_body = new_body.rstrip("\n")
-        elif body.endswith("\n\n") and not new_body.endswith("\n\n"):
-            new_body = new_body.rstrip("\n") + "\n" + body[len(body.rstrip("\n")) + 1 :]
         pieces.append(text[cursor:start])
-        pieces.append(new_body)
+        pieces.append(body)
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces), fixed, problems
 
 
 def apply_fixes(
-    findings: list[Finding], *, dry_run: bool = False, follow_symlinks: bool = False
+    findings: list[Finding], *, dry_run: bool = False, follow_symlinks: bool = False, unsafe: bool = False
 ) -> FixOutcome:
-    """Apply every fixable finding; write files (or, with ``dry_run``, return a unified diff).
+    """Apply every applicable fix (safe ones; unsafe ones too with ``unsafe``); write the files
+    (or, with ``dry_run``, return a unified diff).
 
     Files are rewritten through :func:`gpuplane.sources.writes.rewrite_file` (a unique temporary
     file in the same folder, the original's mode and line endings kept); a symlink is refused
@@ -225,7 +462,7 @@ def apply_fixes(
     outcome = FixOutcome()
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
-        if f.patch and f.object.path and not f.object.path.startswith("<"):
+        if applicable(f, unsafe) and f.object.path and not f.object.path.startswith("<"):
             by_file.setdefault(f.object.path, []).append(f)
     diffs: list[str] = []
     for path, items in sorted(by_file.items()):

@@ -42,6 +42,9 @@ CONTEXTS = ("none", "optional", "required")
 # disabled; ``opt-in`` rules are advisory by nature and run only when asked for (``--enable-all``,
 # ``profile: all`` in .gpuplane.yaml, or their id in ``enable``).
 TIERS = ("default", "opt-in")
+# Fix safety (Ruff's applicability, astral-sh/ruff#7769): --fix applies "safe" fixes,
+# --unsafe-fixes adds the "unsafe" ones.
+FIX_SAFETIES = ("safe", "unsafe")
 
 # A rule's check: the engine's context in, the engine's findings out. The registry only stores
 # it: lint and diagnose call it with their ``LintContext`` and read back their ``Finding``s, so
@@ -71,6 +74,9 @@ class RuleMeta:
     docs_path: str
     context: str = "none"
     fixable: bool = False
+    # the default safety of the rule's fixes (Ruff's model): "safe" keeps what the manifest means,
+    # "unsafe" may change how it behaves and is applied only with --unsafe-fixes
+    fix_safety: str = "safe"
     tier: str = "default"
     check: CheckFn = field(compare=False)
 
@@ -103,6 +109,7 @@ def rule(
     summary: str,
     context: str = "none",
     fixable: bool = False,
+    fix_safety: str = "safe",
     tier: str = "default",
 ) -> Callable[[Check], Check]:
     """Register the decorated check function as rule ``id`` (docs: ``<id>.md`` beside it)."""
@@ -114,6 +121,8 @@ def rule(
         raise ValueError(f"rule {id}: unknown category {category!r}")
     if tier not in TIERS:
         raise ValueError(f"rule {id}: unknown tier {tier!r}")
+    if fix_safety not in FIX_SAFETIES:
+        raise ValueError(f"rule {id}: unknown fix safety {fix_safety!r}")
 
     def decorate(func: Check) -> Check:
         existing = _RULES.get(id)
@@ -127,6 +136,7 @@ def rule(
             docs_path=_docs_beside(func, id),
             context=context,
             fixable=fixable,
+            fix_safety=fix_safety,
             tier=tier,
             check=func,
         )

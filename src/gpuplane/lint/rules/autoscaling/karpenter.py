@@ -36,6 +36,7 @@ def _gpu_taint_key(pool: Manifest) -> str:
     category="autoscaling",
     summary="Karpenter NodePool that can launch GPU instances has no NoSchedule taint.",
     fixable=True,
+    fix_safety="unsafe",
 )
 def karpenter_gpu_nodepool_untainted(ctx: LintContext) -> Iterator[Finding]:
     for pool, idx in _gpu_pools(ctx):

@@ -47,6 +47,7 @@ def _gib(value: Any) -> float | None:
     category="autoscaling",
     summary="GPU node class keeps a small default image disk: multi-GB GPU images fail to pull.",
     fixable=True,
+    fix_safety="unsafe",
 )
 def gpu_node_root_volume_small(ctx: LintContext) -> Iterator[Finding]:
     classes = {nc.name: nc for nc in ctx.by_kind("EC2NodeClass", AWS_NODECLASS_GROUP)}

@@ -155,6 +155,7 @@ def _explicit_gang_mins(ctx: LintContext) -> Iterator[tuple[Manifest, FieldPath,
     severity="error",
     category="distributed",
     summary="Gang minimum (minMember / minAvailable) larger than the job's pods: never schedulable.",
+    fixable=True,
 )
 def gang_min_exceeds_replicas(ctx: LintContext) -> Iterator[Finding]:
     # A minimum that only counts a launcher created after the workers run is
@@ -188,6 +189,7 @@ def gang_min_exceeds_replicas(ctx: LintContext) -> Iterator[Finding]:
     category="distributed",
     summary="Gang minimum below the pod count of a non-elastic job: starts partially, then hangs.",
     fixable=True,
+    fix_safety="unsafe",
 )
 def gang_min_below_replicas(ctx: LintContext) -> Iterator[Finding]:
     gpu_sources = {id(ps.source) for ps in ctx.gpu_podsets()}

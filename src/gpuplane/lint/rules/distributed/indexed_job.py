@@ -133,6 +133,7 @@ def _looks_distributed(ctx: LintContext, ps: PodSet) -> bool:
     category="distributed",
     summary="Distributed Indexed GPU Job with parallelism < completions: ranks never run together.",
     fixable=True,
+    fix_safety="unsafe",
 )
 def indexed_job_partial_parallelism(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():

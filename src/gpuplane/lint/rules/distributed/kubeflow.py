@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     category="distributed",
     summary="PyTorchJob Master replicas != 1 (rejected by the training-operator webhook).",
     fixable=True,
+    fix_safety="unsafe",
 )
 def pytorchjob_master_replicas(ctx: LintContext) -> Iterator[Finding]:
     for job in ctx.by_kind("PyTorchJob", "kubeflow.org"):

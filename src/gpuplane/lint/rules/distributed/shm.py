@@ -115,6 +115,7 @@ def _free_volume_name(volumes: dict[str, Any]) -> str:
     category="distributed",
     summary="GPU training / multi-GPU container without a memory-backed emptyDir at /dev/shm (64 MiB default).",
     fixable=True,
+    fix_safety="unsafe",
 )
 def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
     for ps in ctx.gpu_podsets():
@@ -193,6 +194,7 @@ def shm_too_small(ctx: LintContext) -> Iterator[Finding]:
     category="distributed",
     summary="Memory-backed /dev/shm without sizeLimit: counts against the memory limit (OOMKill).",
     fixable=True,
+    fix_safety="unsafe",
     tier="opt-in",
 )
 def shm_unbounded(ctx: LintContext) -> Iterator[Finding]:

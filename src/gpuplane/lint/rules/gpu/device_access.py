@@ -151,6 +151,7 @@ def _misspelled_request(c: ContainerRef) -> bool:
     category="gpu",
     summary="CUDA/GPU framework image with no GPU request and no NVIDIA_VISIBLE_DEVICES=void: may see all GPUs",
     fixable=True,
+    fix_safety="unsafe",
     tier="opt-in",
 )
 def gpu_unrequested_cuda_image(ctx: LintContext) -> Iterator[Finding]:

@@ -100,6 +100,7 @@ def _not_found(name: str) -> str:
     summary="resource name one edit (or only case) away from a known accelerator resource "
     "(nvidia.com/gpus, nvidia.com/GPU, nvidia/gpu, amd.com/gpus): the pod never gets the device",
     fixable=True,
+    fix_safety="unsafe",
 )
 def gpu_resource_name_typo(ctx: LintContext) -> Iterator[Finding]:
     from gpuplane.gpu.resources import resource_name_typo  # deferred for start-up time

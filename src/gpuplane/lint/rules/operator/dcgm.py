@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     category="operator",
     summary="GPU Operator without the DCGM exporter: no GPU metrics for autoscaling or idle detection.",
     fixable=True,
+    fix_safety="unsafe",
     tier="opt-in",
 )
 def dcgm_exporter_disabled(ctx: LintContext) -> Iterator[Finding]:

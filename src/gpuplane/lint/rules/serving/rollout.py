@@ -65,6 +65,7 @@ def _autoscaler_present(ctx: LintContext) -> bool:
     summary="GPU Deployment rolling update with maxUnavailable 0 and maxSurge > 0 stalls on a full GPU pool.",
     context="optional",
     fixable=True,
+    fix_safety="unsafe",
 )
 def gpu_rollout_surge_deadlock(ctx: LintContext) -> Iterator[Finding]:
     seen: set[int] = set()

@@ -223,6 +223,7 @@ def _podset_classes(
     summary="Zonal StorageClass with Immediate binding used by GPU pods: volume node affinity conflict.",
     context="optional",
     fixable=True,
+    fix_safety="unsafe",
 )
 def storage_immediate_binding(ctx: LintContext) -> Iterator[Finding]:
     classes = {sc.name: sc for sc in ctx.by_kind("StorageClass", "storage.k8s.io", include_cluster=True)}

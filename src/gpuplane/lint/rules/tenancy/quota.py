@@ -54,6 +54,8 @@ def quota_gpu_invalid_key(ctx: LintContext) -> Iterator[Finding]:
                 f"{'under limits.' if prefix else 'under a bare name'}: it enforces nothing",
                 fix,
                 patch=patch,
+                # renaming starts enforcing a quota that enforced nothing: pods may be refused
+                unsafe=isinstance(patch[0], RenameKey),
             )
 
 
