@@ -254,3 +254,23 @@ def test_format_checks_are_live(validator: jsonschema.Draft7Validator) -> None:
     )
     base["runs"][0]["tool"]["driver"]["informationUri"] = "not/absolute"
     assert [e.validator for e in validator.iter_errors(base)] == ["format"]
+
+
+def test_suppressed_findings_are_suppressed_results(validator: jsonschema.Draft7Validator) -> None:
+    """SARIF 2.1.0 §3.27.23 / §3.35: an annotation in the manifest is an ``inSource`` suppression,
+    its reason the ``justification``; the result stays in the log, schema-valid."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+        '    ignore-rule.gpuplane.io/gpu-fractional-quantity: "the webhook rounds it"\n'
+        '    gpuplane.io/ignore: "gpu-request-limit-mismatch"\n'
+        "spec:\n  containers:\n  - name: c\n    image: busybox\n    resources:\n"
+        "      requests: {nvidia.com/gpu: 1}\n      limits: {nvidia.com/gpu: 0.5, amd.com/gpu: 2}\n"
+    )
+    log = _sarif(["--enable", "gpu-fractional-quantity,gpu-request-limit-mismatch", "-"], stdin=text)
+    _assert_valid(validator, log)
+    results = log["runs"][0]["results"]
+    assert [(r["ruleId"], r.get("suppressions")) for r in results] == [
+        ("gpu-request-limit-mismatch", [{"kind": "inSource"}]),
+        ("gpu-fractional-quantity", [{"kind": "inSource", "justification": "the webhook rounds it"}]),
+    ]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results] == [13, 14]

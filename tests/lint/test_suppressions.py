@@ -105,3 +105,15 @@ def test_all_is_only_a_word_of_the_list_form(tmp_path: Path) -> None:
         f"gpuplane: warning: {path}:7: Pod ml/trainer: ignore-rule.gpuplane.io/all: unknown rule id 'all' "
         "(see `gpuplane rules`)\n"
     )
+
+
+def test_github_summary_counts_suppressed_findings(tmp_path: Path) -> None:
+    res, _ = lint(
+        tmp_path, '    ignore-rule.gpuplane.io/gpu-fractional-quantity: "webhook rounds it"', "-f", "github"
+    )
+    assert res.exit_code == 0
+    assert res.stdout == ""  # no annotation for a suppressed finding
+    assert res.stderr == "No findings in 1 object; 1 suppressed.\n"
+    res, _ = lint(tmp_path, "    team: ml", "-f", "github")
+    assert res.stdout.startswith("::error file=")
+    assert res.stderr == "1 finding (1 error, 0 warnings, 0 info) in 1 object\n"

@@ -237,7 +237,7 @@ def _emit(result: object, fmt: str, unsafe_fixes: bool = False) -> None:
         from gpuplane.report.sarif import build  # deferred for start-up time
         from gpuplane.rule_catalog import all_rules
 
-        emit_json(build(result.findings, all_rules()))
+        emit_json(build(result.findings, all_rules(), [(s.finding, s.reason) for s in result.suppressed]))
     elif fmt == "github":
         from gpuplane.report.github import render  # deferred for start-up time
         from gpuplane.report.lint_text import summary_line

@@ -6,12 +6,18 @@ every rule carries ``shortDescription``, ``fullDescription``, ``help`` (text and
 Markdown) and ``defaultConfiguration.level``; every result a ``ruleId``,
 ``ruleIndex``, ``level``, ``message`` and one physical location with a 1-based
 ``startLine``, plus ``partialFingerprints`` so re-runs de-duplicate alerts.
+
+Findings an annotation silenced (``gpuplane.io/ignore``, ``ignore-rule.gpuplane.io/<id>``) are
+results too, each with ``suppressions: [{"kind": "inSource", "justification": <reason>}]`` (SARIF 2.1.0 §3.27.23 ``result.suppressions``, §3.35 the
+``suppression`` object: ``kind`` ``inSource`` for a suppression written in the analysed file), so
+a viewer shows them as suppressed instead of losing them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from gpuplane import __version__
@@ -114,16 +120,29 @@ def _result(f: Finding, index: int) -> dict[str, Any]:
     }
 
 
-def build(findings: list[Finding], rules: list[RuleMeta]) -> dict[str, Any]:
-    """The SARIF log (one run) for ``findings``; ``rules`` are the rules that ran."""
+def _suppression(reason: str) -> dict[str, str]:
+    entry = {"kind": "inSource"}  # the official 2.1.0 schema's suppression has no "status"
+    if reason:
+        entry["justification"] = reason
+    return entry
+
+
+def build(
+    findings: list[Finding], rules: list[RuleMeta], suppressed: Iterable[tuple[Finding, str]] = ()
+) -> dict[str, Any]:
+    """The SARIF log (one run) for ``findings``; ``rules`` are the rules that ran; ``suppressed``
+    the (finding, reason) pairs an annotation silenced, written as suppressed results."""
     index = {meta.id: i for i, meta in enumerate(rules)}
     descriptors = [_rule_descriptor(meta) for meta in rules]
     results = []
-    for f in findings:
+    for f, reason in [*((f, None) for f in findings), *suppressed]:
         if f.rule not in index:  # finding of a rule outside the list: describe it too
             index[f.rule] = len(descriptors)
             descriptors.append({"id": f.rule, "shortDescription": {"text": f.rule}})
-        results.append(_result(f, index[f.rule]))
+        result = _result(f, index[f.rule])
+        if reason is not None:
+            result["suppressions"] = [_suppression(reason)]
+        results.append(result)
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
