@@ -22,7 +22,7 @@ from gpuplane.cache import cache_dir, write_atomically
 
 # What a module reads when nothing finer is known: it must always run.
 ALWAYS = "always"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: records carry fix_safety
 # The gpuplane package directory: index paths are relative to it.
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

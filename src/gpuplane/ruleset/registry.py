@@ -168,6 +168,7 @@ def record(meta: RuleMeta) -> dict[str, Any]:
         "summary": meta.summary,
         "context": meta.context,
         "fixable": meta.fixable,
+        "fix_safety": meta.fix_safety,
         "tier": meta.tier,
         "module": meta.check.__module__,
         "function": meta.check.__qualname__,
@@ -185,6 +186,7 @@ def _from_record(rec: dict[str, Any]) -> RuleMeta:
         docs_path=os.path.join(module_dir, f"{rec['id']}.md"),
         context=rec["context"],
         fixable=rec["fixable"],
+        fix_safety=rec.get("fix_safety", "safe"),
         tier=rec["tier"],
         check=lazy_check(module, rec["function"], rec["id"]),
     )
