@@ -33,8 +33,17 @@ def _usd(value: float | None) -> str:
     return "-" if value is None else f"${value:,.0f}"
 
 
+FINDING_INDENT = 4  # continuation lines of a finding's message
+DETAIL_INDENT = 10  # continuation lines of its change and saving (under the text after "change: ")
+
+
 def render_usage(result: UsageResult, console: Console) -> None:
-    from rich.table import Table  # deferred for start-up time
+    from rich.markup import escape  # deferred for start-up time
+    from rich.table import Table
+
+    from gpuplane.report.console import wrap_hanging
+
+    width = console.width
 
     doc = result.to_json()
     window = doc["window"]
@@ -62,14 +71,26 @@ def render_usage(result: UsageResult, console: Console) -> None:
                 if saving["usd"] is not None
                 else ""
             )
-            console.print(f"[yellow]{f['severity']}[/] [bold]{f['rule']}[/] {f['message']}", highlight=False)
-            console.print(f"  change: {f['fix']}", highlight=False)
+            # wrapped here, at word boundaries with a hanging indent (as lint and diagnose findings);
+            # soft_wrap keeps rich from wrapping the lines again
+            severity, rule = f["severity"], f["rule"]
+            first, *rest = wrap_hanging(f"{severity} {rule} {f['message']}", width, FINDING_INDENT)
+            tail = first[len(severity) + len(rule) + 1 :]
             console.print(
-                f"  saving: {saving['gpu_hours']:,.1f} GPU-hours over the window{money} (estimate: "
-                f"{saving['basis']})",
-                style="green",
+                f"[yellow]{escape(severity)}[/] [bold]{escape(rule)}[/]{escape(tail)}",
                 highlight=False,
+                soft_wrap=True,
             )
+            for line in rest:
+                console.print(escape(line), highlight=False, soft_wrap=True)
+            for line in wrap_hanging(f"  change: {f['fix']}", width, DETAIL_INDENT):
+                console.print(escape(line), highlight=False, soft_wrap=True)
+            saving_text = (
+                f"  saving: {saving['gpu_hours']:,.1f} GPU-hours over the window{money} (estimate: "
+                f"{saving['basis']})"
+            )
+            for line in wrap_hanging(saving_text, width, DETAIL_INDENT):
+                console.print(escape(line), style="green", highlight=False, soft_wrap=True)
         console.print()
     else:
         console.print("No findings: every allocation is used.\n")
