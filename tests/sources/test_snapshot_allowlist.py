@@ -227,3 +227,81 @@ def test_demo_snapshot_gives_the_same_answers(tmp_path: Path, suffix: str) -> No
     out = tmp_path / f"demo{suffix}"
     write_snapshot(snap, str(out))
     assert _answers(str(out)) == _answers(str(DEMO))
+
+
+def _struct_nodes(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The mappings of ``obj`` whose schema is a struct (lists ``properties``): a built-in object's
+    own, or a custom resource's pod templates'. Maps typed by ``additionalProperties`` (labels,
+    resource lists, nodeSelector) are left out: a key there is data the engines read."""
+    from gpuplane.sources import known_fields
+
+    schema = known_fields._kind_schema(obj["kind"], obj["apiVersion"])
+    roots = (
+        [(obj, schema)]
+        if schema
+        else [(t, known_fields.POD_TEMPLATE) for t in known_fields._pod_templates(obj)]
+    )
+    found: list[dict[str, Any]] = []
+    stack: list[tuple[Any, Any]] = list(roots)
+    while stack:
+        value, node = stack.pop()
+        node = known_fields._resolve(node)
+        if not isinstance(node, dict):
+            continue
+        if isinstance(value, dict) and isinstance(node.get("properties"), dict):
+            found.append(value)
+            stack.extend((v, node["properties"][k]) for k, v in value.items() if k in node["properties"])
+        elif isinstance(value, list) and isinstance(node.get("items"), dict):
+            stack.extend((item, node["items"]) for item in value)
+    return found
+
+
+@settings(max_examples=50, derandomize=True, deadline=None)
+@given(secret=SECRETS, which=st.integers(0, 10_000), where=st.integers(0, 10_000), nested=st.booleans())
+def test_secrets_under_unknown_fields_at_any_depth_never_reach_the_snapshot(
+    secret: str, which: int, where: int, nested: bool
+) -> None:
+    """Issue 11 item 5: a kept kind keeps only the fields its schema defines (built-in kinds) or,
+    in a custom resource, its pod templates' fields; a value under any other key is dropped."""
+    items = copy.deepcopy(_SAMPLE)
+    candidates = [(obj, node) for obj in items for node in _struct_nodes(obj)]
+    _, node = candidates[which % len(candidates)]
+    node[f"zk{where}Unknown"] = {"deeper": [secret]} if nested else secret
+    assert secret in msgspec.json.encode(items).decode()
+    assert secret not in _snapshot_text(items)
+
+
+def test_unknown_fields_are_dropped_known_ones_kept() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"team": "a"}, "dbPassword": "x"},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "i", "apiKey": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+            ],
+            "extra": {"token": "x"},
+        },
+        "status": {"phase": "Pending", "note": "x"},
+    }
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "j"},
+        "spec": {
+            "pytorchReplicaSpecs": {
+                "Worker": {
+                    "replicas": 2,
+                    "template": {"spec": {"containers": [{"name": "w", "image": "i", "hfToken": "x"}]}},
+                }
+            }
+        },
+    }
+    kept, _ = keep([pod, job])
+    assert kept[0]["metadata"] == {"name": "p", "labels": {"team": "a"}}
+    assert kept[0]["spec"] == {
+        "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]
+    }
+    assert kept[0]["status"] == {"phase": "Pending"}
+    worker = kept[1]["spec"]["pytorchReplicaSpecs"]["Worker"]
+    assert worker == {"replicas": 2, "template": {"spec": {"containers": [{"name": "w", "image": "i"}]}}}

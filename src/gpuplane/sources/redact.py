@@ -5,6 +5,9 @@ carry a credential wherever one was put. Rather than hunting for fields known
 to hold secrets, every object is reduced to what diagnose, why-pending,
 inventory, simulate and lint read, and the rest is dropped or redacted:
 
+- **Fields** of built-in kinds: only those the kind's OpenAPI schema defines
+  (:mod:`gpuplane.sources.known_fields`); a value under an unknown key, at any
+  depth, is dropped.
 - **Kinds**: only the kinds of :mod:`gpuplane.sources.catalog` (what a live
   read lists) and :data:`EXTRA_KINDS`; ``List`` objects are flattened at any
   depth first. Everything else is dropped: Secrets, kubeconfigs
@@ -42,6 +45,7 @@ from typing import Any
 import yaml
 
 from gpuplane.sources.catalog import RESOURCES
+from gpuplane.sources.known_fields import prune_unknown_fields
 
 REDACTED = "<redacted>"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -154,6 +158,7 @@ def redact_argv(tokens: list[Any]) -> list[Any]:
 
 def redact_object(obj: dict[str, Any]) -> dict[str, Any]:
     """Reduce one (kept-kind) object in place to what the engines read, and return it."""
+    prune_unknown_fields(obj)
     if obj.get("kind") == "ConfigMap":
         for key in ("data", "binaryData"):
             values = obj.get(key)
