@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.framework import CycleState
@@ -31,6 +31,10 @@ class PodContext:
     # Pods removed from / added to nodes for this cycle only (preemption dry runs,
     # nominated pods): node index -> pods.
     removed: dict[int, list[Pod]] = field(default_factory=dict)
+    # When ``removed[j]`` is every pod below this pod's priority (DefaultPreemption's first
+    # step), the sum of their requests, already known from ClusterIndex.priority_levels:
+    # node index -> the resources column (NodeResourcesFit then adds nothing up itself).
+    freed: dict[int, Any] = field(default_factory=dict)
     # Pods nominated to a node (status.nominatedNodeName) with priority >= this pod's, counted
     # as already on it (RunFilterPluginsWithNominatedPods): node index -> pods.
     added: dict[int, list[Pod]] = field(default_factory=dict)

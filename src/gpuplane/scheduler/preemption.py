@@ -189,13 +189,21 @@ def nominated_extra(index: ClusterIndex, ctx: PodContext) -> np.ndarray | None:
 
 
 def _filter_node(
-    ctx: PodContext, plugins: list[FilterPlugin], info: NodeInfo, removed: list[Pod], extra: np.ndarray | None
+    ctx: PodContext,
+    plugins: list[FilterPlugin],
+    info: NodeInfo,
+    removed: list[Pod],
+    extra: np.ndarray | None,
+    freed: np.ndarray | None = None,
 ) -> Status | None:
     """The first failing plugin on one node with ``removed`` pods taken off and the nominated
-    pods of ``extra`` added (NodeResourcesFit is the plugin that counts their requests)."""
+    pods of ``extra`` added (NodeResourcesFit is the plugin that counts their requests).
+    ``freed``: the requests of ``removed`` (a resources column) when already summed."""
     j = info.index
     held = extra is not None and bool(extra[:, j].any())
     ctx.removed = {j: removed}
+    if freed is not None:
+        ctx.freed = {j: freed}
     try:
         for plugin in plugins:
             if held and isinstance(plugin, VectorFilter):
@@ -207,6 +215,7 @@ def _filter_node(
         return None
     finally:
         ctx.removed = {}
+        ctx.freed = {}
 
 
 def _fit_with_nominated(
@@ -281,10 +290,11 @@ def dry_run(
                 out[j] = None
         return out
     infos = index.node_infos
+    below = cum[k]  # the requests of exactly the pods removed below, per node
     for j in has_victims.tolist():
         info = infos[j]
         lower = [p for p in info.pods if index.priority(p) < ctx.priority]
-        out[j] = _filter_node(ctx, dynamic, info, lower, extra)
+        out[j] = _filter_node(ctx, dynamic, info, lower, extra, below[:, j])
     return out
 
 

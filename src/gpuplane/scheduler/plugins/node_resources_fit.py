@@ -63,17 +63,23 @@ class NodeResourcesFit(FilterPlugin):
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         """One node, honouring pods removed for this cycle (preemption dry runs)."""
         removed = ctx.removed.get(node.index, ())
+        names = ctx.state.require(FitState).resources
         freed: dict[str, int] = {}
-        for pod in removed:
-            for name, amount in ctx.index.pod_requests(pod).items():
-                freed[name] = freed.get(name, 0) + amount
+        column = ctx.freed.get(node.index)
+        rows = ctx.index.resource_index
+        if column is not None and all(name in rows for name in names):
+            freed = {name: int(column[rows[name]]) for name in names}  # summed once per cluster
+        else:
+            for pod in removed:
+                for name, amount in ctx.index.pod_requests(pod).items():
+                    freed[name] = freed.get(name, 0) + amount
         reasons: list[str] = []
         unresolvable = False
         alloc = node.allocatable
         requested = node.requested
         if requested.get(PODS, 0) - len(removed) + 1 > alloc.get(PODS, 0):
             reasons.append(REASON_TOO_MANY_PODS)
-        for name in ctx.state.require(FitState).resources:
+        for name in names:
             want = ctx.requests[name]
             have = alloc.get(name, 0)
             if want > have - (requested.get(name, 0) - freed.get(name, 0)):
