@@ -97,7 +97,7 @@ def main() -> int:
         pod.write_text(POD)
         configmap = Path(tmp) / "configmap.yaml"
         configmap.write_text(CONFIGMAP)
-        gp = [python, "-m", "gpuplane"]
+        gp = [str(Path(python).with_name("gpuplane"))]  # the console script users run (cli.entry)
         cases = [
             ("lint, one GPU Pod", [*gp, "lint", str(pod)]),
             ("lint, one ConfigMap", [*gp, "lint", str(configmap)]),
