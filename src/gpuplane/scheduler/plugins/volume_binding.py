@@ -256,8 +256,51 @@ def _bound_to_claim(pv: Manifest, pvc: Manifest) -> bool:
     return not ref.get("uid") or ref.get("uid") == pvc.metadata.get("uid")
 
 
+@dataclass(slots=True)
+class _PvsByClass:
+    """The cluster's PVs by storage class, each class split into the PVs without a claimRef
+    and those naming a claim ((namespace, name) -> PVs), in the cluster's order. Built once
+    per scheduling cycle (CycleState): FindMatchingVolume runs for every node, and scanning
+    every PV of the cluster there cost nodes x PVs per Pending pod."""
+
+    free: dict[str, list[Manifest]]
+    claimed: dict[str, dict[tuple[str, str], list[Manifest]]]
+
+
+def _pvs_by_class(ctx: PodContext) -> _PvsByClass:
+    found = ctx.state.read(_PvsByClass)
+    if found is None:
+        free: dict[str, list[Manifest]] = {}
+        claimed: dict[str, dict[tuple[str, str], list[Manifest]]] = {}
+        for pv in ctx.index.cluster.pvs.values():
+            ref = pv.get("spec", "claimRef")
+            if ref:
+                key = (
+                    (str(ref.get("namespace") or ""), str(ref.get("name")))
+                    if isinstance(ref, dict)
+                    else ("", "")
+                )
+                claimed.setdefault(volume_class(pv), {}).setdefault(key, []).append(pv)
+            else:
+                free.setdefault(volume_class(pv), []).append(pv)
+        found = _PvsByClass(free, claimed)
+        ctx.state.write(found)
+    return found
+
+
+def _candidate_volumes(ctx: PodContext, pvc: Manifest, wanted_class: str) -> list[Manifest]:
+    """The PVs ``FindMatchingVolume`` can accept for ``pvc``: of its class, and without a
+    claimRef or with one naming it (a PV claimed by another claim is skipped there first)."""
+    pvs = _pvs_by_class(ctx)
+    mine = pvs.claimed.get(wanted_class, {}).get((pvc.namespace or "default", pvc.name), [])
+    return [*mine, *pvs.free.get(wanted_class, ())]
+
+
 def _matching_volume(ctx: PodContext, pvc: Manifest, node: NodeInfo, excluded: set[str]) -> Manifest | None:
-    """``FindMatchingVolume`` on the scheduler path (a node, delayBinding true)."""
+    """``FindMatchingVolume`` on the scheduler path (a node, delayBinding true). The candidates
+    come from :func:`_candidate_volumes`; their order differs from the cluster's only in that the
+    PVs naming this claim come first, which changes nothing: such a PV is returned at once (or
+    skipped), never compared as the smallest."""
     want = _storage(pvc, "spec", "resources", "requests", "storage")
     wanted_class = claim_class(pvc)
     selector = _claim_selector(pvc)
@@ -266,9 +309,9 @@ def _matching_volume(ctx: PodContext, pvc: Manifest, node: NodeInfo, excluded: s
     modes = set(pvc.get("spec", "accessModes") or ())
     smallest: Manifest | None = None
     smallest_size = 0
-    for pv in ctx.index.cluster.pvs.values():
-        if pv.name in excluded or volume_class(pv) != wanted_class:
-            continue  # ListPVs(storageClassName) lists only the claim's class
+    for pv in _candidate_volumes(ctx, pvc, wanted_class):  # ListPVs(storageClassName): the claim's class
+        if pv.name in excluded:
+            continue
         if pv.get("spec", "claimRef") and not _bound_to_claim(pv, pvc):
             continue
         size = _storage(pv, "spec", "capacity", "storage")
