@@ -97,9 +97,6 @@ def _types_of_nodes(nodes: list[Any], sel: dict[str, str]) -> set[str] | None:
     summary="Multi-node GPU training on EFA instance types without vpc.amazonaws.com/efa: NCCL falls back to TCP.",
 )
 def efa_not_requested(ctx: LintContext) -> Iterator[Finding]:
-    from gpuplane.gpu.catalog import catalog  # deferred for start-up time
-    from gpuplane.gpu.fabric import instance_fabric
-
     seen: set[int] = set()
     node_types: dict[Any, set[str] | None] = {}
     # The GPU pod sets of each workload, gathered once (not a walk of every pod set per workload).
@@ -113,6 +110,10 @@ def efa_not_requested(ctx: LintContext) -> Iterator[Finding]:
         types = _selected_types(ps) or _nodepool_types(ctx, ps) or _node_types(ctx, ps, node_types)
         if not types:
             continue
+        # deferred for start-up time: only a distributed job on known instance types needs them
+        from gpuplane.gpu.catalog import catalog
+        from gpuplane.gpu.fabric import instance_fabric
+
         fabrics = [instance_fabric(t) for t in sorted(types)]
         if any(f is None or f.fabric != "efa" for f in fabrics):
             continue
