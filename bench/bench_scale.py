@@ -96,11 +96,14 @@ def measure(argv: list[str]) -> tuple[float, float, float]:
 
 def median_of(argv: list[str], runs: int) -> tuple[float, float, float]:
     samples = [measure(argv) for _ in range(runs)]
-    return (
+    found = (
         statistics.median(s[0] for s in samples),
         statistics.median(s[1] for s in samples),
         max(s[2] for s in samples),
     )
+    what = argv[1] if argv[0] == sys.executable else " ".join(argv[1:2])
+    print(f"  ... {what[:40]!r}: {found[0]:.1f} s wall, {found[1]:.1f} s CPU, {found[2]:.0f} MiB", flush=True)
+    return found
 
 
 def run_size(nodes: int, seed: int, runs: int) -> dict[str, object]:
