@@ -51,11 +51,30 @@ def _walk(value: Any, path: FieldPath) -> Iterator[FieldPath]:
         yield path
 
 
+# Every placeholder puts one of these in the object's JSON text: ``${``, ``{{``, or a string that
+# starts with ``$`` (its opening quote then ``$``). JSON escapes none of ``$``, ``{`` or ``"``-free text.
+_PLACEHOLDER_MARKS = (b"${", b"{{", b'"$')
+
+
+def _may_hold_placeholder(data: Any) -> bool:
+    """False when no string of ``data`` can hold a placeholder: one pass of the C encoder instead of
+    a Python walk of every field (diagnose lints every object of a 100,000-pod snapshot)."""
+    import msgspec  # deferred for start-up time
+
+    try:
+        text = msgspec.json.encode(data)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        return True  # not plain JSON data (YAML timestamps, odd keys): walk it
+    return any(mark in text for mark in _PLACEHOLDER_MARKS)
+
+
 def placeholder_fields(obj: Manifest) -> list[FieldPath]:
     """Every field of ``obj`` whose key or value is an unrendered placeholder."""
     data = obj.data
     if obj.kind in _DATA_KINDS:
         data = {k: v for k, v in data.items() if k not in ("data", "stringData", "binaryData")}
+    if not _may_hold_placeholder(data):
+        return []
     return list(_walk(data, ()))
 
 
