@@ -12,7 +12,9 @@ Secret ``data``, and annotations (other tools' own templates) are not read; nor 
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -57,14 +59,18 @@ _PLACEHOLDER_MARKS = (b"${", b"{{", b'"$')
 
 
 def _may_hold_placeholder(data: Any) -> bool:
-    """False when no string of ``data`` can hold a placeholder: one pass of the C encoder instead of
+    """False when no string of ``data`` can hold a placeholder: one pass of a C encoder instead of
     a Python walk of every field (diagnose lints every object of a 100,000-pod snapshot)."""
-    import msgspec  # deferred for start-up time
-
+    # msgspec (5x faster) when the cluster loader already imported it; never imported here, so a
+    # one-file lint keeps its start-up (tests/test_startup_imports.py)
+    fast = sys.modules.get("msgspec")
     try:
-        text = msgspec.json.encode(data)
-    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
-        return True  # not plain JSON data (YAML timestamps, odd keys): walk it
+        if fast is not None:
+            text = fast.json.encode(data)
+        else:
+            text = json.dumps(data, ensure_ascii=False, check_circular=False).encode()
+    except Exception:  # not plain JSON data (YAML timestamps, odd keys, deep nesting): walk it
+        return True
     return any(mark in text for mark in _PLACEHOLDER_MARKS)
 
 
