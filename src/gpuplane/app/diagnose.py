@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuplane.app.inputs import ClusterCache, load_cluster
-from gpuplane.app.outcome import Messages, Surface
+from gpuplane.app.inputs import ClusterCache, read_cluster
+from gpuplane.app.outcome import Messages, Served, Surface
 
 if TYPE_CHECKING:
     from gpuplane.diagnose.engine import DiagnoseResult
@@ -32,28 +32,12 @@ class DiagnoseRequest:
     report_data: bool = False
 
 
-@dataclass(slots=True)
-class DiagnoseOutcome:
-    result: DiagnoseResult
-    bad_input: bool
-
-
 def run(
     request: DiagnoseRequest, messages: Messages, surface: Surface, *, cache: ClusterCache | None = None
-) -> DiagnoseOutcome:
+) -> Served[DiagnoseResult]:
     from gpuplane.diagnose.engine import run_diagnose  # deferred for start-up time
 
-    before = len(messages.errors)
-    state = load_cluster(
-        request.cluster,
-        request.context,
-        request.kubeconfig,
-        messages,
-        surface,
-        progress=request.progress,
-        cache=cache,
-    )
-    bad_input = len(messages.errors) > before
+    state, bad_input = read_cluster(request, messages, surface, cache=cache)
     result = run_diagnose(state, report_data=request.report_data)
     if request.namespace is not None or request.min_severity is not None:
         result = result.only(namespace=request.namespace, min_severity=request.min_severity)
@@ -66,4 +50,4 @@ def run(
             f"the kube-scheduler model failed on this cluster ({result.model_error}); "
             "Pending pods are explained from their PodScheduled condition only"
         )
-    return DiagnoseOutcome(result, bad_input)
+    return Served(result, bad_input)

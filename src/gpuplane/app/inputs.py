@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpuplane.app.outcome import AppError, Messages, Surface, plural
 
@@ -204,3 +204,41 @@ def load_cluster(
     for warning in version_warnings if warnings else ():
         messages.warning(warning)
     return state
+
+
+class ClusterRequest(Protocol):
+    """A request naming a cluster: a snapshot file or folder, or ``live`` with its kube-context
+    and kubeconfig; ``progress``: a progress line on stderr while a big snapshot is read."""
+
+    @property
+    def cluster(self) -> str | None: ...
+    @property
+    def context(self) -> str | None: ...
+    @property
+    def kubeconfig(self) -> str | None: ...
+    @property
+    def progress(self) -> bool: ...
+
+
+def read_cluster(
+    request: ClusterRequest,
+    messages: Messages,
+    surface: Surface,
+    *,
+    cache: ClusterCache | None = None,
+    warnings: bool = True,
+) -> tuple[ClusterState, bool]:
+    """:func:`load_cluster` of the request's cluster, and whether it had errors (bad input)."""
+    assert request.cluster is not None
+    before = len(messages.errors)
+    state = load_cluster(
+        request.cluster,
+        request.context,
+        request.kubeconfig,
+        messages,
+        surface,
+        progress=request.progress,
+        cache=cache,
+        warnings=warnings,
+    )
+    return state, len(messages.errors) > before

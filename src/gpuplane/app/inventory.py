@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuplane.app.inputs import ClusterCache, load_cluster
-from gpuplane.app.outcome import Messages, Surface
+from gpuplane.app.inputs import ClusterCache, read_cluster
+from gpuplane.app.outcome import Messages, Served, Surface
 
 if TYPE_CHECKING:
     from gpuplane.diagnose.inventory import Inventory
@@ -20,25 +20,10 @@ class InventoryRequest:
     progress: bool = False  # a progress line on stderr while a big snapshot is read (CLI on a tty)
 
 
-@dataclass(slots=True)
-class InventoryOutcome:
-    inventory: Inventory
-    bad_input: bool  # the cluster source had errors: the CLI exits 2 after its report
-
-
 def run(
     request: InventoryRequest, messages: Messages, surface: Surface, *, cache: ClusterCache | None = None
-) -> InventoryOutcome:
+) -> Served[Inventory]:
     from gpuplane.diagnose.inventory import build_inventory  # deferred for start-up time
 
-    before = len(messages.errors)
-    state = load_cluster(
-        request.cluster,
-        request.context,
-        request.kubeconfig,
-        messages,
-        surface,
-        progress=request.progress,
-        cache=cache,
-    )
-    return InventoryOutcome(build_inventory(state), len(messages.errors) > before)
+    state, bad_input = read_cluster(request, messages, surface, cache=cache)
+    return Served(build_inventory(state), bad_input)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuplane.app.inputs import ClusterCache, check_rule_ids, lint_config, load_cluster, load_manifests
+from gpuplane.app.inputs import ClusterCache, check_rule_ids, lint_config, load_manifests, read_cluster
 from gpuplane.app.outcome import Messages, Surface
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ class LintRequest:
     fail_on: str | None = None
     skip_non_manifests: bool = False
     enable_all: bool = False  # run the opt-in rules too (profile: all)
+    progress: bool = False
 
 
 @dataclass(slots=True)
@@ -72,11 +73,8 @@ def run(
     bad_input = bool(loaded.errors)
     state = None
     if request.cluster:
-        before = len(messages.errors)
-        state = load_cluster(
-            request.cluster, request.context, request.kubeconfig, messages, surface, cache=cache
-        )
-        bad_input = bad_input or len(messages.errors) > before
+        state, cluster_errors = read_cluster(request, messages, surface, cache=cache)
+        bad_input = bad_input or cluster_errors
     result = run_lint(loaded.objects, cluster=state, config=cfg)
     if any(obj.annotations for obj in loaded.objects):
         from gpuplane.lint.engine import unknown_suppression_notes  # for start-up time

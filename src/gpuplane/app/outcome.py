@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Generic, Literal, TypeVar
+
+Result = TypeVar("Result")
 
 
 class AppError(ValueError):
@@ -90,6 +92,15 @@ MCP = Surface(
     refuse_empty=True,
     word_separator="_",
 )
+
+
+@dataclass(slots=True)
+class Served(Generic[Result]):
+    """A service's result and whether some input was bad (the cluster source had errors: the
+    CLI still reports on what was read, then exits 2)."""
+
+    result: Result
+    bad_input: bool
 
 
 def plural(n: int, noun: str) -> str:

@@ -13,16 +13,11 @@ if TYPE_CHECKING:
 
 def row(meta: RuleMeta) -> dict[str, Any]:
     """One rule as ``gpuplane rules -f json`` lists it."""
-    return {
-        "id": meta.id,
-        "severity": meta.severity,
-        "category": meta.category,
-        "summary": meta.summary,
-        "context": meta.context,
-        "fixable": meta.fixable,
-        "fix_safety": meta.fix_safety if meta.fixable else None,
-        "tier": meta.tier,
-    }
+    from gpuplane.ruleset.registry import row as rule_row  # deferred for start-up time
+
+    # the registry's row keeps the declared safety (the index reads it back); a rule without a
+    # fix lists none
+    return {**rule_row(meta), "fix_safety": meta.fix_safety if meta.fixable else None}
 
 
 def rules(category: str | None = None) -> list[RuleMeta]:

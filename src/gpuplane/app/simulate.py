@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuplane.app.inputs import INLINE_NAME, ClusterCache, load_cluster, nothing_usable
+from gpuplane.app.inputs import INLINE_NAME, ClusterCache, nothing_usable, read_cluster
 from gpuplane.app.outcome import AppError, Messages, Surface
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ class SimulateRequest:
     kubernetes_version: str | None = None
     # -n: the namespace the workloads are submitted to, as ``kubectl apply -n`` (k8s/scope.py)
     namespace: str | None = None
+    progress: bool = False
 
 
 @dataclass(slots=True)
@@ -69,9 +70,7 @@ def run(
         raise AppError(nothing_usable([str(e) for e in loaded.errors]))
     before = len(messages.errors)
     # version warnings come after the run's own messages (below)
-    state = load_cluster(
-        request.cluster, request.context, request.kubeconfig, messages, surface, cache=cache, warnings=False
-    )
+    state, _ = read_cluster(request, messages, surface, cache=cache, warnings=False)
     for note in loaded.skipped:
         messages.note(f"skipped {note}")
     for error in loaded.errors:

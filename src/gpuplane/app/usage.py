@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from gpuplane.app.inputs import ClusterCache, load_cluster
-from gpuplane.app.outcome import AppError, Messages, Surface
+from gpuplane.app.inputs import ClusterCache, read_cluster
+from gpuplane.app.outcome import AppError, Messages, Served, Surface
 
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
@@ -48,12 +48,6 @@ class UsageRequest:
     context: str | None = None
     kubeconfig: str | None = None
     progress: bool = False
-
-
-@dataclass(slots=True)
-class UsageOutcome:
-    result: UsageResult
-    bad_input: bool  # the cluster source had errors: the CLI exits 2 after its report
 
 
 def end_time(text: str | None) -> float:
@@ -112,22 +106,13 @@ def read_series(request: UsageRequest, *, option_prefix: str = "--") -> SeriesSe
 
 def run(
     request: UsageRequest, messages: Messages, surface: Surface, *, cache: ClusterCache | None = None
-) -> UsageOutcome:
+) -> Served[UsageResult]:
     """The series, then the cluster (when named), then the engine."""
     series = read_series(request, option_prefix=surface.option_prefix)
-    state = None
-    before = len(messages.errors)
-    if request.cluster:
-        state = load_cluster(
-            request.cluster,
-            request.context,
-            request.kubeconfig,
-            messages,
-            surface,
-            progress=request.progress,
-            cache=cache,
-        )
-    return UsageOutcome(analyse(request, series, state), len(messages.errors) > before)
+    state, bad_input = (
+        read_cluster(request, messages, surface, cache=cache) if request.cluster else (None, False)
+    )
+    return Served(analyse(request, series, state), bad_input)
 
 
 def analyse(request: UsageRequest, series: SeriesSet, state: ClusterState | None) -> UsageResult:

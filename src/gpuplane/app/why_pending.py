@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuplane.app.inputs import ClusterCache, load_cluster
+from gpuplane.app.inputs import ClusterCache, read_cluster
 from gpuplane.app.outcome import AppError, Messages, Surface
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ class WhyPendingRequest:
     pod: str | None = None
     kubernetes_version: str | None = None
     namespace: str | None = None
+    progress: bool = False
 
 
 @dataclass(slots=True)
@@ -60,17 +61,7 @@ def run(
 
     version, pod = request.kubernetes_version, request.pod
     check(pod, version, surface)
-    before = len(messages.errors)
-    state = load_cluster(
-        request.cluster,
-        request.context,
-        request.kubeconfig,
-        messages,
-        surface,
-        cache=cache,
-        warnings=version is None,
-    )
-    bad_input = len(messages.errors) > before
+    state, bad_input = read_cluster(request, messages, surface, cache=cache, warnings=version is None)
     scheduler = Scheduler(state, version=version)
     clamped = clamped_version_note(version or state.kubernetes_version())
     if clamped:

@@ -192,8 +192,9 @@ def not_available(command: str) -> NoReturn:
     fail(f"'{command}' is not available yet in this version of gpuplane.")
 
 
-def write_output(text: str, output: str | None) -> None:
-    """To ``output`` (one line on stderr says where) or to stdout: the ``-o FILE`` of reports."""
+def write_output(text: str, output: str | None, what: str | None = None) -> None:
+    """To ``output`` (one line on stderr says where, and ``what`` was written) or to stdout: the
+    ``-o FILE`` of reports."""
     if not output:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -203,7 +204,17 @@ def write_output(text: str, output: str | None) -> None:
             handle.write(text)
     except OSError as exc:
         fail(f"-o {output}: {exc.strerror or exc}")
-    click.echo(f"gpuplane: wrote {output}", err=True)
+    click.echo(f"gpuplane: wrote {what + ' to ' if what else ''}{output}", err=True)
+
+
+def write_json(document: Any, output: str | None) -> None:
+    """One JSON document to ``output`` (:func:`write_output`) or to stdout (:func:`emit_json`)."""
+    if not output:
+        emit_json(document)
+        return
+    import msgspec  # deferred for start-up time
+
+    write_output(msgspec.json.format(msgspec.json.encode(document), indent=2).decode() + "\n", output)
 
 
 def emit_json(document: Any) -> None:

@@ -12,13 +12,13 @@ from gpuplane.cli.common import (
     EXIT_USAGE,
     call_service,
     cluster_options,
-    emit_json,
     format_option,
     namespace_filter,
     namespace_options,
     progress_display,
     quiet_option,
     resolve_cluster,
+    write_json,
     write_output,
 )
 
@@ -99,14 +99,7 @@ def diagnose(
 
         write_output(render_html(result), output)
     elif fmt == "json":
-        if output:
-            import msgspec  # deferred for start-up time
-
-            write_output(
-                msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output
-            )
-        else:
-            emit_json(result.to_json())
+        write_json(result.to_json(), output)
     elif output:
         from gpuplane.report.diagnose_text import render_plain  # deferred for start-up time
 

@@ -53,10 +53,10 @@ def inventory(
     with progress_display(quiet):
         outcome = call_service(inventory_app.run, request)
     if fmt == "json":
-        emit_json(outcome.inventory.to_json())
+        emit_json(outcome.result.to_json())
     else:
         from gpuplane.report.console import make_console  # deferred for start-up time
         from gpuplane.report.inventory_text import render_inventory
 
-        render_inventory(outcome.inventory, make_console())
+        render_inventory(outcome.result, make_console())
     sys.exit(EXIT_USAGE if outcome.bad_input else EXIT_OK)

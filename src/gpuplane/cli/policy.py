@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
-from gpuplane.cli.common import fail, format_option
+from gpuplane.cli.common import fail, format_option, write_output
 
 
 @click.group()
@@ -66,16 +65,7 @@ def export(rule_list: str | None, output: str | None) -> None:
         objects = export_objects(ids)
     except KeyError as exc:
         fail(f"--rules: {_why_not(str(exc.args[0]).split(', '))}")
-    text = to_yaml(objects)
-    if not output:
-        sys.stdout.write(text)
-        return
-    try:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        fail(f"-o {output}: {exc.strerror or exc}")
-    click.echo(f"gpuplane: wrote {len(objects) // 2} policies to {output}", err=True)
+    write_output(to_yaml(objects), output, f"{len(objects) // 2} policies")
 
 
 def _why_not(ids: list[str]) -> str:

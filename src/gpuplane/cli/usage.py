@@ -12,11 +12,11 @@ from gpuplane.cli.common import (
     EXIT_USAGE,
     call_service,
     cluster_options,
-    emit_json,
     format_option,
     namespace_filter,
     namespace_options,
     resolve_cluster,
+    write_json,
     write_output,
 )
 
@@ -217,14 +217,7 @@ def usage(
 
         write_output(render_usage_html(result), output)
     elif fmt == "json":
-        if output:
-            import msgspec  # deferred for start-up time
-
-            write_output(
-                msgspec.json.format(msgspec.json.encode(result.to_json()), indent=2).decode() + "\n", output
-            )
-        else:
-            emit_json(result.to_json())
+        write_json(result.to_json(), output)
     else:
         from gpuplane.report.console import make_console  # deferred for start-up time
         from gpuplane.report.usage_text import render_usage

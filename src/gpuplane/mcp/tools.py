@@ -489,7 +489,7 @@ def inventory(
 
     request = inventory_app.InventoryRequest(_check_path(cluster, "cluster"), context, kubeconfig)
     outcome, errors = _serve(inventory_app.run, request)
-    inventory_ = outcome.inventory
+    inventory_ = outcome.result
     document = inventory_.to_json()
     totals = document["summary"]
     models = ", ".join(f"{m['model']}: {m['gpus']} GPUs, {m['free']} free" for m in document["models"])

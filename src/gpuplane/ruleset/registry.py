@@ -159,8 +159,8 @@ def lazy_check(module: str, qualname: str, rule_id: str) -> CheckFn:
     return check
 
 
-def record(meta: RuleMeta) -> dict[str, Any]:
-    """``meta`` as a rule-index record (:mod:`gpuplane.ruleset.index`)."""
+def row(meta: RuleMeta) -> dict[str, Any]:
+    """``meta`` as ``gpuplane rules -f json`` lists it (and the MCP ``list_rules`` tool)."""
     return {
         "id": meta.id,
         "severity": meta.severity,
@@ -170,9 +170,13 @@ def record(meta: RuleMeta) -> dict[str, Any]:
         "fixable": meta.fixable,
         "fix_safety": meta.fix_safety,
         "tier": meta.tier,
-        "module": meta.check.__module__,
-        "function": meta.check.__qualname__,
     }
+
+
+def record(meta: RuleMeta) -> dict[str, Any]:
+    """``meta`` as a rule-index record (:mod:`gpuplane.ruleset.index`): its row and where its
+    check lives."""
+    return {**row(meta), "module": meta.check.__module__, "function": meta.check.__qualname__}
 
 
 def _from_record(rec: dict[str, Any]) -> RuleMeta:
