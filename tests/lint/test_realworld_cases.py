@@ -2,9 +2,9 @@
 
 Each case is a public manifest nobody here wrote, with ``expect.yaml``: ``must`` = findings that
 are real problems, ``must_not`` = findings that are wrong or noise on it. Lint runs as the CLI
-does (default rule tier, no cluster). A ``must`` rule that the catalog does not have yet is an
-expected failure (xfail, strict), so the day it lands the test says so. Skipped with a reason
-where ../shared is absent; nothing of it is copied into the project.
+does (default rule tier, no cluster). Every ``must`` is asserted (the last rule a case named,
+serving-parallelism-gpu-mismatch, is in the catalog: no expected failures remain). Skipped with a
+reason where ../shared is absent; nothing of it is copied into the project.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import yaml
 
 from gpuplane.lint.config import LintConfig
 from gpuplane.lint.engine import run_lint
-from gpuplane.rule_catalog import all_rules
 from gpuplane.sources import load_paths
 
 CASES = Path(__file__).resolve().parents[2].parent / "shared" / "realworld" / "lint" / "cases"
@@ -42,14 +41,10 @@ def _found(case: str) -> frozenset[str]:
 
 
 def _params() -> list:
-    known = {m.id for m in all_rules()}
-    params = []
-    for case, kind, rule_id in _expectations():
-        marks = []
-        if kind == "must" and rule_id not in known:
-            marks.append(pytest.mark.xfail(reason=f"rule {rule_id} is not in the catalog yet", strict=True))
-        params.append(pytest.param(case, kind, rule_id, marks=marks, id=f"{case}-{kind}-{rule_id}"))
-    return params
+    return [
+        pytest.param(case, kind, rule_id, id=f"{case}-{kind}-{rule_id}")
+        for case, kind, rule_id in _expectations()
+    ]
 
 
 @pytest.mark.parametrize(("case", "kind", "rule_id"), _params())
