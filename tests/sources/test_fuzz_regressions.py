@@ -31,3 +31,39 @@ def test_config_file_reproducers(tmp_path: Path, content: bytes, message: str) -
     res = CliRunner().invoke(cli, ["lint", MANIFEST, "--config", str(config)])
     assert res.exit_code == 2, res.output
     assert res.stderr == f"gpuplane: {config}: {message}\n"
+
+
+def test_simulate_pvc_with_mistyped_access_modes(tmp_path: Path) -> None:
+    """bench/fuzz.py: ``accessModes: true`` made VolumeRestrictions raise TypeError (exit 3); a
+    mode list of the wrong type now holds no mode, and the claim stays unbound like the rest."""
+    import yaml
+
+    docs = list(yaml.safe_load_all((ROOT / "tests/fixtures/simulate/pvc-immediate.yaml").read_text()))
+    for doc in docs:
+        if doc and doc.get("kind") == "PersistentVolumeClaim":
+            doc["spec"]["accessModes"] = True
+    path = tmp_path / "input.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    res = CliRunner().invoke(
+        cli, ["simulate", "--cluster", str(ROOT / "examples/simulate/cluster.yaml"), str(path)]
+    )
+    assert res.exit_code == 0, res.output
+    assert (
+        "  default/reader: 0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims."
+        in res.stdout
+    )
+
+
+def test_generate_blueprint_with_a_401_digit_size(tmp_path: Path) -> None:
+    """bench/fuzz.py: ``root_volume_gi`` of 401 digits overflowed the float sizing (exit 3)."""
+    path = tmp_path / "bp.yaml"
+    path.write_text(
+        f"name: x\nprovider: eks\ngpu_pools:\n- name: a\n  root_volume_gi: {'9' * 401}\n", encoding="utf-8"
+    )
+    res = CliRunner().invoke(cli, ["generate", str(path), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert res.stderr == (
+        f"{path}: gpu_pools[0].root_volume_gi: number too large (at most 1,000,000,000,000,000)\n"
+        f"gpuplane: {path}: blueprint refused (1 problem); nothing written\n"
+    )
+    assert not (tmp_path / "out").exists()

@@ -406,6 +406,25 @@ def _format_errors(exc: ValidationError) -> list[str]:
     return problems
 
 
+# Sizes, counts and prices in a blueprint are far below this; past it, the sizing arithmetic
+# (float GiB, share of a node) overflows (a 401-digit root_volume_gi did, found by bench/fuzz.py).
+MAX_NUMBER = 10**15
+
+
+def _huge_number(value: Any, path: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The path of the first number beyond :data:`MAX_NUMBER` in ``value``, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return path if not abs(value) <= MAX_NUMBER else None  # NaN and inf are too large too
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        found = _huge_number(child, (*path, key))
+        if found is not None:
+            return found
+    return None
+
+
 def parse_blueprint(data: Any) -> Blueprint:
     """Validate a decoded document; raise :class:`BlueprintError` naming each bad field."""
     if not isinstance(data, dict):
@@ -416,6 +435,9 @@ def parse_blueprint(data: Any) -> Blueprint:
         raise BlueprintError(
             [f"(top level): not a blueprint: none of its {len(data)} top-level keys is a blueprint field"]
         )
+    huge = _huge_number(data, ())
+    if huge is not None:
+        raise BlueprintError([f"{_loc(huge)}: number too large (at most {MAX_NUMBER:,})"])
     try:
         return Blueprint.model_validate(data)
     except ValidationError as exc:

@@ -37,7 +37,8 @@ class VolumeRestrictions(FilterPlugin):
         rwop: set[str] = set()
         for claim, _ in pod_claim_names(ctx.pod):
             pvc = get_pvc(ctx, claim)
-            if pvc is not None and "ReadWriteOncePod" in (pvc.get("spec", "accessModes") or ()):
+            modes = pvc.get("spec", "accessModes") if pvc is not None else None
+            if isinstance(modes, list) and "ReadWriteOncePod" in modes:  # a mistyped field: no mode
                 rwop.add(claim)
         if not rwop:
             return False
