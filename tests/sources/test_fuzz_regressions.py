@@ -67,3 +67,18 @@ def test_generate_blueprint_with_a_401_digit_size(tmp_path: Path) -> None:
         f"gpuplane: {path}: blueprint refused (1 problem); nothing written\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("count", ["9223372036854775808", "1741834094"])
+def test_advise_sharing_count_is_capped(tmp_path: Path, count: str) -> None:
+    """bench/fuzz.py: a workload ``count`` of 2**63 (or 1.7e9) grew advise sharing's MIG plan until
+    the kernel killed the process (13 GB); it is capped like advise mig's demand."""
+    path = tmp_path / "workloads.yaml"
+    path.write_text(
+        f"workloads:\n- {{name: notebooks, mem: 10, util: 15, count: {count}}}\n", encoding="utf-8"
+    )
+    res = CliRunner().invoke(cli, ["advise", "sharing", "--gpu", "A100-80GB", "--from", str(path)])
+    assert res.exit_code == 2, res.output
+    assert (
+        res.stderr == "gpuplane: workload 'notebooks': count must be at most 100,000 (the planner's limit)\n"
+    )

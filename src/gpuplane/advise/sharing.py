@@ -39,6 +39,7 @@ HIGH_UTIL_PCT = 60.0
 """Above this typical utilisation a workload keeps a whole GPU (judgement: sharing would
 mostly add contention)."""
 MAX_REPLICAS = 16
+MAX_COUNT = 100_000  # workload instances, as advise mig's demand cap (mig_planner.MAX_DEMAND)
 """Upper bound on replicas per GPU the advice proposes (judgement: beyond this, per-process
 overheads and context memory dominate)."""
 DRA_GA = (1, 34)
@@ -96,6 +97,10 @@ def workload_from_mapping(raw: dict[str, Any], index: int = 0) -> Workload:
     count = _number("count", raw.get("count", 1), name)
     if count < 1 or count != int(count):
         raise SharingInputError(f"workload {name!r}: count must be a whole number >= 1")
+    if count > MAX_COUNT:  # a count of 2**63 ran out of memory in the MIG plan (bench/fuzz.py)
+        raise SharingInputError(
+            f"workload {name!r}: count must be at most {MAX_COUNT:,} (the planner's limit)"
+        )
     util = _number("util", raw["util"], name)
     if util > 100:
         raise SharingInputError(f"workload {name!r}: util is a percentage of one GPU (0-100)")
