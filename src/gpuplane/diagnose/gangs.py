@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuplane.k8s.objects import Pod
+from gpuplane.k8s.wellknown import KUBEFLOW_TRAINING_KINDS
 from gpuplane.k8s.workloads.gangs import (
     COSCHEDULING_LABELS,
     KUEUE_POD_GROUP,
@@ -32,17 +33,7 @@ from gpuplane.k8s.workloads.gangs import (
 
 VOLCANO_GROUP_ALT = "scheduling.volcano.sh/group-name"
 # Controllers whose pods are ranks of one distributed job (Kubeflow training-operator, MPI, Volcano Job).
-TRAINING_OWNERS = frozenset(
-    {
-        "PyTorchJob",
-        "TFJob",
-        "MPIJob",
-        "XGBoostJob",
-        "PaddleJob",
-        "JAXJob",
-        "MXJob",
-    }
-)
+TRAINING_OWNERS = KUBEFLOW_TRAINING_KINDS
 KUBEFLOW_JOB_LABEL = "training.kubeflow.org/job-name"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 LWS_LABEL = "leaderworkerset.sigs.k8s.io/name"

@@ -33,3 +33,13 @@ COSCHEDULING_LABELS = (
     "pod-group.scheduling.sigs.k8s.io",
 )
 COSCHEDULING_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io")
+
+# The job kinds of the Kubeflow training-operator v1 (kubeflow/training-operator pkg/apis/kubeflow.org/v1,
+# one <kind>_types.go each) and of mpi-operator (kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1):
+# every pod of one is a rank of a single distributed job. Their replica-spec fields are
+# workloads.kubeflow.REPLICA_FIELDS, whose keys a test holds equal to this set.
+KUBEFLOW_TRAINING_KINDS = frozenset(
+    {"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob"}
+)
+# Training controllers beyond those: Kubeflow Trainer v2 (TrainJob), JobSet, KubeRay (RayJob).
+OTHER_TRAINING_KINDS = frozenset({"TrainJob", "JobSet", "RayJob"})

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gpuplane.k8s.wellknown import KUBEFLOW_TRAINING_KINDS, OTHER_TRAINING_KINDS
 from gpuplane.usage.metrics import (
     HOST_LABELS,
     NODE_EXPORTER_NODE_LABELS,
@@ -30,21 +31,9 @@ if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
     from gpuplane.k8s.objects import Pod
 
-# Kinds whose pods do batch work (the data-starved check applies to them).
-TRAINING_KINDS = {
-    "Job",
-    "CronJob",
-    "PyTorchJob",
-    "TFJob",
-    "MPIJob",
-    "XGBoostJob",
-    "PaddleJob",
-    "JAXJob",
-    "TrainJob",
-    "JobSet",
-    "RayJob",
-    "Workflow",
-}
+# Kinds whose pods do batch work (the data-starved check applies to them). MXJob is left out, as it
+# always was here, so the usage report's output does not change.
+TRAINING_KINDS = {"Job", "CronJob", "Workflow"} | (KUBEFLOW_TRAINING_KINDS - {"MXJob"}) | OTHER_TRAINING_KINDS
 INFERENCE_KINDS = {"Deployment", "InferenceService", "LeaderWorkerSet", "RayService", "ServingRuntime"}
 # Job names a CronJob creates: "<cronjob>-<scheduled time in minutes>" (kubernetes
 # pkg/controller/cronjob/utils.go getJobName).
