@@ -217,6 +217,33 @@ def write_json(document: Any, output: str | None) -> None:
     write_output(msgspec.json.format(msgspec.json.encode(document), indent=2).decode() + "\n", output)
 
 
+def finish_report(
+    outcome: Any,
+    fmt: str,
+    output: str | None,
+    fail_on: str,
+    *,
+    html: Callable[[Any], str],
+    plain: Callable[[Any], str],
+    terminal: Callable[[Any], None],
+) -> NoReturn:
+    """Write a report service's result in ``fmt`` (html, json, text to ``output`` as ``plain`` text,
+    else ``terminal`` on the console) and exit: 2 on an unusable input, 1 at ``fail_on``, else 0.
+    The renderers are the caller's, so their imports stay deferred."""
+    result = outcome.result
+    if fmt == "html":
+        write_output(html(result), output)
+    elif fmt == "json":
+        write_json(result.to_json(), output)
+    elif output:
+        write_output(plain(result), output)
+    else:
+        terminal(result)
+    if outcome.bad_input:
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)
+
+
 def emit_json(document: Any) -> None:
     """Write one JSON document to stdout (UTF-8, newline-terminated)."""
     import msgspec  # deferred for start-up time

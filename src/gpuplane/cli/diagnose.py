@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from gpuplane.cli.common import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_USAGE,
     call_service,
     cluster_options,
+    finish_report,
     format_option,
     namespace_filter,
     namespace_options,
     progress_display,
     quiet_option,
     resolve_cluster,
-    write_json,
-    write_output,
 )
 
 
@@ -92,23 +89,23 @@ def diagnose(
     )
     with progress_display(quiet):
         outcome = call_service(diagnose_app.run, request)
-    result = outcome.result
+    finish_report(outcome, fmt, output, fail_on, html=_html, plain=_plain, terminal=_terminal)
 
-    if fmt == "html":
-        from gpuplane.report.html import render_html  # deferred for start-up time
 
-        write_output(render_html(result), output)
-    elif fmt == "json":
-        write_json(result.to_json(), output)
-    elif output:
-        from gpuplane.report.diagnose_text import render_plain  # deferred for start-up time
+def _html(result: Any) -> str:
+    from gpuplane.report.html import render_html  # deferred for start-up time
 
-        write_output(render_plain(result), output)
-    else:
-        from gpuplane.report.console import make_console  # deferred for start-up time
-        from gpuplane.report.diagnose_text import render
+    return render_html(result)
 
-        render(result, make_console())
-    if outcome.bad_input:
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)
+
+def _plain(result: Any) -> str:
+    from gpuplane.report.diagnose_text import render_plain  # deferred for start-up time
+
+    return render_plain(result)
+
+
+def _terminal(result: Any) -> None:
+    from gpuplane.report.console import make_console  # deferred for start-up time
+    from gpuplane.report.diagnose_text import render
+
+    render(result, make_console())

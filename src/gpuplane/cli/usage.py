@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from gpuplane.cli.common import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_USAGE,
     call_service,
     cluster_options,
+    finish_report,
     format_option,
     namespace_filter,
     namespace_options,
     resolve_cluster,
-    write_json,
-    write_output,
 )
 
 
@@ -210,26 +207,28 @@ def usage(
         progress=sys.stderr.isatty(),
     )
     outcome = call_service(usage_app.run, request)
-    result = outcome.result
+    finish_report(outcome, fmt, output, fail_on, html=_html, plain=_plain, terminal=_terminal)
 
-    if fmt == "html":
-        from gpuplane.report.usage_html import render_usage_html  # deferred for start-up time
 
-        write_output(render_usage_html(result), output)
-    elif fmt == "json":
-        write_json(result.to_json(), output)
-    else:
-        from gpuplane.report.console import make_console  # deferred for start-up time
-        from gpuplane.report.usage_text import render_usage
+def _html(result: Any) -> str:
+    from gpuplane.report.usage_html import render_usage_html  # deferred for start-up time
 
-        if output:
-            import io
+    return render_usage_html(result)
 
-            buffer = io.StringIO()
-            render_usage(result, make_console(buffer))
-            write_output(buffer.getvalue(), output)
-        else:
-            render_usage(result, make_console())
-    if outcome.bad_input:
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)
+
+def _plain(result: Any) -> str:
+    import io  # deferred for start-up time
+
+    from gpuplane.report.console import make_console
+    from gpuplane.report.usage_text import render_usage
+
+    buffer = io.StringIO()
+    render_usage(result, make_console(buffer))
+    return buffer.getvalue()
+
+
+def _terminal(result: Any) -> None:
+    from gpuplane.report.console import make_console  # deferred for start-up time
+    from gpuplane.report.usage_text import render_usage
+
+    render_usage(result, make_console())
