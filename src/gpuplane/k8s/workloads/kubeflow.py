@@ -166,17 +166,7 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         )
         if job_template is None:
             continue
-        ancestor = dig(rjob, "template", "metadata", "labels", ANCESTOR_LABEL)
-        if ancestor == "trainer" or name == "node":
-            count = (
-                max(num_nodes - 1, 1) if (launcher_as_node and name == "node" and num_nodes) else num_nodes
-            )
-            role = "trainer"
-        elif ancestor in INITIALIZER_ANCESTORS:
-            count, role = job_pod_count(job_spec), "initializer"
-        else:
-            replicas = nonneg(as_int(as_dict(rjob).get("replicas"), 1))
-            count, role = replicas * job_pod_count(job_spec), role_from_name(name, "worker")
+        count, role = _replicated_job_pods(rjob, name, job_spec, num_nodes, launcher_as_node)
         targets = ("node", "launcher") if launcher_as_node else ("node",)
         patched = _patch_template(job_template, trainer, targets)
         path = ("spec", "template", "spec", "replicatedJobs", index, "template", "spec", "template")
@@ -207,6 +197,23 @@ def expand_trainjob(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
     total = mark_distributed(podsets)
     native = _trainer_gang(obj, rspec, total)
     return finish(obj, podsets, ctx.related, native=native)
+
+
+def _replicated_job_pods(
+    rjob: object, name: str, job_spec: dict, num_nodes: int, launcher_as_node: bool
+) -> tuple[int, str]:
+    """How many pods one replicated job of a runtime makes, and their role: the trainer job runs
+    ``numNodes`` pods (one fewer when an MPI launcher counts as a node), initializers run as their
+    Job spec says, any other job ``replicas`` times its Job's pods. Shared by a TrainJob and a
+    runtime linted on its own, so both count the same pods."""
+    ancestor = dig(rjob, "template", "metadata", "labels", ANCESTOR_LABEL)
+    if ancestor == "trainer" or name == "node":
+        count = max(num_nodes - 1, 1) if (launcher_as_node and name == "node" and num_nodes) else num_nodes
+        return count, "trainer"
+    if ancestor in INITIALIZER_ANCESTORS:
+        return job_pod_count(job_spec), "initializer"
+    replicas = nonneg(as_int(as_dict(rjob).get("replicas"), 1))
+    return replicas * job_pod_count(job_spec), role_from_name(name, "worker")
 
 
 def _runtime(obj: Manifest, spec: dict, ctx: ExpandContext) -> Manifest | None:
@@ -297,17 +304,7 @@ def expand_trainingruntime(obj: Manifest, ctx: ExpandContext) -> list[PodSet]:
         template = ctx.template(obj, job_spec, "template", path)
         if template is None:
             continue
-        ancestor = dig(rjob, "template", "metadata", "labels", ANCESTOR_LABEL)
-        if ancestor == "trainer" or name == "node":
-            count = (
-                max(num_nodes - 1, 1) if (launcher_as_node and name == "node" and num_nodes) else num_nodes
-            )
-            role = "trainer"
-        elif ancestor in INITIALIZER_ANCESTORS:
-            count, role = job_pod_count(job_spec), "initializer"
-        else:
-            replicas = nonneg(as_int(as_dict(rjob).get("replicas"), 1))
-            count, role = replicas * job_pod_count(job_spec), role_from_name(name, "worker")
+        count, role = _replicated_job_pods(rjob, name, job_spec, num_nodes, launcher_as_node)
         podsets.append(PodSet(obj, name, role, count, template, path))
     if not podsets:
         return []
