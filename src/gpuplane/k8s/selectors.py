@@ -323,18 +323,22 @@ def pod_matches_node_selector(pod: Pod, node: Node) -> bool:
     return all(labels.get(k) == v for k, v in pod.spec.node_selector.items())
 
 
+def _required_node_affinity(pod: Pod) -> NodeSelector | None:
+    """``spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``, or None at the
+    first level that is absent (the matcher and the selection key read the same field)."""
+    affinity = pod.spec.affinity
+    node_affinity = affinity.node_affinity if affinity is not None else None
+    if node_affinity is None:
+        return None
+    return node_affinity.required_during_scheduling_ignored_during_execution
+
+
 def pod_matches_required_node_affinity(pod: Pod, node: Node) -> bool:
     """``GetRequiredNodeAffinity(pod).Match(node)``: nodeSelector AND required node affinity."""
     spec = pod.spec
     if spec.node_selector and not pod_matches_node_selector(pod, node):
         return False
-    affinity = spec.affinity
-    node_affinity = affinity.node_affinity if affinity is not None else None
-    required = (
-        node_affinity.required_during_scheduling_ignored_during_execution
-        if node_affinity is not None
-        else None
-    )
+    required = _required_node_affinity(pod)
     if required is None:
         return True
     return node_selector_matches(required, node)
@@ -347,13 +351,7 @@ def node_selection_key(pod: Pod) -> bytes:
     import msgspec  # for start-up time: only the cluster-wide callers need it
 
     spec = pod.spec
-    affinity = spec.affinity
-    node_affinity = affinity.node_affinity if affinity is not None else None
-    required = (
-        node_affinity.required_during_scheduling_ignored_during_execution
-        if node_affinity is not None
-        else None
-    )
+    required = _required_node_affinity(pod)
     return msgspec.json.encode([spec.node_selector or {}, required])
 
 
