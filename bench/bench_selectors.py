@@ -34,29 +34,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = HERE / "out"
 
-JSON_LOAD = """
-import json, sys, time
-t = time.perf_counter()
-with open(sys.argv[1], "rb") as f:
-    json.load(f)
-print(time.perf_counter() - t)
-"""
-
-ENGINE = """
-import resource, sys, time
-t = time.perf_counter()
-from gpuplane.sources.cluster import load_cluster_state
-from gpuplane.scheduler.scheduler import Scheduler
-from gpuplane.why_pending.explain import pending
-state, errors = load_cluster_state(sys.argv[1])
-loaded = time.perf_counter()
-sched = Scheduler(state)
-out = pending(sched)
-done = time.perf_counter()
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-work = getattr(getattr(sched.index, "pods", None), "visited", -1)
-print(done - t, loaded - t, done - loaded, len(out), peak, work)
-"""
+sys.path.insert(0, str(HERE))
+# The baseline and engine child scripts are bench_why_pending's, so both benches measure alike.
+from bench_why_pending import ENGINE, JSON_LOAD, child  # noqa: E402
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -196,15 +176,6 @@ def ensure_snapshot(nodes: int, pods: int, spread: int, seed: int) -> Path:
     with open(path, "w") as f:
         json.dump(doc, f)
     return path
-
-
-def child(code: str, *args: str) -> list[str]:
-    run = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, check=False
-    )
-    if run.returncode != 0:
-        raise SystemExit(run.stderr)
-    return run.stdout.split()
 
 
 def main(argv: list[str] | None = None) -> int:

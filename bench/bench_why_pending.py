@@ -49,7 +49,8 @@ sched = Scheduler(state)
 out = pending(sched)
 done = time.perf_counter()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(done - t, loaded - t, done - loaded, len(out), peak)
+work = getattr(getattr(sched.index, "pods", None), "visited", -1)
+print(done - t, loaded - t, done - loaded, len(out), peak, work)
 """
 
 
