@@ -17,12 +17,12 @@ findings first (they are about the cluster as it is now), then workload findings
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint.finding import SEVERITY_RANK, Finding
 from gpuplane.progress import task
+from gpuplane.sources.gc_policy import paused_gc
 from gpuplane.sources.manifest import Manifest
 
 # The rule packages of `gpuplane diagnose`, given to the neutral registry (gpuplane.ruleset).
@@ -216,9 +216,7 @@ def run_diagnose(
     from gpuplane.lint.config import LintConfig
     from gpuplane.lint.engine import run_lint
 
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # many short-lived objects (findings, manifests, explanations): GC only costs time here
-    try:
+    with paused_gc():  # many short-lived objects (findings, manifests, explanations)
         cluster_findings, failures = run_cluster_rules(state, config=config)
         objects = workload_objects(state)
         # diagnose reviews a whole live cluster: the opt-in (advisory) rules run too
@@ -227,9 +225,6 @@ def run_diagnose(
         facts = facts_for(state)
         inventory = facts.inventory
         data = build_report_data(facts, inventory) if report_data else None
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     return DiagnoseResult(
         state,
         inventory,

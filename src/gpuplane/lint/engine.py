@@ -8,7 +8,6 @@ applies suppression (``gpuplane.io/ignore`` annotation, config file, --disable /
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ from gpuplane.lint.reads import READS_SOURCES, needed, reads_of_module
 from gpuplane.progress import task
 from gpuplane.ruleset import RuleMeta, load
 from gpuplane.ruleset.registry import module_reads
+from gpuplane.sources.gc_policy import paused_gc
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 # The rule packages `gpuplane lint` runs by default, given to the neutral registry (gpuplane.ruleset);
@@ -241,13 +241,8 @@ def run_lint(
 ) -> LintResult:
     """Lint ``objects`` (optionally against ``cluster``) and return sorted findings."""
     config = config or LintConfig()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # rules and lazy line maps allocate millions of short-lived objects: 3-4x faster without GC
-    try:
+    with paused_gc():  # rules and lazy line maps allocate millions of short-lived objects
         return _run(objects, cluster, config, rules)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 UNRENDERED_RULE = "manifest-unrendered-template"

@@ -36,7 +36,7 @@ from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.objects import Node, Pod, is_typed_kind
 from gpuplane.progress import task
 from gpuplane.sources import limits
-from gpuplane.sources.gc_policy import freeze_allowed
+from gpuplane.sources.gc_policy import freeze_allowed, paused_gc
 from gpuplane.sources.loader import (
     STDIN,
     STDIN_NAME,
@@ -116,9 +116,7 @@ def read_cluster(
     permissions become :attr:`ClusterInput.errors`; so does any unexpected failure
     while reading one file (named in the error; the other files are still read).
     """
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         if source == LIVE:
             try:
                 cluster = _read_live(context, kubeconfig, progress)
@@ -133,9 +131,6 @@ def read_cluster(
                     # A reader bug must cost one file, never the command: the objects read
                     # before it stay, the file is named, the rest is still read.
                     cluster.errors.append(unexpected_error(STDIN_NAME if path == STDIN else path, exc))
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     if freeze_allowed() and len(cluster.pods) + len(cluster.objects) + len(cluster.nodes) > FREEZE_ABOVE:
         gc.freeze()
     return cluster

@@ -1,4 +1,10 @@
-"""Whether this process may freeze a big cluster out of the cyclic GC (``gc.freeze``).
+"""How gpuplane uses the cyclic GC: paused during bulk work, and whether this process may freeze
+a big cluster out of it (``gc.freeze``).
+
+Bulk work (loading, linting, diagnosing) builds millions of short-lived containers and no
+cycles worth collecting: the cyclic GC only costs time there (3-4x on 20,000 objects).
+:func:`paused_gc` pauses it and restores what it found, never leaves it off: a process that
+runs gpuplane in-process (tests, the fuzz harness, the MCP server) must collect cycles again.
 
 A process that reads one cluster, answers and exits (the console script) gains from freezing
 the loaded objects: later collections no longer rescan millions of long-lived containers. A
@@ -12,6 +18,10 @@ Its own module so that the console script can set it without importing the loade
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 _STATE = {"freeze": False}
 
 
@@ -22,3 +32,16 @@ def allow_freeze(enabled: bool = True) -> None:
 
 def freeze_allowed() -> bool:
     return _STATE["freeze"]
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic GC off for the block (or, as ``@paused_gc()``, the function), then back to
+    what it was: nested pauses leave it off until the outermost one ends."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -20,7 +20,6 @@ Design notes (reference/python-stack.md):
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -35,6 +34,7 @@ import yaml
 from gpuplane.k8s import kindless
 from gpuplane.k8s.manifest import FieldPath, LoadError, Manifest
 from gpuplane.sources import limits
+from gpuplane.sources.gc_policy import paused_gc
 from gpuplane.sources.locate import _ROOT, DocumentLocator, LineIndex
 
 if TYPE_CHECKING:
@@ -462,9 +462,7 @@ def load_paths(
     (pre-commit passes every YAML file of a repository by name). A folder that is a system
     root (:func:`system_root`) is refused unless ``allow_system_walk``."""
     result = LoadResult()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # bulk loads build millions of containers: 3-4x faster without the cyclic GC
-    try:
+    with paused_gc():  # bulk loads build millions of containers
         for path in paths:
             if path == STDIN:
                 result.extend(load_stdin())
@@ -481,9 +479,6 @@ def load_paths(
                 result.extend(_load_lenient(path) if skip_non_manifests else load_file(path))
             else:
                 result.errors.append(LoadError(path, 0, "no such file or directory"))
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     return result
 
 
