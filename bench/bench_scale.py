@@ -16,6 +16,7 @@ cannot hide slow explaining. The load average is printed with each row.
 
     .venv/bin/python bench/bench_scale.py                      # 1k, 2k, 5k (10k if memory allows)
     .venv/bin/python bench/bench_scale.py --sizes 1000 --runs 3
+    .venv/bin/python bench/bench_scale.py --sizes 1000 --commands why-pending   # a subset
 
 Dumps are generated once under ``bench/out/`` (not committed). A size is skipped, and said so,
 when the estimated peak memory of ``json.load`` (from the smallest size measured) would exceed
@@ -106,7 +107,7 @@ def median_of(argv: list[str], runs: int) -> tuple[float, float, float]:
     return found
 
 
-def run_size(nodes: int, seed: int, runs: int) -> dict[str, object]:
+def run_size(nodes: int, seed: int, runs: int, names: list[str]) -> dict[str, object]:
     path = ensure_dump(nodes, seed)
     gp = gpuplane_script()
     load_before = os.getloadavg()[0]
@@ -129,8 +130,8 @@ def run_size(nodes: int, seed: int, runs: int) -> dict[str, object]:
         "diagnose": [gp, "diagnose", "--cluster", str(path), "-f", "json"],
         "inventory": [gp, "inventory", "--cluster", str(path), "-f", "json"],
     }
-    for name, argv in commands.items():
-        row[name] = median_of(argv, runs)
+    for name in names:
+        row[name] = median_of(commands[name], runs)
     row["load_avg"] = (load_before, os.getloadavg()[0])
     return row
 
@@ -153,6 +154,8 @@ def print_row(row: dict[str, object]) -> list[str]:
     )
     missed = []
     for name, target in TARGETS.items():
+        if name not in row:
+            continue
         t, c, m = row[name]  # type: ignore[misc]
         ratio, mem_ratio = c / base_c, m / base_m
         print(
@@ -173,6 +176,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-gb", type=float, default=6.0)
+    parser.add_argument(
+        "--commands",
+        nargs="+",
+        choices=list(TARGETS),
+        default=list(TARGETS),
+        help="measure only these commands (json.load and the load alone are always measured)",
+    )
     args = parser.parse_args()
     missed: list[str] = []
     mib_per_node: float | None = None
@@ -183,8 +193,8 @@ def main() -> int:
                 f"{mib_per_node * nodes / 1024:.1f} GB (> --max-gb {args.max_gb:g})"
             )
             continue
-        row = run_size(nodes, args.seed, args.runs)
-        worst = max([float(row["json_load_mib"])] + [float(row[n][2]) for n in TARGETS])  # type: ignore[index]
+        row = run_size(nodes, args.seed, args.runs, args.commands)
+        worst = max([float(row["json_load_mib"])] + [float(row[n][2]) for n in args.commands])  # type: ignore[index]
         mib_per_node = worst / nodes
         missed += print_row(row)
     if missed:
