@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from gpuplane.k8s.manifest import object_ref
 from gpuplane.lint.finding import Finding
 from gpuplane.sources.manifest import Manifest
 
@@ -83,8 +84,8 @@ class ClusterFinding(Finding):
 
 
 def ref(api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
-    """An object reference in the spec/cli.md shape."""
-    return {"apiVersion": api_version, "kind": kind, "namespace": namespace or None, "name": name}
+    """An object reference in the spec/cli.md shape (an empty namespace is a cluster-scoped None)."""
+    return object_ref(api_version, kind, namespace or None, name)
 
 
 def node_ref(name: str) -> dict[str, Any]:

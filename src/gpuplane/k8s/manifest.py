@@ -14,6 +14,12 @@ from typing import Any
 FieldPath = tuple[str | int, ...]
 
 
+def object_ref(api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+    """The object reference every JSON output uses (spec/cli.md), whatever holds the object:
+    a manifest, a usage report's workload owner, a diagnose finding's evidence."""
+    return {"apiVersion": api_version, "kind": kind, "namespace": namespace, "name": name}
+
+
 class Manifest:
     """A Kubernetes object as a plain dict plus its origin.
 
@@ -79,12 +85,7 @@ class Manifest:
 
     def ref(self) -> dict[str, Any]:
         """The object reference used in every JSON output (spec/cli.md)."""
-        return {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-        }
+        return object_ref(self.api_version, self.kind, self.namespace, self.name)
 
     def get(self, *path: str | int, default: Any = None) -> Any:
         """Walk ``data`` along ``path``; ``default`` when any step is missing or mistyped."""

@@ -34,12 +34,20 @@ COSCHEDULING_LABELS = (
 )
 COSCHEDULING_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io")
 
-# The job kinds of the Kubeflow training-operator v1 (kubeflow/training-operator pkg/apis/kubeflow.org/v1,
-# one <kind>_types.go each) and of mpi-operator (kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1):
-# every pod of one is a rank of a single distributed job. Their replica-spec fields are
-# workloads.kubeflow.REPLICA_FIELDS, whose keys a test holds equal to this set.
+# The job kinds of the Kubeflow training-operator v1 (kubeflow/trainer, formerly
+# kubeflow/training-operator, pkg/apis/kubeflow.org/v1, one <kind>_types.go each) and of
+# mpi-operator (kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1): every pod of one is a rank of a
+# single distributed job. Their replica-spec fields are workloads.kubeflow.REPLICA_FIELDS, whose
+# keys a test holds equal to this set. The v1 line served MXJob up to v1.8.x (mxnet_types.go at
+# tag v1.8.1, deprecated there) and dropped it in v1.9.0 (PR #2150 "Remove support for MXJob",
+# after Apache MXNet was archived), the release that added JAXJob (jax_types.go); an MXJob found
+# in a cluster still run by a v1.8 operator is a training job like the others, so the kind stays.
 KUBEFLOW_TRAINING_KINDS = frozenset(
     {"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob"}
 )
-# Training controllers beyond those: Kubeflow Trainer v2 (TrainJob), JobSet, KubeRay (RayJob).
+# Training controllers beyond those: Kubeflow Trainer v2 (TrainJob, trainer.kubeflow.org
+# pkg/apis/trainer/v1alpha1/trainjob_types.go; its TrainingRuntimes are templates, not jobs),
+# JobSet, KubeRay (RayJob).
 OTHER_TRAINING_KINDS = frozenset({"TrainJob", "JobSet", "RayJob"})
+# Every training controller's kind: what lint's and the usage report's "training" start from.
+TRAINING_KINDS = KUBEFLOW_TRAINING_KINDS | OTHER_TRAINING_KINDS

@@ -12,14 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from gpuplane.gpu import requests as _requests
 from gpuplane.k8s.quantity import QuantityError, parse_quantity
-from gpuplane.k8s.wellknown import KUBEFLOW_TRAINING_KINDS, OTHER_TRAINING_KINDS
+from gpuplane.k8s.wellknown import TRAINING_KINDS
 
 if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
 
-# Controllers whose pods are distributed/batch training (Kubeflow training-operator,
-# Kubeflow Trainer v2, MPI operator, JobSet, KubeRay, Volcano).
-TRAINING_KINDS = KUBEFLOW_TRAINING_KINDS | OTHER_TRAINING_KINDS
 BATCH_KINDS = frozenset({"Job", "CronJob"})
 SERVING_KINDS = frozenset(
     {

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuplane.k8s.wellknown import KUBEFLOW_TRAINING_KINDS, OTHER_TRAINING_KINDS
+from gpuplane.k8s.manifest import object_ref
+from gpuplane.k8s.wellknown import TRAINING_KINDS as TRAINING_CONTROLLER_KINDS
 from gpuplane.usage.metrics import (
     HOST_LABELS,
     NODE_EXPORTER_NODE_LABELS,
@@ -31,9 +32,9 @@ if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
     from gpuplane.k8s.objects import Pod
 
-# Kinds whose pods do batch work (the data-starved check applies to them). MXJob is left out, as it
-# always was here, so the usage report's output does not change.
-TRAINING_KINDS = {"Job", "CronJob", "Workflow"} | (KUBEFLOW_TRAINING_KINDS - {"MXJob"}) | OTHER_TRAINING_KINDS
+# Kinds whose pods do batch work (the data-starved check applies to them): plain batch Jobs,
+# Argo Workflows and the training controllers' kinds that lint and diagnose use too.
+TRAINING_KINDS = {"Job", "CronJob", "Workflow"} | TRAINING_CONTROLLER_KINDS
 INFERENCE_KINDS = {"Deployment", "InferenceService", "LeaderWorkerSet", "RayService", "ServingRuntime"}
 # Job names a CronJob creates: "<cronjob>-<scheduled time in minutes>" (kubernetes
 # pkg/controller/cronjob/utils.go getJobName).
@@ -50,12 +51,7 @@ class Owner:
     name: str
 
     def ref(self) -> dict[str, Any]:
-        return {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-        }
+        return object_ref(self.api_version, self.kind, self.namespace, self.name)
 
     def label(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"

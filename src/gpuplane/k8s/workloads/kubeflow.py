@@ -1,7 +1,8 @@
 """Kubeflow training jobs: training-operator v1 (PyTorchJob, TFJob, XGBoostJob, PaddleJob,
 MXJob, JAXJob, MPIJob v1), mpi-operator MPIJob v2beta1 and Trainer v2 TrainJob.
 
-Facts (reference/scheduling.md §5, kubeflow/trainer release-1.9 ``pkg/apis/kubeflow.org/v1``,
+Facts (reference/scheduling.md §5, kubeflow/trainer release-1.9 ``pkg/apis/kubeflow.org/v1``
+(MXJob: tag v1.8.1 ``mxnet_types.go``, the last release that served it),
 kubeflow/mpi-operator ``pkg/apis/kubeflow/v2beta1/types.go``, kubeflow/trainer v2
 ``pkg/runtime/framework/plugins/{jobset/builder.go,mpi/mpi.go}``):
 - ``<x>ReplicaSpecs`` maps a replica type (``Master``, ``Worker``, ``Chief``, ``PS``, ...) to
