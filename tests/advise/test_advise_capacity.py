@@ -5,14 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from gpuplane.advise.capacity import (
+    MAX_DEMAND_GPUS,
     CapacityInputError,
     cold_start,
     load_prices,
     parse_gpu_demand,
     plan_capacity,
 )
+from gpuplane.cli.main import cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -61,6 +64,24 @@ def test_parse_gpu_demand() -> None:
         parse_gpu_demand(["Z9=1"])
     with pytest.raises(CapacityInputError, match=r"^--demand 'L4': expected MODEL=GPUS"):
         parse_gpu_demand(["L4"])
+    with pytest.raises(CapacityInputError, match=r"^--demand 'L4=x': expected MODEL=GPUS"):
+        parse_gpu_demand(["L4=x"])
+
+
+def test_gpu_demand_is_bounded_like_the_mig_demand() -> None:
+    """The count is read by advise/demand.py as advise mig's is: the bound itself is accepted,
+    one more GPU (or a count past Python's 4,300-digit int-string limit) is one input error."""
+    assert parse_gpu_demand([f"L4={MAX_DEMAND_GPUS}"]) == {"L4": MAX_DEMAND_GPUS}
+    message = rf"^--demand L4: more than {MAX_DEMAND_GPUS} GPUs of one model$"
+    for values in ([f"L4={MAX_DEMAND_GPUS + 1}"], ["L4=" + "9" * 5000], [f"L4={MAX_DEMAND_GPUS}", "L4=1"]):
+        with pytest.raises(CapacityInputError, match=message):
+            parse_gpu_demand(values)
+
+
+def test_an_overlong_gpu_demand_is_one_line_exit_2() -> None:
+    res = CliRunner().invoke(cli, ["advise", "capacity", "--demand", "H100-80GB=" + "9" * 5000])
+    assert res.exit_code == 2
+    assert res.stderr == f"gpuplane: --demand H100-80GB: more than {MAX_DEMAND_GPUS} GPUs of one model\n"
 
 
 def test_every_price_has_date_and_source() -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuplane.advise.demand import DemandSyntaxError, demand_items
 from gpuplane.gpu.catalog import catalog
 
 PRICES_FILE = Path(__file__).resolve().parent / "data" / "prices.yaml"
@@ -93,22 +94,28 @@ def load_prices(override: str | Path | None = None) -> PriceTable:
     return table
 
 
+# A bound on one model's --demand (bounded inputs): beyond any fleet a price table prices.
+MAX_DEMAND_GPUS = 1_000_000
+
+
 def parse_gpu_demand(values: list[str] | tuple[str, ...]) -> dict[str, int]:
-    """``MODEL=GPUS[,MODEL=GPUS]`` (repeatable) -> ``{canonical model: GPUs}``."""
+    """``MODEL=GPUS[,MODEL=GPUS]`` (repeatable) -> ``{canonical model: GPUs}`` (advise/demand.py)."""
     out: dict[str, int] = {}
-    for text in values:
-        for part in text.split(","):
-            if not part.strip():
-                continue
-            name, sep, count = part.rpartition("=")
-            if not sep or not count.strip().isdigit():
-                raise CapacityInputError(f"--demand {part.strip()!r}: expected MODEL=GPUS, e.g. H100-80GB=16")
-            model = catalog().model(name.strip())
+    try:
+        for item, name, count in demand_items(values, MAX_DEMAND_GPUS):
+            if count is None:
+                raise CapacityInputError(f"--demand {item!r}: expected MODEL=GPUS, e.g. H100-80GB=16")
+            model = catalog().model(name)
             if model is None:
-                raise CapacityInputError(f"--demand {part.strip()!r}: unknown GPU model {name.strip()!r}")
-            out[model.name] = out.get(model.name, 0) + int(count)
+                raise CapacityInputError(f"--demand {item!r}: unknown GPU model {name!r}")
+            out[model.name] = out.get(model.name, 0) + count
+    except DemandSyntaxError as exc:
+        raise CapacityInputError(f"--demand {exc.item!r}: expected MODEL=GPUS, e.g. H100-80GB=16") from None
     if not any(out.values()):
         raise CapacityInputError("--demand is empty: give MODEL=GPUS with GPUS > 0")
+    too_many = [name for name, gpus in out.items() if gpus > MAX_DEMAND_GPUS]
+    if too_many:
+        raise CapacityInputError(f"--demand {too_many[0]}: more than {MAX_DEMAND_GPUS} GPUs of one model")
     return out
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplane.advise.demand import DemandSyntaxError, demand_items, whole
 from gpuplane.advise.mig_configs import projected_patterns
 from gpuplane.advise.packing import Pattern, min_bins
 from gpuplane.gpu.catalog import GpuModel, catalog
@@ -141,15 +142,6 @@ MAX_DEMAND = 100_000  # MIG instances asked for, all profiles together
 MAX_GPUS = 100_000  # GPUs of one model (--gpu MODEL:COUNT, --gpus)
 
 
-def _whole(text: str, limit: int) -> int | None:
-    """The whole number ``text`` (None when it is not one), as ``limit + 1`` when it is longer
-    than any allowed value (never converting thousands of digits: Python's int-string limit)."""
-    text = text.strip()
-    if not text.isdigit():
-        return None
-    return int(text) if len(text) <= len(str(limit)) else limit + 1
-
-
 def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) -> list[FleetEntry]:
     """``--gpu MODEL[:COUNT]`` values (repeatable) and ``--gpus N`` into fleet entries."""
     if not values:
@@ -160,7 +152,7 @@ def parse_fleet(values: list[str] | tuple[str, ...], gpus: int | None = None) ->
         name, sep, count_text = raw.rpartition(":") if ":" in raw else (raw, "", "")
         available: int | None = None
         if sep:
-            available = _whole(count_text, MAX_GPUS)
+            available = whole(count_text, MAX_GPUS)
             if available is None or available < 1:
                 raise PlanInputError(f"--gpu {raw!r}: the count after ':' must be a whole number >= 1")
             if available > MAX_GPUS:
@@ -219,18 +211,16 @@ def parse_demand(values: list[str] | tuple[str, ...] | str) -> dict[str, int]:
     """
     items = [values] if isinstance(values, str) else list(values)
     demand: dict[str, int] = {}
-    for text in items:
-        for part in text.split(","):
-            if not part.strip():
-                continue
-            name, sep, count_text = part.rpartition("=")
-            if not sep or not name.strip():
-                raise PlanInputError(f"--demand {part.strip()!r}: expected PROFILE=COUNT, e.g. 3g.40gb=2")
-            count = _whole(count_text, MAX_DEMAND)
+    try:
+        for item, name, count in demand_items(items, MAX_DEMAND):
+            if not name:
+                raise DemandSyntaxError(item)
             if count is None or count < 1:
-                raise PlanInputError(f"--demand {part.strip()!r}: COUNT must be a whole number >= 1")
+                raise PlanInputError(f"--demand {item!r}: COUNT must be a whole number >= 1")
             profile = profile_from_token(name)
             demand[profile] = demand.get(profile, 0) + count
+    except DemandSyntaxError as exc:
+        raise PlanInputError(f"--demand {exc.item!r}: expected PROFILE=COUNT, e.g. 3g.40gb=2") from None
     if not demand:
         raise PlanInputError("--demand is empty: give PROFILE=COUNT with COUNT >= 1")
     total = sum(demand.values())

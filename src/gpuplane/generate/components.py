@@ -30,19 +30,21 @@ class _File(msgspec.Struct, forbid_unknown_fields=True):
 
 
 @lru_cache(maxsize=1)
-def components() -> dict[str, Component]:
-    """Every pinned component by name, loaded once per process (the file ships with the package)."""
+def _data_file() -> _File:
+    """The data file read and checked once per process (it ships with the package)."""
     with DATA_FILE.open("rb") as fh:
         raw = yaml.load(fh, Loader=yaml.CSafeLoader)
-    return msgspec.convert(raw, _File).components
+    return msgspec.convert(raw, _File)
 
 
-@lru_cache(maxsize=1)
+def components() -> dict[str, Component]:
+    """Every pinned component by name."""
+    return _data_file().components
+
+
 def checked() -> str:
     """The date every pinned version was last checked against its upstream releases."""
-    with DATA_FILE.open("rb") as fh:
-        raw = yaml.load(fh, Loader=yaml.CSafeLoader)
-    return msgspec.convert(raw, _File).checked
+    return _data_file().checked
 
 
 def component(name: str) -> Component:

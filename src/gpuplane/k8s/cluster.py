@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from gpuplane.k8s.manifest import LoadError, Manifest
 from gpuplane.k8s.objects import Node, Pod, is_typed_kind, typed_from_dict
@@ -191,20 +191,21 @@ class ClusterState:
 
     def capacity(self, node: str) -> dict[str, int]:
         """Parsed ``status.capacity`` (cpu milli, others units); {} for an unknown node."""
-        cached = self._capacity.get(node)
-        if cached is None:
-            found = self.node_by_name.get(node)
-            cached = parse_resource_list(found.status.capacity) if found is not None else {}
-            self._capacity[node] = cached
-        return cached
+        return self._parsed_status(self._capacity, node, "capacity")
 
     def allocatable(self, node: str) -> dict[str, int]:
         """Parsed ``status.allocatable`` (cpu milli, others units, ``pods`` count)."""
-        cached = self._allocatable.get(node)
+        return self._parsed_status(self._allocatable, node, "allocatable")
+
+    def _parsed_status(
+        self, cache: dict[str, dict[str, int]], node: str, field: Literal["capacity", "allocatable"]
+    ) -> dict[str, int]:
+        """The node's ``status.<field>`` resource list parsed once and kept in ``cache``."""
+        cached = cache.get(node)
         if cached is None:
             found = self.node_by_name.get(node)
-            cached = parse_resource_list(found.status.allocatable) if found is not None else {}
-            self._allocatable[node] = cached
+            cached = parse_resource_list(getattr(found.status, field)) if found is not None else {}
+            cache[node] = cached
         return cached
 
     def requested(self, node: str) -> dict[str, int]:

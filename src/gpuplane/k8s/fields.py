@@ -54,16 +54,19 @@ def annotation_int(value: Any) -> int | None:
     return as_int(value, None)
 
 
+def child(node: Any, step: str | int) -> Any:
+    """One step down a manifest: a mapping's value by name, a list's item by in-range index;
+    None when the step is missing or does not fit the node (a name on a list, an index on a mapping)."""
+    if isinstance(step, int):
+        return node[step] if isinstance(node, list) and 0 <= step < len(node) else None
+    return node.get(step) if isinstance(node, dict) else None
+
+
 def dig(data: Any, *path: str | int) -> Any:
-    """Walk nested dicts/lists; None when a step is missing or mistyped."""
+    """Walk nested dicts/lists with :func:`child`; None when a step is missing or mistyped."""
     node = data
     for step in path:
-        if isinstance(step, int):
-            if not isinstance(node, list) or not 0 <= step < len(node):
-                return None
-            node = node[step]
-        elif isinstance(node, dict):
-            node = node.get(step)
-        else:
+        node = child(node, step)
+        if node is None:
             return None
     return node

@@ -115,13 +115,13 @@ class LintContext:
         # findings (by id; kept alive here so ids stay unique) on fields a controller decides
         # alone (PodSet.closed): not reported
         self.controller_owned: dict[int, Finding] = {}
-        self._closed: dict[int, list[FieldPath]] | None = None
+        # closed / synthetic template paths by holder (_template_indexes)
+        self._templates: tuple[dict[int, list[FieldPath]], dict[int, list[FieldPath]]] | None = None
         self._gpu_requests: dict[int, dict[str, int]] = {}
         self._gpu_podsets: list[PodSet] | None = None
         self._gpu_claim_templates: set[str] | None = None
         self._containers: dict[tuple[int, tuple[str, ...]], list[ContainerRef]] = {}
         self._gpu_ids: set[int] | None = None
-        self._synthetic: dict[int, list[FieldPath]] | None = None
         self._overrides: dict[int, list[tuple[FieldPath, Manifest, FieldPath]]] | None = None
 
     # -- objects -------------------------------------------------------------------------------
@@ -277,27 +277,28 @@ class LintContext:
         """``path`` lies in the pod template of a ``closed`` PodSet held by ``obj`` (a pod the
         controller builds; :meth:`report` clears this when an override maps the field to one the
         user wrote)."""
-        index = self._closed
-        if index is None:
-            index = self._closed = {}
-            for ps in self.podsets:
-                if ps.closed:
-                    index.setdefault(id(self.holder(ps)), []).append(tuple(ps.template_path))
-        for base in index.get(id(obj), ()):
+        for base in self._template_indexes()[0].get(id(obj), ()):
             n = len(base)
             if path[:n] == base and len(path) > n and path[n] in ("spec", "metadata"):
                 return True
         return False
 
     def _synthetic_index(self) -> dict[int, list[FieldPath]]:
-        """Object (by id) -> ``template_path`` of each synthetic template it holds. Built once."""
-        index = self._synthetic
-        if index is None:
-            index = self._synthetic = {}
+        """Object (by id) -> ``template_path`` of each synthetic template it holds."""
+        return self._template_indexes()[1]
+
+    def _template_indexes(self) -> tuple[dict[int, list[FieldPath]], dict[int, list[FieldPath]]]:
+        """Object (by id) -> ``template_path`` of each ``closed`` PodSet it holds, and the same for
+        each ``synthetic`` one: built once, in one pass over the PodSets."""
+        if self._templates is None:
+            closed: dict[int, list[FieldPath]] = {}
+            synthetic: dict[int, list[FieldPath]] = {}
             for ps in self.podsets:
-                if ps.synthetic:
-                    index.setdefault(id(self.holder(ps)), []).append(tuple(ps.template_path))
-        return index
+                for flag, index in ((ps.closed, closed), (ps.synthetic, synthetic)):
+                    if flag:
+                        index.setdefault(id(self.holder(ps)), []).append(tuple(ps.template_path))
+            self._templates = (closed, synthetic)
+        return self._templates
 
     # -- overridden template fields ------------------------------------------------------------
 

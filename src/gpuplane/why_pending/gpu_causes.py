@@ -477,7 +477,7 @@ def _renamed_resource(
     kind = classify(resource)
     asks_whole = kind is not None and kind.kind == "gpu"
     per_container = _max_gpus_per_container(expl, resource) if asks_whole else want
-    mig_fit: dict[str, list[str]] = {}
+    mig_fit: dict[tuple[str, str], list[str]] = {}  # (exposed names, the one usable) -> nodes
     mig_no: dict[str, list[str]] = {}
     shared_fit: dict[str, list[str]] = {}
     shared_no: dict[str, list[str]] = {}
@@ -488,23 +488,18 @@ def _renamed_resource(
         shared = [n for n in names if (c := classify(n)) is not None and c.kind == "shared"]
         if mig:
             exposed = ", ".join(mig)
-            usable = ""
-            if asks_whole and per_container <= 1:
-                free = [(n, info.allocatable.get(n, 0) - info.requested.get(n, 0)) for n in mig]
-                fitting = [n for n, f in free if f >= want]
-                if fitting:
-                    usable = max(fitting, key=_mig_memory)
-            key = f"{exposed}|{usable}"
-            (mig_fit if usable else mig_no).setdefault(key, []).append(info.name)
+            fitting = _with_free(info, mig, want) if asks_whole and per_container <= 1 else []
+            if fitting:
+                mig_fit.setdefault((exposed, max(fitting, key=_mig_memory)), []).append(info.name)
+            else:
+                mig_no.setdefault(exposed, []).append(info.name)
         elif shared:
-            free = [(n, info.allocatable.get(n, 0) - info.requested.get(n, 0)) for n in shared]
-            fitting = [n for n, f in free if f >= want]
+            fitting = _with_free(info, shared, want)
             (shared_fit if fitting else shared_no).setdefault(", ".join(shared), []).append(info.name)
         else:
             plain.append(info.name)
     out: list[Cause] = []
-    for key, nodes in mig_fit.items():
-        exposed, usable = key.split("|")
+    for (exposed, usable), nodes in mig_fit.items():
         one = len(nodes) == 1
         out.append(
             Cause(
@@ -517,8 +512,7 @@ def _renamed_resource(
                 f"kubectl label node {nodes[0]} nvidia.com/mig.config=all-disabled --overwrite",
             )
         )
-    for key, nodes in mig_no.items():
-        exposed = key.split("|")[0]
+    for exposed, nodes in mig_no.items():
         one = len(nodes) == 1
         out.append(
             Cause(
@@ -560,6 +554,11 @@ def _renamed_resource(
             )
         )
     return out
+
+
+def _with_free(info: NodeInfo, names: list[str], want: int) -> list[str]:
+    """The resources of ``names`` with at least ``want`` units free on the node."""
+    return [n for n in names if info.allocatable.get(n, 0) - info.requested.get(n, 0) >= want]
 
 
 def _mig_memory(name: str) -> tuple[int, int]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any
 
+from gpuplane.k8s.fields import child
 from gpuplane.k8s.manifest import FieldPath, Manifest
 from gpuplane.k8s.workloads.gangs import finish
 from gpuplane.k8s.workloads.model import ExpandContext, PodSet, role_from_name
@@ -113,12 +114,7 @@ def _label(data: dict, path: FieldPath) -> str | None:
     node: Any = data
     names: list[str | None] = []
     for step in path:
-        if isinstance(node, dict) and isinstance(step, str):
-            node = node.get(step)
-        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
-            node = node[step]
-        else:
-            node = None
+        node = child(node, step)
         if isinstance(step, int):
             name = node.get("name") if isinstance(node, dict) else None
             names.append(name if isinstance(name, str) and name else None)

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from gpuplane.k8s.fields import as_dict, as_int, as_list, as_str, dig
+from gpuplane.k8s.fields import as_dict, as_int, as_list, as_str, child, dig
 from gpuplane.k8s.manifest import FieldPath, Manifest
 from gpuplane.k8s.objects import EmptyDirSource, Pod, Volume, VolumeMount, prune_nulls
 
@@ -403,12 +403,7 @@ class ExpandContext:
     def template(self, obj: Manifest, container: Any, key: str | int, path: FieldPath) -> dict | None:
         """``container[key]`` when it is a pod template mapping. A value of another type
         (anything but a missing/null one) is recorded as an :class:`ExpansionProblem` at ``path``."""
-        if isinstance(container, dict) and isinstance(key, str):
-            value = container.get(key)
-        elif isinstance(container, list) and isinstance(key, int) and 0 <= key < len(container):
-            value = container[key]
-        else:
-            value = None
+        value = child(container, key)
         if isinstance(value, dict):
             return value
         if value is not None and self.problems is not None:
