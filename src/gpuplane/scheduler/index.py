@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 
 from gpuplane.k8s.cluster import ClusterState
+from gpuplane.k8s.node_shapes import NodeShapes
 from gpuplane.k8s.objects import Node, Pod
 from gpuplane.k8s.quantity import saturate_int64
 from gpuplane.k8s.requests import pod_requests
 from gpuplane.scheduler.framework import NodeInfo
-from gpuplane.scheduler.node_shapes import NodeShapes
 from gpuplane.scheduler.plugins.inter_pod_affinity import COUNTS_CACHE as INTER_POD_AFFINITY_COUNTS
 from gpuplane.scheduler.plugins.inter_pod_affinity import ExistingAntiAffinity
 from gpuplane.scheduler.plugins.node_ports import pod_host_ports
@@ -67,7 +67,7 @@ class ClusterIndex:
         self.num_nodes = len(self.node_infos)
         self._build_resources()
         self._build_classes()
-        self.shapes = NodeShapes(self.node_infos)
+        self.shapes = NodeShapes(info.node for info in self.node_infos)
         self._priority_default = self._global_default_priority()
         self._namespace_labels: dict[str, dict[str, str]] = {
             name: dict(obj.labels) for name, obj in cluster.namespaces.items()
@@ -221,7 +221,7 @@ class ClusterIndex:
         self.by_name[name] = j
         self.num_nodes = j + 1
         self.class_ids = np.append(self.class_ids, np.int32(self._class_of(j, info)))
-        self.shapes.add(info)
+        self.shapes.add(info.node)
         # Per-cluster plugin results (CSINode limits, ...) and priority tables include the node set.
         self.cache.clear()
         self.pods_changed()

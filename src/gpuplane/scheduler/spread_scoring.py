@@ -34,12 +34,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpuplane.k8s.node_shapes import selects_node_identity
 from gpuplane.k8s.objects import LabelSelector, Pod
 from gpuplane.k8s.selectors import (
     label_selector_matches,
 )
 from gpuplane.scheduler.context import PodContext
-from gpuplane.scheduler.node_shapes import selects_node_identity
 from gpuplane.scheduler.plugins.selectors_util import NodeInclusion, with_label_keys
 
 HOSTNAME = "kubernetes.io/hostname"

@@ -8,10 +8,10 @@ every term names a disjoint set; Filter rejects with ``ErrReasonPod`` (Unschedul
 
 from __future__ import annotations
 
+from gpuplane.k8s.node_shapes import selects_node_identity
 from gpuplane.k8s.selectors import pod_matches_node_selector, pod_matches_required_node_affinity
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
-from gpuplane.scheduler.node_shapes import selects_node_identity
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
 
 NAME = "NodeAffinity"

@@ -12,7 +12,7 @@ key is UnschedulableAndUnresolvable. The cluster default constraints are ``Sched
 (score only), so they never filter.
 
 Cost: the matching pods come from the cluster's pod index (:mod:`..pod_index`) and the node
-inclusion tests run once per node shape (:mod:`..node_shapes`), so PreFilter costs the matching
+inclusion tests run once per node shape (:mod:`gpuplane.k8s.node_shapes`), so PreFilter costs the matching
 pods plus the shapes (plus the nodes, for a hostname key), not every pod of the cluster; the
 global minimum is computed once in PreFilter (upstream's ``TpKeyToCriticalPaths``), not per node.
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from gpuplane.k8s.node_shapes import HOSTNAME_LABEL, selects_node_identity
 from gpuplane.k8s.objects import LabelSelector, Pod, TopologySpreadConstraint
 from gpuplane.k8s.selectors import (
     label_selector_matches,
@@ -29,7 +30,6 @@ from gpuplane.k8s.selectors import (
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable, unschedulable
 from gpuplane.scheduler.index import ClusterIndex
-from gpuplane.scheduler.node_shapes import HOSTNAME_LABEL, selects_node_identity
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
 from gpuplane.scheduler.plugins.selectors_util import NodeInclusion, with_label_keys
 
