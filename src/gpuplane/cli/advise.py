@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -71,13 +71,7 @@ def mig(gpu_model: tuple[str, ...], demand: tuple[str, ...], gpus: int | None, f
     from gpuplane.app import advise as advise_app  # deferred for start-up time
 
     plan = _served(advise_app.mig, advise_app.MigRequest(gpu_model, demand, gpus))
-    if fmt == "json":
-        emit_json(plan.to_json())
-    else:
-        from gpuplane.report.advise_text import render_mig  # deferred for start-up time
-        from gpuplane.report.console import make_console
-
-        render_mig(plan, make_console())
+    _show(plan, fmt, "render_mig")
     sys.exit(EXIT_OK if plan.feasible else EXIT_FINDINGS)
 
 
@@ -164,13 +158,7 @@ def sharing(
         gpus_per_node=gpus_per_node,
     )
     result = _served(advise_app.sharing, request)
-    if fmt == "json":
-        emit_json(result.to_json())
-    else:
-        from gpuplane.report.advise_text import render_sharing  # deferred for start-up time
-        from gpuplane.report.console import make_console
-
-        render_sharing(result, make_console())
+    _show(result, fmt, "render_sharing")
     sys.exit(EXIT_OK)
 
 
@@ -236,14 +224,20 @@ def capacity(
 
     request = advise_app.CapacityRequest(demand, provider, headroom, growth, image_gib, prices)
     plan = _served(advise_app.capacity, request)
+    _show(plan, fmt, "render_capacity")
+    sys.exit(EXIT_OK)
+
+
+def _show(plan: Any, fmt: str, renderer: str) -> None:
+    """Print a calculator's answer: its document with ``-f json``, else the text that
+    :mod:`gpuplane.report.advise_text`'s ``renderer`` draws of it."""
     if fmt == "json":
         emit_json(plan.to_json())
-    else:
-        from gpuplane.report.advise_text import render_capacity  # deferred for start-up time
-        from gpuplane.report.console import make_console
+        return
+    from gpuplane.report import advise_text  # deferred for start-up time
+    from gpuplane.report.console import make_console
 
-        render_capacity(plan, make_console())
-    sys.exit(EXIT_OK)
+    getattr(advise_text, renderer)(plan, make_console())
 
 
 def _served(run: Callable[[Request], Plan], request: Request) -> Plan:

@@ -22,6 +22,8 @@ Facts checked against:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from gpuplane.generate import sizing
 from gpuplane.generate.blueprint import Blueprint, GpuPool, InferenceTemplate, TrainingTemplate
 from gpuplane.generate.plan import gpus_per_node
@@ -135,13 +137,10 @@ def _check_pool(
         problems.append(f"{s_where}: give mig_layout or mig_demand, not both")
         return
     if sharing.mig_layout:
-        for profile in sharing.mig_layout:
-            if model.profile(profile) is None:
-                offered = ", ".join(p.name for p in model.mig_profiles)
-                problems.append(
-                    f"{s_where}.mig_layout.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})"
-                )
-                return
+        unknown = _unoffered_profile(model, sharing.mig_layout, f"{s_where}.mig_layout")
+        if unknown:
+            problems.append(unknown)
+            return
         ok, reason = layout_fits(model, dict(sharing.mig_layout))
         if not ok:
             problems.append(f"{s_where}.mig_layout: {reason}")
@@ -149,13 +148,10 @@ def _check_pool(
         mig[pool.name] = [dict(sharing.mig_layout) for _ in range(per_node)]
         return
     if sharing.mig_demand:
-        for profile in sharing.mig_demand:
-            if model.profile(profile) is None:
-                offered = ", ".join(p.name for p in model.mig_profiles)
-                problems.append(
-                    f"{s_where}.mig_demand.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})"
-                )
-                return
+        unknown = _unoffered_profile(model, sharing.mig_demand, f"{s_where}.mig_demand")
+        if unknown:
+            problems.append(unknown)
+            return
         # The demand is per node: every node of the pool is carved the same way.
         layouts, reason = _mig_from_planner(model, dict(sharing.mig_demand), per_node)
         if layouts is None:
@@ -169,6 +165,18 @@ def _check_pool(
         mig[pool.name] = layouts
         return
     problems.append(f"{s_where}.mig_layout: MIG needs a layout (or a mig_demand for the MIG planner)")
+
+
+def _unoffered_profile(model: GpuModel, profiles: Iterable[str], where: str) -> str | None:
+    """The problem with the first of ``profiles`` (a mig_layout's or mig_demand's keys) that the
+    model does not offer, or None when it offers them all."""
+    for profile in profiles:
+        if model.profile(profile) is None:
+            offered = ", ".join(p.name for p in model.mig_profiles)
+            return (
+                f"{where}.{profile}: {model.name} does not offer MIG profile {profile} (offered: {offered})"
+            )
+    return None
 
 
 def _capacity(bp: Blueprint, mig: dict[str, list[dict[str, int]]]) -> dict[str, int]:

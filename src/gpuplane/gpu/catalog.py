@@ -37,6 +37,8 @@ KARPENTER_GPU_MEMORY = "karpenter.k8s.aws/instance-gpu-memory"
 GKE_ACCELERATOR = "cloud.google.com/gke-accelerator"
 EKS_ACCELERATOR = "k8s.amazonaws.com/accelerator"
 AMD_PRODUCT_LABELS = ("amd.com/gpu.product-name", "beta.amd.com/gpu.product-name")
+# The labels naming the GPU product itself, most specific first: NVIDIA GFD's, then AMD's.
+_PRODUCT_LABELS = (GFD_PRODUCT_LABEL, *AMD_PRODUCT_LABELS)
 
 _GFD_SUFFIX_RE = re.compile(r"(?:-MIG-(?:INVALID|[0-9][0-9a-z.+-]*))?(?:-SHARED)?$")
 
@@ -164,12 +166,7 @@ class Catalog:
 
     def model_for_node_labels(self, labels: dict[str, str]) -> GpuModel | None:
         """Best model guess from a node's labels, most specific source first."""
-        product = labels.get(GFD_PRODUCT_LABEL)
-        if product:
-            found = self.model(product)
-            if found is not None:
-                return found
-        for key in AMD_PRODUCT_LABELS:
+        for key in _PRODUCT_LABELS:
             value = labels.get(key)
             if value:
                 found = self.model(value)

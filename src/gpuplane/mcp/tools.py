@@ -160,6 +160,22 @@ def _check_path(path: str, what: str) -> str:
     return checked
 
 
+def _check_optional(path: str | None, what: str) -> str | None:
+    """:func:`_check_path` of an optional parameter: None (or empty) stays None."""
+    return _check_path(path, what) if path else None
+
+
+def _check_paths(paths: list[str] | None, what: str) -> tuple[str, ...]:
+    """:func:`_check_path` of each path of a list parameter."""
+    return tuple(_check_path(p, what) for p in paths or ())
+
+
+def _require_manifests(manifests: str | None, paths: list[str] | None) -> None:
+    """Refuse a call that gives neither manifest text nor paths (lint and simulate need input)."""
+    if not (manifests and manifests.strip()) and not paths:
+        raise ToolInputError("give manifests (YAML/JSON text) or paths (files or folders), or both")
+
+
 # Parameters naming something the tool creates (generate's output folder): they need not exist.
 MAY_BE_NEW = frozenset({"output_dir"})
 
@@ -227,6 +243,18 @@ def _errors_note(errors: list[str]) -> str:
     return f" ({plural(len(errors), 'input error')}: {errors[0]})" if errors else ""
 
 
+def _answer(document: dict[str, Any], errors: list[str], summary: str) -> ToolOutput:
+    """The tool's output: the CLI document with its ``errors``, and the summary with their note."""
+    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+
+
+def _rules_named(rules: list[str]) -> str:
+    """The summary's list of the rules that found something: the first eight, then "..."."""
+    if not rules:
+        return ""
+    return ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
+
+
 # -- lint and rules --------------------------------------------------------------------------------
 
 
@@ -270,29 +298,25 @@ def lint(
     from gpuplane.app.inputs import config_start
     from gpuplane.report.lint_text import summary_line
 
-    if not (manifests and manifests.strip()) and not paths:
-        raise ToolInputError("give manifests (YAML/JSON text) or paths (files or folders), or both")
-    checked = tuple(_check_path(p, "paths") for p in paths or ())
+    _require_manifests(manifests, paths)
     request = lint_app.LintRequest(
-        paths=checked,
+        paths=_check_paths(paths, "paths"),
         inline=manifests,
-        cluster=_check_path(cluster, "cluster") if cluster else None,
+        cluster=_check_optional(cluster, "cluster"),
         context=context,
         kubeconfig=kubeconfig,
         disable=frozenset(disable or ()),
         enable=frozenset(enable or ()),
-        config=_check_path(config, "config") if config else None,
+        config=_check_optional(config, "config"),
         config_start=config_start(paths or ()),
     )
     outcome, errors = _serve(lint_app.run, request)
     result = outcome.result
     summary = summary_line(result.summary())
-    rules = sorted({f.rule for f in result.findings})
-    if rules:
-        summary += ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
+    summary += _rules_named(sorted({f.rule for f in result.findings}))
     document = result.to_json()
     summary += _paged(document, "findings", ListFilter(severity, namespace, rule, limit, cursor))
-    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+    return _answer(document, errors, summary)
 
 
 # The rule categories of the shared registry (spec/rules.md order), as the schema's enum.
@@ -391,7 +415,7 @@ def why_pending(
         first = pods[0]
         summary = f"{plural(document['page']['total'], 'Pending pod')} explained; {first['pod']}: {first['message']}"
     summary += note
-    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+    return _answer(document, errors, summary)
 
 
 @tool(
@@ -437,17 +461,16 @@ def simulate(
     """Same service and document as ``gpuplane simulate -f json``."""
     from gpuplane.app import simulate as simulate_app  # deferred for start-up time
 
-    if not (manifests and manifests.strip()) and not paths:
-        raise ToolInputError("give manifests (YAML/JSON text) or paths (files or folders), or both")
+    _require_manifests(manifests, paths)
     request = simulate_app.SimulateRequest(
         _check_path(cluster, "cluster"),
         context,
         kubeconfig,
-        paths=tuple(_check_path(p, "paths") for p in paths or ()),
+        paths=_check_paths(paths, "paths"),
         inline=manifests,
         scheduler=scheduler,
-        autoscaler=_check_path(autoscaler, "autoscaler") if autoscaler else None,
-        scenario=_check_path(scenario, "scenario") if scenario else None,
+        autoscaler=_check_optional(autoscaler, "autoscaler"),
+        scenario=_check_optional(scenario, "scenario"),
         kubernetes_version=kubernetes_version,
     )
     outcome, errors = _serve(simulate_app.run, request)
@@ -498,7 +521,7 @@ def inventory(
         f"GPU units, {inventory_.free_text()}" + (f" ({models})" if models else "")
     )
     summary += _paged(document, "nodes", ListFilter(limit=limit, cursor=cursor))
-    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+    return _answer(document, errors, summary)
 
 
 @tool(
@@ -528,16 +551,13 @@ def diagnose(
     result = outcome.result
     document = result.to_json()
     counts = document["summary"]
-    rules = list(dict.fromkeys(f.rule for f in result.findings))
     summary = (
         f"{plural(counts['findings'], 'finding')} ({plural(counts['error'], 'error')}, "
         f"{plural(counts['warning'], 'warning')}, {counts['info']} info) on {plural(counts['gpu_nodes'], 'GPU node')}, "
         f"{plural(counts['pending_pods'], 'Pending pod')}"
-    )
-    if rules:
-        summary += ": " + ", ".join(rules[:8]) + (", ..." if len(rules) > 8 else "")
+    ) + _rules_named(list(dict.fromkeys(f.rule for f in result.findings)))
     summary += _paged(document, "findings", ListFilter(severity, namespace, rule, limit, cursor))
-    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+    return _answer(document, errors, summary)
 
 
 @tool(
@@ -603,7 +623,7 @@ def usage(
 
     request = usage_app.UsageRequest(
         prometheus=prometheus,
-        metrics_files=tuple(_check_path(p, "metrics_files") for p in metrics_files or ()),
+        metrics_files=_check_paths(metrics_files, "metrics_files"),
         since=since,
         end=end,
         selector=selector,
@@ -612,7 +632,7 @@ def usage(
         active_threshold_pct=active_threshold,
         idle_hours=idle_hours,
         notebook_idle_timeout_min=notebook_idle_timeout,
-        cluster=_check_path(cluster, "cluster") if cluster else None,
+        cluster=_check_optional(cluster, "cluster"),
         context=context,
         kubeconfig=kubeconfig,
     )
@@ -629,7 +649,7 @@ def usage(
         + f", saving {totals['saving_gpu_hours']:,.1f} GPU-hours{money} (estimates)"
     )
     summary += _paged(document, "findings", ListFilter(severity, namespace, rule, limit, cursor))
-    return ToolOutput(_with_errors(document, errors), summary + _errors_note(errors))
+    return _answer(document, errors, summary)
 
 
 # -- advise and ask --------------------------------------------------------------------------------
@@ -824,7 +844,7 @@ def generate(
             "generated configuration failed schema validation; nothing written: "
             + "; ".join(result.schema_errors)
         )
-    out = _check_path(output_dir, "output_dir") if output_dir else None
+    out = _check_optional(output_dir, "output_dir")
     if out is not None:
         generate_app.write(result, out, "output_dir")
     document = generate_app.bundle_document(result, out, include_contents=include_contents)

@@ -13,6 +13,7 @@ from gpuplane.report.console import fit_table
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from gpuplane.usage.engine import UsageResult
 
@@ -33,13 +34,28 @@ def _usd(value: float | None) -> str:
     return "-" if value is None else f"${value:,.0f}"
 
 
+def _table(title: str, columns: tuple[str, ...], left: tuple[str, ...]) -> Table:
+    """One of the report's tables: its columns right-aligned (figures) but for the ``left`` ones
+    (names and words)."""
+    from rich.table import Table  # deferred for start-up time
+
+    table = Table(title=title, title_justify="left", show_edge=False)
+    for col in columns:
+        table.add_column(col, justify="left" if col in left else "right")
+    return table
+
+
+def _shrinks(fit: dict[str, Any] | None) -> bool:
+    """A pool's right-size block proposes fewer nodes than it has now."""
+    return fit is not None and fit["nodes_needed"] < fit["nodes_now"]
+
+
 FINDING_INDENT = 4  # continuation lines of a finding's message
 DETAIL_INDENT = 10  # continuation lines of its change and saving (under the text after "change: ")
 
 
 def render_usage(result: UsageResult, console: Console) -> None:
     from rich.markup import escape  # deferred for start-up time
-    from rich.table import Table
 
     from gpuplane.report.console import wrap_hanging
 
@@ -95,19 +111,11 @@ def render_usage(result: UsageResult, console: Console) -> None:
     else:
         console.print("No findings: every allocation is used.\n")
 
-    table = Table(title="Workloads", title_justify="left", show_edge=False)
-    for col in (
-        "workload",
-        "kind",
-        "GPUs",
-        "alloc GPU-h",
-        "active GPU-h",
-        "idle max h",
-        "mean",
-        "p95",
-        "mem peak",
-    ):
-        table.add_column(col, justify="left" if col in ("workload", "kind") else "right")
+    table = _table(
+        "Workloads",
+        ("workload", "kind", "GPUs", "alloc GPU-h", "active GPU-h", "idle max h", "mean", "p95", "mem peak"),
+        left=("workload", "kind"),
+    )
     for w in doc["workloads"]:
         obj = w["object"]
         profile = f" ({', '.join(w['mig_profiles'])})" if w["mig_profiles"] else ""
@@ -126,9 +134,11 @@ def render_usage(result: UsageResult, console: Console) -> None:
     console.print(fit_table(table, console.width, drop=("mem peak", "idle max h", "p95", "kind")))
     console.print()
 
-    teams = Table(title="By namespace", title_justify="left", show_edge=False)
-    for col in ("namespace", "workloads", "alloc GPU-h", "active", "saving GPU-h", "saving $"):
-        teams.add_column(col, justify="left" if col == "namespace" else "right")
+    teams = _table(
+        "By namespace",
+        ("namespace", "workloads", "alloc GPU-h", "active", "saving GPU-h", "saving $"),
+        left=("namespace",),
+    )
     for n in doc["namespaces"]:
         teams.add_row(
             n["namespace"],
@@ -141,22 +151,23 @@ def render_usage(result: UsageResult, console: Console) -> None:
     console.print(fit_table(teams, console.width))
     console.print()
 
-    pools = Table(title="By node pool", title_justify="left", show_edge=False)
-    for col in (
-        "pool",
-        "GPUs",
-        "peak held",
-        "alloc GPU-h",
-        "active",
-        "free GPU-h",
-        "cost $",
-        "saving GPU-h",
-        "at peak",
-    ):
-        pools.add_column(col, justify="left" if col in ("pool", "at peak") else "right")
+    pools = _table(
+        "By node pool",
+        (
+            "pool",
+            "GPUs",
+            "peak held",
+            "alloc GPU-h",
+            "active",
+            "free GPU-h",
+            "cost $",
+            "saving GPU-h",
+            "at peak",
+        ),
+        left=("pool", "at peak"),
+    )
     for p in doc["pools"]:
         fit = p["right_size"]
-        smaller = fit is not None and fit["nodes_needed"] < fit["nodes_now"]
         pools.add_row(
             p["pool"],
             f"{p['gpus']:g}",
@@ -167,13 +178,13 @@ def render_usage(result: UsageResult, console: Console) -> None:
             _usd(p["cost_usd"]),
             _num(p["saving_gpu_hours"]),
             f"{fit['nodes_needed']} x {fit['instance_type']} (now {fit['nodes_now']})"
-            if smaller and fit
+            if _shrinks(fit)
             else "-",
         )
     console.print(fit_table(pools, console.width, drop=("peak held", "free GPU-h", "cost $", "active")))
     for p in doc["pools"]:
         fit = p["right_size"]
-        if fit is not None and fit["nodes_needed"] < fit["nodes_now"]:
+        if _shrinks(fit):
             money = (
                 f": ~{_usd(fit['monthly_usd_now'] - fit['monthly_usd_needed'])}/month"
                 if fit["monthly_usd_now"] is not None and fit["monthly_usd_needed"] is not None
