@@ -177,7 +177,7 @@ def _leading_lines(body: str) -> int:
 
 
 def _index_json(raw: bytes, path: str, found: dict[Key, Position]) -> None:
-    from gpuplane.sources.loader import RawLines  # deferred for start-up time
+    from gpuplane.sources.loader import RawLines, list_item_kind  # deferred for start-up time
 
     try:
         top = msgspec.json.decode(raw, type=_List)
@@ -187,7 +187,7 @@ def _index_json(raw: bytes, path: str, found: dict[Key, Position]) -> None:
         _note_json(raw, path, 1, found)
         return
     # Items of a typed list (PodList, NodeList) may omit their kind: it is the list's.
-    list_kind = top.kind[: -len("List")] if top.kind.endswith("List") else ""
+    list_kind = list_item_kind(top.kind) or ""
     lines = RawLines(raw)
     for item in top.items:
         _note_json(item, path, lines.line_of(item), found, list_kind)

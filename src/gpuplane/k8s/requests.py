@@ -253,16 +253,25 @@ def _pod_level(pod: Pod, field: str) -> Nanos:
     return _nanos(supported, f"spec.resources.{field}") if supported else {}
 
 
+def _pod_total(pod: Pod, field: str, per_container: Any, non_missing: Mapping[str, int] | None) -> Nanos:
+    """The containers' aggregate with the pod-level values (``spec.resources``) written over it:
+    the common start of ``PodRequests`` and ``PodLimits`` (kubernetes
+    staging/src/k8s.io/component-helpers/resource/helpers.go), which then differ in how they add
+    the overhead."""
+    total = _aggregate(pod, per_container, non_missing)
+    pod_level = _pod_level(pod, field)
+    if pod_level:
+        total.update(pod_level)
+    return total
+
+
 def pod_request_nanos(pod: Pod, non_missing: Mapping[str, int] | None = None) -> Nanos:
     """``PodRequests`` in exact nano-units (overhead included); the base of the others.
 
     ``non_missing`` maps resource names to nano-unit defaults for containers that do not
     name them (``PodResourcesOptions.NonMissingContainerRequests``).
     """
-    reqs = _aggregate(pod, _container_request_nanos, non_missing)
-    pod_level = _pod_level(pod, "requests")
-    if pod_level:
-        reqs.update(pod_level)
+    reqs = _pod_total(pod, "requests", _container_request_nanos, non_missing)
     overhead = pod.spec.overhead
     if overhead:
         _add(reqs, _nanos(overhead, "spec.overhead"))
@@ -292,10 +301,7 @@ def pod_nonzero_requests(pod: Pod) -> dict[str, int]:
 
 def pod_limits(pod: Pod) -> dict[str, int]:
     """``PodLimits``: same aggregation over limits; overhead added only to non-zero limits."""
-    limits = _aggregate(pod, _container_limit_nanos, None)
-    pod_level = _pod_level(pod, "limits")
-    if pod_level:
-        limits.update(pod_level)
+    limits = _pod_total(pod, "limits", _container_limit_nanos, None)
     overhead = pod.spec.overhead
     if overhead:
         for name, n in _nanos(overhead, "spec.overhead").items():

@@ -45,6 +45,7 @@ from gpuplane.sources.loader import (
     complete_item,
     item_problem,
     iter_manifest_files,
+    list_item_kind,
     load_bytes,
     read_bytes,
 )
@@ -187,7 +188,8 @@ def _read_json_list(buf: bytes, path: str, cluster: ClusterInput) -> bool:
         top = msgspec.json.decode(buf, type=_SnapshotList)
     except (msgspec.DecodeError, RecursionError):
         return False
-    if top.items is None or not (top.kind == "List" or top.kind.endswith("List")):
+    item_kind = list_item_kind(top.kind)
+    if top.items is None or item_kind is None:
         return False
     if len(buf) > limits.max_file_bytes(True):
         cluster.errors.append(LoadError(path, 0, limits.size_error(len(buf), True)))
@@ -195,7 +197,6 @@ def _read_json_list(buf: bytes, path: str, cluster: ClusterInput) -> bool:
     annotations = (top.metadata.annotations if top.metadata else None) or {}
     if cluster.server_version is None and annotations.get(VERSION_ANNOTATION):
         cluster.server_version = annotations[VERSION_ANNOTATION]
-    item_kind = top.kind[: -len("List")] if top.kind != "List" else ""
     list_version = top.apiVersion or "v1"
     lines = RawLines(buf)
     decode_items(top.items, item_kind, list_version, path, cluster, lines)
@@ -251,11 +252,7 @@ def decode_items(
                 continue
             except (msgspec.DecodeError, RecursionError) as exc:
                 line = lines.line_of(raw) if lines else 0
-                reason = (
-                    f"nesting deeper than {limits.MAX_DEPTH} levels"
-                    if isinstance(exc, RecursionError)
-                    else str(exc)
-                )
+                reason = limits.TOO_DEEP if isinstance(exc, RecursionError) else str(exc)
                 errors.append(LoadError(path, line, f"items[{index}]: invalid JSON: {reason}"))
                 continue
             line = lines.line_of(raw) if lines else 0

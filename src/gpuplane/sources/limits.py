@@ -36,6 +36,8 @@ DEFAULT_MAX_YAML_MB = 64
 DEFAULT_MAX_JSON_MB = 4096
 MAX_FILE_ENV = "GPUPLANE_MAX_FILE_MB"
 MAX_DEPTH = 256
+# The problem every reader reports past MAX_DEPTH (after "invalid JSON: " / "invalid YAML: ").
+TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels"
 
 # go-yaml v2 decode.go: alias_ratio_range_low / alias_ratio_range_high.
 _ALIAS_RANGE_LOW = 400_000
@@ -129,7 +131,7 @@ def _check_depth(root: dict[str, Any] | list[Any]) -> str | None:
     while stack:
         node, depth = pop()
         if depth > MAX_DEPTH:
-            return f"nesting deeper than {MAX_DEPTH} levels"
+            return TOO_DEEP
         children = node.values() if isinstance(node, dict) else node
         for child in children:
             if isinstance(child, dict | list):
@@ -162,7 +164,7 @@ def _check_shared(root: dict[str, Any] | list[Any]) -> str | None:
             in_progress.discard(key)
             expanded[key] = (size, depth)
             if depth > MAX_DEPTH:
-                return f"nesting deeper than {MAX_DEPTH} levels"
+                return TOO_DEEP
             continue
         if key in expanded:
             continue

@@ -312,7 +312,7 @@ def _load_plain(body: str) -> tuple[Any, LineIndex | None]:
                 raise yaml.YAMLError(problem) from None
             return data, None
         except _TooDeep:
-            raise yaml.YAMLError(f"nesting deeper than {limits.MAX_DEPTH} levels") from None
+            raise yaml.YAMLError(limits.TOO_DEEP) from None
         lines[_ROOT] = (data, node.start_mark.line)
         return data, lines
     finally:
@@ -727,8 +727,9 @@ def _load_json(text: str, path: str, strict: bool) -> LoadResult | None:
             top = msgspec.json.decode(buf, type=dict[str, msgspec.Raw])
             raw_items = top.get("items")
             kind = _decode_str(top.get("kind"))
-            if raw_items is not None and (kind == "List" or kind.endswith("List")):
-                _collect_json_list(buf, top, kind, path, result)
+            item_kind = list_item_kind(kind)
+            if raw_items is not None and item_kind is not None:
+                _collect_json_list(buf, top, item_kind, path, result)
                 return result
             documents: list[Any] = [msgspec.json.decode(buf)]
         else:
@@ -741,9 +742,7 @@ def _load_json(text: str, path: str, strict: bool) -> LoadResult | None:
         result.errors.append(LoadError(path, _json_error_line(buf, str(exc)), f"invalid JSON: {exc}"))
         return result
     except RecursionError:
-        result.errors.append(
-            LoadError(path, 1, f"invalid JSON: nesting deeper than {limits.MAX_DEPTH} levels")
-        )
+        result.errors.append(LoadError(path, 1, f"invalid JSON: {limits.TOO_DEEP}"))
         return result
     bounded = limits.json_depth_bounded(buf)
     for index, document in enumerate(documents):
@@ -767,8 +766,16 @@ def _decode_str(raw: msgspec.Raw | None) -> str:
     return value if isinstance(value, str) else ""
 
 
+def list_item_kind(kind: object) -> str | None:
+    """The kind a kubectl ``List`` or ``<Kind>List`` lends the items that leave theirs out
+    (``PodList`` -> ``Pod``; "" for a bare ``List``: none), or None when ``kind`` names no list."""
+    if isinstance(kind, str) and kind.endswith("List"):
+        return kind.removesuffix("List")
+    return None
+
+
 def _collect_json_list(
-    buf: bytes, top: dict[str, msgspec.Raw], kind: str, path: str, result: LoadResult
+    buf: bytes, top: dict[str, msgspec.Raw], item_kind: str, path: str, result: LoadResult
 ) -> None:
     """Unpack a JSON ``List``/``*List`` item by item, each with its line and a lazy locator."""
     import msgspec  # deferred for start-up time: YAML input never needs it
@@ -779,7 +786,6 @@ def _collect_json_list(
         result.errors.append(LoadError(path, _line_at(buf, top["items"]), ITEMS_NOT_A_LIST))
         return
     list_version = _decode_str(top.get("apiVersion")) or "v1"
-    item_kind = kind[: -len("List")] if kind != "List" else ""
     _note_list_metadata(top.get("metadata"), result)
     lines = RawLines(buf)
     for index, raw in enumerate(items):
@@ -787,9 +793,7 @@ def _collect_json_list(
         try:
             item = msgspec.json.decode(raw)
         except RecursionError:
-            result.errors.append(
-                LoadError(path, line, f"invalid JSON: nesting deeper than {limits.MAX_DEPTH} levels")
-            )
+            result.errors.append(LoadError(path, line, f"invalid JSON: {limits.TOO_DEEP}"))
             continue
         if isinstance(item, dict):
             problem = None if lines.depth_bounded() else limits.check_tree(item, shared=False)
@@ -1007,7 +1011,7 @@ def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int, body: str = "")
     line = first_line + mark.line if mark is not None else first_line
     problem = yaml_problem(exc)
     if problem == "exceeded maximum nesting depth":  # LibYAML's own bound (1000 levels)
-        problem = f"nesting deeper than {limits.MAX_DEPTH} levels"
+        problem = limits.TOO_DEEP
     hint = HELM_HINT if "{{" in body and _TEMPLATE_ACTION.search(body) else ""
     return LoadError(path, line, f"invalid YAML: {problem}{hint}")
 
@@ -1030,9 +1034,7 @@ def _load_yaml(text: str, path: str) -> LoadResult:
             )
             continue
         except RecursionError:
-            result.errors.append(
-                LoadError(path, object_line, f"invalid YAML: nesting deeper than {limits.MAX_DEPTH} levels")
-            )
+            result.errors.append(LoadError(path, object_line, f"invalid YAML: {limits.TOO_DEEP}"))
             continue
         if data is None:
             continue
@@ -1069,10 +1071,9 @@ def _load_split_list(
         return False
     if not isinstance(head, dict):
         return False
-    kind = head.get("kind")
-    if not isinstance(kind, str) or not (kind == "List" or kind.endswith("List")):
+    item_kind = list_item_kind(head.get("kind"))
+    if item_kind is None:
         return False
-    item_kind = kind[: -len("List")] if kind != "List" else ""
     list_version = head.get("apiVersion") or "v1"
     if isinstance(head.get("metadata"), dict):
         result.list_metadata.append(head["metadata"])
@@ -1087,9 +1088,7 @@ def _load_split_list(
             result.errors.append(_yaml_error(exc, path, line, item_text))
             continue
         except RecursionError:
-            result.errors.append(
-                LoadError(path, line, f"invalid YAML: nesting deeper than {limits.MAX_DEPTH} levels")
-            )
+            result.errors.append(LoadError(path, line, f"invalid YAML: {limits.TOO_DEEP}"))
             continue
         _add_list_item(
             result,

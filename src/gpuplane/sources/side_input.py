@@ -76,9 +76,7 @@ def parse_document(text: str, path: str) -> Any:
     except yaml.YAMLError as exc:
         raise SideInputError(_yaml_error(exc, path, first_line, body)) from None
     except RecursionError:
-        raise SideInputError(
-            LoadError(path, first_line, f"invalid YAML: nesting deeper than {limits.MAX_DEPTH} levels")
-        ) from None
+        raise SideInputError(LoadError(path, first_line, f"invalid YAML: {limits.TOO_DEEP}")) from None
 
 
 def _parse_json(text: str, path: str) -> tuple[Any] | None:
@@ -92,9 +90,7 @@ def _parse_json(text: str, path: str) -> tuple[Any] | None:
             return None
         raise SideInputError(LoadError(path, 0, f"invalid JSON: {exc}")) from None
     except RecursionError:
-        raise SideInputError(
-            LoadError(path, 1, f"invalid JSON: nesting deeper than {limits.MAX_DEPTH} levels")
-        ) from None
+        raise SideInputError(LoadError(path, 1, f"invalid JSON: {limits.TOO_DEEP}")) from None
     duplicate = json_duplicate(text, path)
     if duplicate is not None:
         raise SideInputError(duplicate)
