@@ -22,6 +22,8 @@ class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     version: str
     source: str
     ref: str | None = None
+    chart: str | None = None  # Helm charts: chart name and repository (render/base.py helm_release)
+    repo: str | None = None
 
 
 class _File(msgspec.Struct, forbid_unknown_fields=True):

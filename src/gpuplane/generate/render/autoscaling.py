@@ -18,7 +18,7 @@ import yaml
 from gpuplane.generate.blueprint import GpuPool
 from gpuplane.generate.components import component
 from gpuplane.generate.plan import NVIDIA_GPU, PoolPlan
-from gpuplane.generate.render.base import Bundle, HelmRelease, meta
+from gpuplane.generate.render.base import Bundle, HelmRelease, helm_release, meta
 
 KARPENTER = component("karpenter")
 # The Cluster Autoscaler is pinned per Kubernetes minor: data/cluster_autoscaler.yaml.
@@ -100,20 +100,16 @@ def _karpenter(bundle: Bundle) -> None:
     bp = bundle.blueprint
     a = bp.autoscaling
     bundle.releases.append(
-        HelmRelease(
-            release="karpenter",
-            chart="karpenter",
-            repo="oci://public.ecr.aws/karpenter",
-            version=KARPENTER.version,
-            namespace="kube-system",
-            order=5,
+        helm_release(
+            KARPENTER,
+            "kube-system",
             # IRSA: the chart's service account carries the controller role (charts/karpenter values.yaml
             # serviceAccount.annotations; Karpenter getting-started "eks.amazonaws.com/role-arn").
-            values={
+            {
                 "settings": {"clusterName": bp.cluster_name, "interruptionQueue": bp.cluster_name},
                 "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": a.iam_role_arn}},
             },
-            source=KARPENTER.source,
+            order=5,
         )
     )
     bundle.note(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplane.generate.blueprint import Blueprint
+from gpuplane.generate.components import Component
 from gpuplane.generate.explain import Decision
 from gpuplane.generate.plan import PoolPlan
 
@@ -39,6 +40,23 @@ class HelmRelease:
     values: dict[str, Any]
     source: str
     order: int = 0
+
+
+def helm_release(pinned: Component, namespace: str, values: dict[str, Any], order: int) -> HelmRelease:
+    """The release of a pinned Helm chart, named as the chart: chart, repository, version and
+    citation come from ``data/components.yaml``, the renderer gives where and with what values."""
+    if pinned.chart is None or pinned.repo is None:
+        raise ValueError(f"{pinned.source}: not a Helm chart (no chart/repo in data/components.yaml)")
+    return HelmRelease(
+        release=pinned.chart,
+        chart=pinned.chart,
+        repo=pinned.repo,
+        version=pinned.version,
+        namespace=namespace,
+        values=values,
+        source=pinned.source,
+        order=order,
+    )
 
 
 @dataclass(slots=True)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuplane.generate.components import component
-from gpuplane.generate.render.base import Bundle, HelmRelease
+from gpuplane.generate.render.base import Bundle, helm_release
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,15 +127,11 @@ def _kuberay(bundle: Bundle) -> None:
     volcano = bundle.blueprint.scheduler.name == "volcano"
     values: dict[str, Any] = {"batchScheduler": {"name": "volcano"}} if volcano else {}
     bundle.releases.append(
-        HelmRelease(
-            release="kuberay-operator",
-            chart="kuberay-operator",
-            repo="https://ray-project.github.io/kuberay-helm/",
-            version=KUBERAY.version,
-            namespace="kuberay-system",
-            values=values,
+        helm_release(
+            KUBERAY,
+            "kuberay-system",
+            values,
             order=25,
-            source=KUBERAY.source,
         )
     )
     bundle.decide(
@@ -159,15 +155,11 @@ def _lws(bundle: Bundle) -> None:
     if volcano:
         values["gangSchedulingManagement"] = {"schedulerProvider": "volcano"}
     bundle.releases.append(
-        HelmRelease(
-            release="lws",
-            chart="lws",
-            repo="oci://registry.k8s.io/lws/charts",
-            version=LWS.version,
-            namespace="lws-system",
-            values=values,
+        helm_release(
+            LWS,
+            "lws-system",
+            values,
             order=25,
-            source=LWS.source,
         )
     )
     bundle.decide(

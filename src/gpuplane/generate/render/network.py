@@ -40,7 +40,7 @@ from typing import Any
 
 from gpuplane.generate.components import component
 from gpuplane.generate.plan import POOL_LABEL, PoolPlan
-from gpuplane.generate.render.base import Bundle, HelmRelease, meta
+from gpuplane.generate.render.base import Bundle, helm_release, meta
 from gpuplane.gpu.fabric import EFA_RESOURCE
 
 EFA_PLUGIN = component("aws-efa-k8s-device-plugin")
@@ -128,17 +128,13 @@ def _efa(bundle: Bundle, plans: list[PoolPlan]) -> None:
         {(t.key, t.effect) for p in plans for t in p.pool.taints}, key=lambda kv: (kv[0], kv[1])
     )
     bundle.releases.append(
-        HelmRelease(
-            release="aws-efa-k8s-device-plugin",
-            chart="aws-efa-k8s-device-plugin",
-            repo="https://aws.github.io/eks-charts",
-            version=EFA_PLUGIN.version,
-            namespace="kube-system",
-            order=12,
-            values={
+        helm_release(
+            EFA_PLUGIN,
+            "kube-system",
+            {
                 "tolerations": [{"key": k, "operator": "Exists", "effect": e} for k, e in tolerations],
             },
-            source=EFA_PLUGIN.source,
+            order=12,
         )
     )
     for plan in plans:
@@ -319,16 +315,12 @@ def _network_operator(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> Non
         },
     )
     bundle.releases.append(
-        HelmRelease(
-            release="network-operator",
-            chart="network-operator",
-            repo="https://helm.ngc.nvidia.com/nvidia",
-            version=NETWORK_OPERATOR.version,
-            namespace=NETWORK_OPERATOR_NS,
-            order=12,
+        helm_release(
+            NETWORK_OPERATOR,
+            NETWORK_OPERATOR_NS,
             # The GPU Operator already runs node-feature-discovery: one NFD per cluster.
-            values={"nfd": {"enabled": False}},
-            source=NETWORK_OPERATOR.source,
+            {"nfd": {"enabled": False}},
+            order=12,
         )
     )
     bundle.add("25-network", _nic_cluster_policy(bundle, plans, fabric))

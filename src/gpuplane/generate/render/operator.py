@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplane.generate.components import component
-from gpuplane.generate.render.base import Bundle, HelmRelease, meta
+from gpuplane.generate.render.base import Bundle, helm_release, meta
 
 OPERATOR_NS = "gpu-operator"
 OPERATOR = component("gpu-operator")
@@ -180,14 +180,10 @@ def render(bundle: Bundle) -> None:
         )
     values = operator_values(bundle)
     bundle.releases.append(
-        HelmRelease(
-            release="gpu-operator",
-            chart="gpu-operator",
-            repo="https://helm.ngc.nvidia.com/nvidia",
-            version=OPERATOR.version,
-            namespace=OPERATOR_NS,
-            values=values,
-            source=OPERATOR.source,
+        helm_release(
+            OPERATOR,
+            OPERATOR_NS,
+            values,
             order=10,
         )
     )

@@ -22,7 +22,7 @@ import yaml
 from gpuplane.generate import sizing
 from gpuplane.generate.components import component
 from gpuplane.generate.plan import NVIDIA_GPU, POOL_LABEL, PoolPlan
-from gpuplane.generate.render.base import Bundle, HelmRelease, meta
+from gpuplane.generate.render.base import Bundle, helm_release, meta
 
 VOLCANO = component("volcano")
 KUEUE = component("kueue")
@@ -83,15 +83,11 @@ VOLCANO_CONF = {
 def _volcano(bundle: Bundle) -> None:
     text = yaml.dump(VOLCANO_CONF, Dumper=yaml.CSafeDumper, sort_keys=False, default_flow_style=False)
     bundle.releases.append(
-        HelmRelease(
-            release="volcano",
-            chart="volcano",
-            repo="https://volcano-sh.github.io/helm-charts",
-            version=VOLCANO.version,
-            namespace="volcano-system",
+        helm_release(
+            VOLCANO,
+            "volcano-system",
+            {"custom": {"scheduler_config_override": text}},
             order=20,
-            values={"custom": {"scheduler_config_override": text}},
-            source=VOLCANO.source,
         )
     )
     for i, t in enumerate(bundle.blueprint.tenants):
@@ -452,15 +448,11 @@ def _kueue(bundle: Bundle) -> None:
             "kubernetes-sigs/kueue v0.19.2 charts/kueue/values.yaml integrations.frameworks",
         )
     bundle.releases.append(
-        HelmRelease(
-            release="kueue",
-            chart="kueue",
-            repo="oci://registry.k8s.io/kueue/charts",
-            version=KUEUE.version,
-            namespace="kueue-system",
-            values=values,
+        helm_release(
+            KUEUE,
+            "kueue-system",
+            values,
             order=20,
-            source=KUEUE.source,
         )
     )
     for plan in bundle.plans:
