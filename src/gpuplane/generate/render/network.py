@@ -244,19 +244,28 @@ def _nic_cluster_policy(bundle: Bundle, plans: list[PoolPlan], fabric: str) -> d
     }
 
 
+def _ip_pool(name: str, subnet: str) -> dict[str, Any]:
+    """An NVIDIA IPAM pool (example/crs/nvidia.com_v1alpha1_nv_ipam_ippool_cr.yaml at v26.4.1)
+    handing each node a block of 64 addresses of ``subnet``."""
+    return {
+        "apiVersion": "nv-ipam.nvidia.com/v1alpha1",
+        "kind": "IPPool",
+        "metadata": meta(name, NETWORK_OPERATOR_NS),
+        "spec": {"subnet": subnet, "perNodeBlockSize": 64},
+    }
+
+
+def _nv_ipam(pool: str) -> str:
+    """A network's ``ipam`` field: the CNI IPAM config (JSON text) that draws from ``pool``."""
+    return json.dumps({"type": "nv-ipam", "poolName": pool})
+
+
 def _roce_objects(bundle: Bundle, tenants: list[str]) -> list[dict[str, Any]]:
     """The NVIDIA IPAM pool and one macvlan network per tenant namespace on the RoCE port
     (example/crs/nvidia.com_v1alpha1_nv_ipam_ippool_cr.yaml and
     mellanox.com_v1alpha1_macvlannetwork_cr-nvidia-ipam.yaml at v26.4.1): the operator writes the
     NetworkAttachmentDefinition the pods name in ``k8s.v1.cni.cncf.io/networks``."""
-    out: list[dict[str, Any]] = [
-        {
-            "apiVersion": "nv-ipam.nvidia.com/v1alpha1",
-            "kind": "IPPool",
-            "metadata": meta(ROCE_POOL, NETWORK_OPERATOR_NS),
-            "spec": {"subnet": "192.168.128.0/18", "perNodeBlockSize": 64},
-        }
-    ]
+    out = [_ip_pool(ROCE_POOL, "192.168.128.0/18")]
     for t in tenants:
         out.append(
             {
@@ -268,7 +277,7 @@ def _roce_objects(bundle: Bundle, tenants: list[str]) -> list[dict[str, Any]]:
                     "master": bundle.blueprint.network.roce_interface,
                     "mode": "bridge",
                     "mtu": 9000,
-                    "ipam": json.dumps({"type": "nv-ipam", "poolName": ROCE_POOL}),
+                    "ipam": _nv_ipam(ROCE_POOL),
                 },
             }
         )
@@ -279,14 +288,7 @@ def _hostdev_objects(tenants: list[str]) -> list[dict[str, Any]]:
     """The NVIDIA IPAM pool and one HostDeviceNetwork per tenant namespace (example/crs/
     mellanox.com_v1alpha1_hostdevicenetwork_cr.yaml at v26.4.1): the operator writes a host-device
     NetworkAttachmentDefinition annotated with the device plugin's resource."""
-    out: list[dict[str, Any]] = [
-        {
-            "apiVersion": "nv-ipam.nvidia.com/v1alpha1",
-            "kind": "IPPool",
-            "metadata": meta(HOSTDEV_POOL, NETWORK_OPERATOR_NS),
-            "spec": {"subnet": "192.168.192.0/18", "perNodeBlockSize": 64},
-        }
-    ]
+    out = [_ip_pool(HOSTDEV_POOL, "192.168.192.0/18")]
     for t in tenants:
         out.append(
             {
@@ -296,7 +298,7 @@ def _hostdev_objects(tenants: list[str]) -> list[dict[str, Any]]:
                 "spec": {
                     "networkNamespace": t,
                     "resourceName": HOSTDEV_RESOURCE_NAME,
-                    "ipam": json.dumps({"type": "nv-ipam", "poolName": HOSTDEV_POOL}),
+                    "ipam": _nv_ipam(HOSTDEV_POOL),
                 },
             }
         )
