@@ -176,29 +176,20 @@ def _coscheduling(bundle: Bundle) -> None:
         },
     )
     for role in ("system:kube-scheduler", "system:volume-scheduler", SCHED_PLUGINS_NAME):
+        binding = f"{SCHED_PLUGINS_NAME}-{role.replace(':', '-').removeprefix('system-')}"
         bundle.add(
-            "30-scheduling",
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": meta(f"{SCHED_PLUGINS_NAME}-{role.replace(':', '-').removeprefix('system-')}"),
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-                "subjects": [{"kind": "ServiceAccount", "name": SCHED_PLUGINS_NAME, "namespace": ns}],
-            },
+            "30-scheduling", _service_account_binding(binding, "ClusterRole", role, SCHED_PLUGINS_NAME, ns)
         )
     bundle.add(
         "30-scheduling",
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": meta(f"{SCHED_PLUGINS_NAME}-auth-reader", "kube-system"),
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "Role",
-                "name": "extension-apiserver-authentication-reader",
-            },
-            "subjects": [{"kind": "ServiceAccount", "name": SCHED_PLUGINS_NAME, "namespace": ns}],
-        },
+        _service_account_binding(
+            f"{SCHED_PLUGINS_NAME}-auth-reader",
+            "Role",
+            "extension-apiserver-authentication-reader",
+            SCHED_PLUGINS_NAME,
+            ns,
+            binding_namespace="kube-system",
+        ),
     )
     bundle.add(
         "30-scheduling",
@@ -313,16 +304,7 @@ def _coscheduling_controller(bundle: Bundle) -> None:
             ],
         },
     )
-    bundle.add(
-        "30-scheduling",
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": meta(name),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
-        },
-    )
+    bundle.add("30-scheduling", _service_account_binding(name, "ClusterRole", name, name, ns))
     bundle.add(
         "30-scheduling",
         {
@@ -590,3 +572,23 @@ def render(bundle: Bundle) -> None:
             "no gang scheduler: multi-pod training jobs can deadlock partially scheduled",
             "scheduling.md §4.1",
         )
+
+
+def _service_account_binding(
+    name: str,
+    role_kind: str,
+    role: str,
+    account: str,
+    namespace: str,
+    binding_namespace: str | None = None,
+) -> dict[str, Any]:
+    """The RBAC binding ``name`` granting ``role`` (a ClusterRole, or a Role of
+    ``binding_namespace``) to the ServiceAccount ``namespace/account``: a RoleBinding in
+    ``binding_namespace`` when one is given, else a cluster-wide ClusterRoleBinding."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding" if binding_namespace else "ClusterRoleBinding",
+        "metadata": meta(name, binding_namespace),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+    }
