@@ -20,24 +20,13 @@ from typing import Any
 
 import yaml
 
+from gpuplane.generate.schema_files import schema_dir
+
 CLIENT_SIDE_KINDS = {"Kustomization", "HelmChartInflationGenerator"}
 
 
-@lru_cache(maxsize=1)
-def _schema_root() -> Path:
-    """The folder of schemas kubernetes-validate bundles, found without importing the package:
-    importing it pulls in jsonschema (~60 ms), a third of a one-file lint's start-up, and only
-    its data files are used here."""
-    from importlib.util import find_spec  # for start-up time: only schema validation needs it
-
-    spec = find_spec("kubernetes_validate")
-    if spec is None or not spec.submodule_search_locations:
-        return Path(os.devnull) / "kubernetes-json-schema"  # not installed: no schema is found
-    return Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
-
-
 def _schema_dir(version: str) -> Path:
-    return _schema_root() / f"v{version}.0-local-strict"
+    return Path(schema_dir(version))
 
 
 @lru_cache(maxsize=8)

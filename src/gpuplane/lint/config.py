@@ -19,7 +19,6 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from gpuplane.lint.finding import SEVERITIES
@@ -74,13 +73,16 @@ class LintConfig:
 
 def find_config(start: str | None = None) -> str | None:
     """The nearest ``.gpuplane.yaml`` in ``start`` (default cwd) or any parent folder."""
-    here = Path(start or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
+    folder = os.path.realpath(start or os.getcwd())  # os.path, not pathlib: start-up time
+    while True:
         for name in CONFIG_NAMES:
-            candidate = folder / name
-            if candidate.is_file():
-                return str(candidate)
-    return None
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate):
+                return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def _id_list(value: Any, key: str, source: str) -> set[str]:
@@ -165,6 +167,6 @@ def load_config(path: str) -> LintConfig:
         severity={str(k): str(v) for k, v in severity.items()},
         ignore=list(ignore),
         fail_on=fail_on,
-        base_dir=str(Path(path).resolve().parent),
+        base_dir=os.path.dirname(os.path.realpath(path)),
         source=path,
     )

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
-from pathlib import Path
 from typing import Any
 
 from gpuplane.ruleset.index import ALWAYS
@@ -72,8 +71,9 @@ def _closure(module_name: str) -> dict[str, tuple[ast.Module, dict[str, Any]]]:
         if name in out:
             continue
         module = importlib.import_module(name)
-        path = Path(str(module.__file__))
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        path = str(module.__file__)
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), filename=path)
         out[name] = (tree, vars(module))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -17,7 +17,6 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any, TypeVar
 
 from gpuplane.ruleset import index
@@ -55,7 +54,8 @@ Check = TypeVar("Check", bound=CheckFn)
 
 @cache
 def _read_docs(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8").strip() + "\n"
+    with open(path, encoding="utf-8") as handle:
+        return handle.read().strip() + "\n"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,10 +95,10 @@ def _docs_beside(func: Callable[..., Any], rule_id: str) -> str:
     module_file = getattr(module, "__file__", None)
     if not module_file:
         raise ValueError(f"rule {rule_id}: cannot locate the module {func.__module__!r}")
-    path = Path(module_file).with_name(f"{rule_id}.md")
-    if not path.is_file():
+    path = os.path.join(os.path.dirname(module_file), f"{rule_id}.md")
+    if not os.path.isfile(path):
         raise ValueError(f"rule {rule_id}: its docs file {path} is missing")
-    return str(path)
+    return path
 
 
 def rule(

@@ -24,13 +24,12 @@ strict decoding error: unknown field "spec.template.spec.initContainers[0].resta
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
+import os
 import re
 import zlib
 from collections.abc import Iterator
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.lint.finding import Finding
@@ -61,11 +60,10 @@ _REF = re.compile(r"^(?:/api/_definitions\.json)?#/\$defs/(.+)$")
 @lru_cache(maxsize=1)
 def _bundled_minors() -> tuple[int, ...]:
     """Kubernetes minors (1.x) whose strict schemas kubernetes-validate bundles."""
-    from gpuplane.generate.validate import _schema_dir  # deferred for start-up time
+    from gpuplane.generate.schema_files import schema_root  # deferred for start-up time
 
-    base = _schema_dir("1.0").parent
     try:
-        names = [p.name for p in base.iterdir()]
+        names = os.listdir(schema_root())
     except OSError:
         return ()
     return tuple(sorted(int(m.group(1)) for n in names if (m := _BUNDLED.match(n))))
@@ -87,21 +85,25 @@ def _target_version(ctx: LintContext) -> str | None:
     return f"1.{minor}"
 
 
+def _read_json(path: str) -> Any:
+    with open(path, "rb") as handle:
+        return json.loads(handle.read())
+
+
 @lru_cache(maxsize=4)
 def _definitions(version: str) -> dict[str, Any]:
-    from gpuplane.generate.validate import _schema_dir  # deferred for start-up time
+    from gpuplane.generate.schema_files import schema_dir  # deferred for start-up time
 
-    return json.loads((_schema_dir(version) / "_definitions.json").read_text())["$defs"]
+    return _read_json(os.path.join(schema_dir(version), "_definitions.json"))["$defs"]
 
 
 def _kind_schema(version: str, kind: str, api_version: str) -> dict[str, Any] | None:
-    from gpuplane.generate.validate import _schema_dir  # deferred for start-up time
+    from gpuplane.generate.schema_files import schema_dir  # deferred for start-up time
 
     group, _, ver = api_version.rpartition("/")
     stem = f"{kind.lower()}-{group.split('.')[0]}-{ver}" if group else f"{kind.lower()}-{ver}"
-    path: Path = _schema_dir(version) / f"{stem}.json"
     try:
-        return json.loads(path.read_text())
+        return _read_json(os.path.join(schema_dir(version), f"{stem}.json"))
     except (OSError, ValueError):
         return None
 
@@ -152,20 +154,20 @@ def _skeleton(version: str, kind: str, api_version: str) -> tuple[Any, dict[str,
     does not parse all of them each run (issue 14 item 4). The cache file is named after the
     bundled definitions' path, size and time, so another kubernetes-validate rebuilds it."""
     from gpuplane.cache import cache_dir, write_atomically  # deferred for start-up time
-    from gpuplane.generate.validate import _schema_dir
+    from gpuplane.generate.schema_files import schema_dir
 
-    source = _schema_dir(version) / "_definitions.json"
+    source = os.path.join(schema_dir(version), "_definitions.json")
     folder = cache_dir()
     path = None
     try:
-        stat = source.stat()
+        stat = os.stat(source)
     except OSError:
         return None
     if folder is not None:
         key = zlib.crc32(f"{source}\0{stat.st_size}\0{stat.st_mtime_ns}\0{kind}\0{api_version}".encode())
-        path = Path(folder) / f"schema-skeleton-{version}-{key:08x}.json"
+        path = os.path.join(folder, f"schema-skeleton-{version}-{key:08x}.json")
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = _read_json(path)
             return doc["root"], doc["defs"]
         except (OSError, ValueError, KeyError, TypeError):
             pass
@@ -174,7 +176,7 @@ def _skeleton(version: str, kind: str, api_version: str) -> tuple[Any, dict[str,
         return None
     if path is not None:
         with contextlib.suppress(OSError):  # an unwritable cache only costs the next run time
-            write_atomically(str(path), json.dumps(built, separators=(",", ":")).encode())
+            write_atomically(path, json.dumps(built, separators=(",", ":")).encode())
     return built["root"], built["defs"]
 
 
@@ -280,6 +282,8 @@ def manifest_unknown_field(ctx: LintContext) -> Iterator[Finding]:
         label = obj_label(src)
         api = src.api_version.rsplit("/", 1)[-1]
         for parent, names in errors:
+            from difflib import get_close_matches  # deferred for start-up time: only findings need it
+
             known = _known_fields(version, src.kind, src.api_version, parent)
             for name in names:
                 path = (*parent, name)
@@ -288,7 +292,7 @@ def manifest_unknown_field(ctx: LintContext) -> Iterator[Finding]:
                     f'{src.kind} in version "{api}" cannot be handled as a {src.kind}: strict decoding '
                     f'error: unknown field "{shown}"'
                 )
-                close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+                close = get_close_matches(name, known, n=1, cutoff=0.6)
                 where = _dotted(parent) or "the object"
                 fix = (
                     f"rename {shown} to {close[0]}"

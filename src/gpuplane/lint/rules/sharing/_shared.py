@@ -86,8 +86,6 @@ def _is_device_plugin(ps: PodSet) -> bool:
 
 def _dp_configs(ctx: LintContext) -> list[tuple[Manifest, dict[str, tuple[DevicePluginConfig | None, list]]]]:
     """Input ConfigMaps holding device-plugin configs, each parsed key by key."""
-    from gpuplane.gpu.device_plugin import configs_from_configmap  # deferred for start-up time
-
     referenced = _referenced_dp_configmaps(ctx)
     out = []
     for cm in ctx.by_kind("ConfigMap", ""):
@@ -99,5 +97,7 @@ def _dp_configs(ctx: LintContext) -> list[tuple[Manifest, dict[str, tuple[Device
             continue  # a mig-parted config (mig-config-invalid)
         if cm.name not in referenced and not any(_DP_HINT.search(t) for t in texts):
             continue
+        from gpuplane.gpu.device_plugin import configs_from_configmap  # deferred for start-up time
+
         out.append((cm, configs_from_configmap(data)))
     return out

@@ -30,8 +30,6 @@ DP_CONFIG_LABEL = "nvidia.com/device-plugin.config"
     summary="NVIDIA device-plugin config malformed (version, replicas < 2, unknown resource, MIG strategy, YAML).",
 )
 def device_plugin_config_invalid(ctx: LintContext) -> Iterator[Finding]:
-    from gpuplane.gpu.device_plugin import parse_device_plugin_config  # deferred for start-up time
-
     sources: list[tuple[Manifest, str, FieldPath | None, list]] = [
         (cm, f"Device-plugin config {key} in {obj_label(cm)}", ("data", key), problems)
         for cm, parsed in _dp_configs(ctx)
@@ -39,6 +37,9 @@ def device_plugin_config_invalid(ctx: LintContext) -> Iterator[Finding]:
     ]
     for obj in ctx.by_kind(DEVICE_PLUGIN_CONFIG_KIND, PSEUDO_GROUP):
         # A config file (pseudo-object, data = the document): problems point at their own lines.
+        # deferred for start-up time: only input holding a config file needs the parser
+        from gpuplane.gpu.device_plugin import parse_device_plugin_config
+
         _cfg, problems = parse_device_plugin_config(obj.data.get("data") or {})
         sources.append((obj, f"Device-plugin config file {obj.name}", None, problems))
     for obj, label, anchor, problems in sources:
