@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gpuplane.lazy_pattern import LazyPattern
+
 NVIDIA_GPU = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -62,10 +64,10 @@ OTHER_ACCELERATORS: frozenset[str] = frozenset(
 )
 
 _MIG_ATTRIBUTES = ("+me.all", "+me", "+gfx", "-me")
-_PROFILE_RE = re.compile(
+_PROFILE_RE = LazyPattern(
     r"^(?:(?P<c>[1-9][0-9]*)c\.)?(?P<g>[1-9][0-9]*)g\.(?P<m>[1-9][0-9]*)gb(?P<attrs>(?:[+-][a-z]+(?:\.[a-z]+)*)*)$"
 )
-_ATTR_TOKEN_RE = re.compile(r"[+-][a-z]+(?:\.[a-z]+)*")
+_ATTR_TOKEN_RE = LazyPattern(r"[+-][a-z]+(?:\.[a-z]+)*")
 # In resource names ``+`` becomes ``.``: ".me.all" must be tried before ".me".
 _RESOURCE_ATTR_TOKENS = ((".me.all", "+me.all"), (".me", "+me"), (".gfx", "+gfx"), ("-me", "-me"))
 

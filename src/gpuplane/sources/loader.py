@@ -33,6 +33,7 @@ import yaml
 
 from gpuplane.k8s import kindless
 from gpuplane.k8s.manifest import FieldPath, LoadError, Manifest
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.sources import limits
 from gpuplane.sources.gc_policy import paused_gc
 from gpuplane.sources.locate import _ROOT, DocumentLocator, LineIndex
@@ -47,13 +48,13 @@ STDIN_NAME = "<stdin>"
 _DOC_MARKER = re.compile(r"^---(?:[ \t].*)?$|^\.\.\.[ \t]*$", re.MULTILINE)
 # kubectl / Go YAML List layout: a top-level ``items:`` key whose sequence starts at column 0.
 _ITEMS_KEY = re.compile(r"^items:[ \t]*\n(?=-[ \n])", re.MULTILINE)
-_ITEM_START = re.compile(r"^-(?: |$)", re.MULTILINE)
-_TOP_LEVEL_KEY = re.compile(r"^[^\s#-]", re.MULTILINE)
+_ITEM_START = LazyPattern(r"^-(?: |$)", re.MULTILINE)
+_TOP_LEVEL_KEY = LazyPattern(r"^[^\s#-]", re.MULTILINE)
 # A YAML alias (``*name``) can only follow whitespace or a flow indicator.
-_MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+_MAYBE_ALIAS = LazyPattern(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
 # Likewise an anchor (``&name``). A false hit (``a && b`` in a command) only costs the
 # List split's speed, never correctness.
-_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,])&[^\s,\[\]{}]")
+_MAYBE_ANCHOR = LazyPattern(r"(?:^|[\s\[{,])&[^\s,\[\]{}]")
 
 try:
     _CLoader: type = yaml.CSafeLoader
@@ -944,7 +945,7 @@ class _Mark:
 
 
 _INT_DIGITS = sys.get_int_max_str_digits() or 4300
-_LONG_NUMBER = re.compile(rf"[0-9_]{{{_INT_DIGITS + 1},}}")
+_LONG_NUMBER = LazyPattern(rf"[0-9_]{{{_INT_DIGITS + 1},}}")
 
 
 def _load_document(body: str) -> tuple[Any, LineIndex | None]:
@@ -986,14 +987,14 @@ def _load_special(body: str) -> Any:
 
 
 # A Go template action (``{{ .Values.x }}``, ``{{- include "x" . }}``): Helm chart templates.
-_TEMPLATE_ACTION = re.compile(r"\{\{-?\s*[.$\w\"(/]")
+_TEMPLATE_ACTION = LazyPattern(r"\{\{-?\s*[.$\w\"(/]")
 HELM_HINT = "; this looks like an unrendered Helm template: lint what `helm template CHART` prints"
 
 
 # A name quoted from the file in a YAML problem: a tag (``could not determine a constructor for the
 # tag '!x'``), a tag handle, an alias or anchor name. The characters PyYAML quotes ('\t', '@',
 # "expected ',' or '}'") stay: they say what is wrong without repeating the file.
-_QUOTED_CONTENT = re.compile(r"\b(tag|tag handle|alias|anchor) '[^']*'")
+_QUOTED_CONTENT = LazyPattern(r"\b(tag|tag handle|alias|anchor) '[^']*'")
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:

@@ -16,7 +16,6 @@ drivers, TrainJob trainer overrides): those are marked ``synthetic=True`` and th
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +24,7 @@ import msgspec
 from gpuplane.k8s.fields import as_dict, as_int, as_list, as_str, child, dig
 from gpuplane.k8s.manifest import FieldPath, Manifest
 from gpuplane.k8s.objects import EmptyDirSource, Pod, Volume, VolumeMount, prune_nulls
+from gpuplane.lazy_pattern import LazyPattern
 
 
 @dataclass(slots=True)
@@ -282,8 +282,8 @@ def nonneg(value: int | None) -> int:
 
 # -- typed conversion of templates ---------------------------------------------------------
 
-_ERROR_PATH = re.compile(r"at `\$((?:\.[^.\[`]+|\[\d+\]|\[\.\.\.\])*)`")
-_STEP = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|(\[\.\.\.\])")
+_ERROR_PATH = LazyPattern(r"at `\$((?:\.[^.\[`]+|\[\d+\]|\[\.\.\.\])*)`")
+_STEP = LazyPattern(r"\.([^.\[`]+)|\[(\d+)\]|(\[\.\.\.\])")
 _MAX_REPAIRS = 20
 _ANY_KEY = "[...]"  # msgspec's marker for "some value of this map"
 

@@ -10,11 +10,11 @@ diagnostic (``mpirun ... fi_info`` or ``hostname`` starts ranks that never commu
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Iterable
 from typing import Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.rules._common import as_dict, as_list, dict_items
 from gpuplane.sources.manifest import Manifest
 
@@ -34,7 +34,7 @@ RENDEZVOUS_ENV = frozenset(
         "JAX_COORDINATOR_ADDRESS",
     }
 )
-_LAUNCHER = re.compile(
+_LAUNCHER = LazyPattern(
     r"torchrun|torch\.distributed\.(?:run|launch)|deepspeed|horovodrun|--nnodes|"
     r"--master[_-]addr|jax\.distributed|megatron|init_process_group|(?:all_reduce|all_gather|alltoall|"
     r"reduce_scatter|broadcast|sendrecv)_perf"

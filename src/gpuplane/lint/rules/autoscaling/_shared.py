@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.rules._common import as_str
 from gpuplane.sources.manifest import Manifest
 
@@ -29,8 +30,8 @@ GPU_REQUIREMENT_KEYS = frozenset(
 )
 # EC2 instance categories / families / types with NVIDIA GPUs (g*, p*; AWS instance-types reference).
 GPU_CATEGORIES = frozenset({"g", "p"})
-_GPU_FAMILY = re.compile(r"^(g\d+[a-z]*|gr\d+[a-z]*|p\d+[a-z]*|p\d+-[a-z0-9]+)$")
-_AZURE_GPU_SKU = re.compile(r"^standard_n[cdv]", re.IGNORECASE)
+_GPU_FAMILY = LazyPattern(r"^(g\d+[a-z]*|gr\d+[a-z]*|p\d+[a-z]*|p\d+-[a-z0-9]+)$")
+_AZURE_GPU_SKU = LazyPattern(r"^standard_n[cdv]", re.IGNORECASE)
 
 
 def _requirements(pool: Manifest) -> list[tuple[int, dict[str, Any]]]:

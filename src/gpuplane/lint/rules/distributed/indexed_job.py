@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpuplane.k8s.selectors import label_selector_matches
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding, SetValue
 from gpuplane.lint.rules._common import as_int, as_str, obj_label
@@ -32,7 +32,7 @@ _DIST_ENV = frozenset(
         "OMPI_MCA_orte_default_hostfile",
     }
 )
-_DIST_CMD = re.compile(
+_DIST_CMD = LazyPattern(
     r"torchrun|torch\.distributed|deepspeed|mpirun|horovodrun|accelerate launch|--nnodes|"
     r"--master[_-]addr|jax\.distributed|megatron"
 )

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import as_dict, as_list, where
 from gpuplane.ruleset import rule
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from gpuplane.lint.context import LintContext
 
 # `ray start ... --num-gpus=0` / `--num-gpus 0` in the head container's own command.
-_RAY_START_NO_GPUS = re.compile(r"\bray\s+start\b[^;&|\n]*?--num-gpus(?:=|\s+)[\"']?0+[\"']?(?![0-9.])")
+_RAY_START_NO_GPUS = LazyPattern(r"\bray\s+start\b[^;&|\n]*?--num-gpus(?:=|\s+)[\"']?0+[\"']?(?![0-9.])")
 
 
 def _zero(value: Any) -> bool:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint import kinds
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import AppendItem, Finding, SetValue
@@ -21,7 +21,7 @@ SHM_DEFAULT_SIZE = "16Gi"
 
 # Whole words (of the lower-cased image, command and args) naming an ML framework or launcher
 # that moves data through /dev/shm (DataLoader workers, NCCL, MPI shared-memory transport).
-_ML_WORDS = re.compile(
+_ML_WORDS = LazyPattern(
     r"(?<![a-z0-9])(?:torch|pytorch|torchrun|tensorflow|jax|deepspeed|megatron|nemo|horovod|horovodrun|mpirun|"
     r"accelerate|vllm|tgi|text-generation|text-generation-inference|text-generation-launcher|sglang|trtllm|"
     r"tensorrt-llm|ray|paddle|paddlepaddle|mxnet|byteps|mindspore|nccl|lightning|transformers)(?![a-z])"
@@ -45,7 +45,7 @@ def runs_ml_framework(container: dict[str, Any]) -> bool:
 
 # DataLoader worker counts on the command line: PyTorch's example scripts (--workers / -j), Hugging
 # Face Trainer (--dataloader_num_workers), Lightning and most training scripts (--num-workers).
-_WORKERS_ARG = re.compile(
+_WORKERS_ARG = LazyPattern(
     r"(?:^|\s)(?:--(?:workers|num[-_]workers|dataloader[-_]num[-_]workers|num[-_]data[-_]workers)|-j)"
     r"(?:=|\s+)(\d+)(?=\s|$)"
 )

@@ -4,10 +4,10 @@ containers, CUDA images that request no GPU (NVIDIA container toolkit behaviour)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint import kinds
 from gpuplane.lint.context import ALL_SECTIONS, ContainerRef, LintContext, pod_spec
 from gpuplane.lint.finding import AppendItem, Finding
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
 
 
-_INDEX_LIST = re.compile(r"^\s*[0-9A-Za-z-]+(\s*,\s*[0-9A-Za-z-]+)*\s*$")
+_INDEX_LIST = LazyPattern(r"^\s*[0-9A-Za-z-]+(\s*,\s*[0-9A-Za-z-]+)*\s*$")
 _NO_DEVICES = {"void", "none", ""}
 
 
@@ -127,7 +127,7 @@ def gpu_privileged_access(ctx: LintContext) -> Iterator[Finding]:
                 )
 
 
-_CUDA_IMAGE = re.compile(
+_CUDA_IMAGE = LazyPattern(
     r"(^|/)nvidia/cuda[:@]|nvcr\.io/nvidia/|cuda|-gpu\b|[:-]gpu$|vllm|tritonserver|tensorrt|"
     r"text-generation-inference|pytorch/pytorch:.*cuda|rapidsai/|sglang",
 )

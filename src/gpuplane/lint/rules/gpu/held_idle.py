@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import as_list, as_str, where
@@ -16,11 +16,11 @@ if TYPE_CHECKING:
 
 # The pause image (registry.k8s.io/pause, k8s.gcr.io/pause, gcr.io/google_containers/pause-amd64 ...):
 # its only process blocks forever (kubernetes/kubernetes build/pause/linux/pause.c).
-_PAUSE_IMAGE = re.compile(r"(?:^|/)pause(?:-[a-z0-9]+)?(?::|@|$)")
+_PAUSE_IMAGE = LazyPattern(r"(?:^|/)pause(?:-[a-z0-9]+)?(?::|@|$)")
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 # A whole command line that only waits: sleep (any duration), tail -f /dev/null, pause, or a
 # `while true; do sleep N; done` loop.
-_IDLE = re.compile(
+_IDLE = LazyPattern(
     r"(?:exec\s+)?(?:sleep\s+(?:infinity|inf|\d+(?:\.\d+)?[smhd]?)|tail\s+-f\s+/dev/null|/?pause|"
     r"while\s+(?:true|:)\s*;?\s*do\s+sleep\s+\S+\s*;?\s*done)\s*;?"
 )

@@ -26,12 +26,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import zlib
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import obj_label
 from gpuplane.ruleset import rule
@@ -53,8 +53,8 @@ _KINDS = frozenset(
         ("batch", "CronJob"),
     }
 )
-_BUNDLED = re.compile(r"^v1\.(\d+)\.0-local-strict$")
-_REF = re.compile(r"^(?:/api/_definitions\.json)?#/\$defs/(.+)$")
+_BUNDLED = LazyPattern(r"^v1\.(\d+)\.0-local-strict$")
+_REF = LazyPattern(r"^(?:/api/_definitions\.json)?#/\$defs/(.+)$")
 
 
 @lru_cache(maxsize=1)

@@ -18,7 +18,6 @@ are checked against their CRD's schema instead, with other wording.
 
 from __future__ import annotations
 
-import re
 import types
 import typing
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from gpuplane.k8s.objects import Pod
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import obj_label, where
 from gpuplane.ruleset import rule
@@ -38,10 +38,10 @@ if TYPE_CHECKING:
 
 
 # One msgspec validation error: "<detail> - at `$<path>`" (model.py joins several with "; ").
-_ERROR = re.compile(r"(?:^|; )(.*?) - at `\$((?:\.[^.\[`]+|\[\d+\]|\[\.\.\.\])*)`")
-_STEP = re.compile(r"\.([^.\[`]+)|\[(\d+)\]|(\[\.\.\.\])")
-_TYPE_ERROR = re.compile(r"^Expected `([^`]+)`, got `(\w+)`$")
-_MISSING = re.compile(r"^Object missing required field `([^`]+)`$")
+_ERROR = LazyPattern(r"(?:^|; )(.*?) - at `\$((?:\.[^.\[`]+|\[\d+\]|\[\.\.\.\])*)`")
+_STEP = LazyPattern(r"\.([^.\[`]+)|\[(\d+)\]|(\[\.\.\.\])")
+_TYPE_ERROR = LazyPattern(r"^Expected `([^`]+)`, got `(\w+)`$")
+_MISSING = LazyPattern(r"^Object missing required field `([^`]+)`$")
 
 # Built-in kinds the API server decodes into Go structs (k8s.io/api core/v1, apps/v1, batch/v1):
 # (group, kind) -> (struct holding ``template``, struct at the template root). A bare Pod has

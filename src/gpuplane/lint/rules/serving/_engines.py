@@ -29,12 +29,13 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.rules._common import as_list, as_str, dict_items
 from gpuplane.sources.manifest import FieldPath
 
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
-_K8S_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-_SHELL_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_K8S_VAR = LazyPattern(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_SHELL_VAR = LazyPattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 # Shell control operators that end a simple command.
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "\n", "(", ")"})
 # Wrappers that run the next words as the command.
@@ -78,7 +79,7 @@ _CONFIG_FLAGS = frozenset({"--config", "--config-file", "--extra_llm_api_options
 # vllm-omni: stages placed on GPUs by a stage config file (vllm-project/vllm-omni).
 _VLLM_STAGED = frozenset({"--omni", "--stage-configs-path"})
 # Words that say the engine spans pods (a Ray cluster it joins, another node's rank).
-_MULTI_NODE = re.compile(
+_MULTI_NODE = LazyPattern(
     r"\bray\s+start\b|multi-node-serving\.sh|--dist-init-addr|--node-rank|--data-parallel-address|"
     r"--data-parallel-start-rank|\bmpirun\b|\bmpiexec\b|trtllm-llmapi-launch|RAY_ADDRESS"
 )

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint import kinds
 from gpuplane.lint.context import pod_spec
 from gpuplane.lint.rules._common import as_dict, as_str, dict_items
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
 MIG_PARTED_KEY = "config.yaml"
 # A ConfigMap data value that looks like a device-plugin config (top-level keys of
 # api/config/v1/config.go) or a mig-parted config.
-_DP_HINT = re.compile(r"^(sharing|flags)\s*:", re.MULTILINE)
-_MIG_HINT = re.compile(r"^mig-configs\s*:", re.MULTILINE)
+_DP_HINT = LazyPattern(r"^(sharing|flags)\s*:", re.MULTILINE)
+_MIG_HINT = LazyPattern(r"^mig-configs\s*:", re.MULTILINE)
 
 
 def _classify(name: str) -> GpuResource | None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.context import pod_spec
 from gpuplane.sources.manifest import FieldPath
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
 
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = LazyPattern(r"[a-z0-9]+")
 
 
 def _tokens(*texts: Any) -> set[str]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.finding import Finding
 from gpuplane.lint.rules._common import as_list, as_str, dict_items, where
 from gpuplane.lint.rules.storage._shared import _mounts, _spec_path, _tokens, _volumes
@@ -71,7 +71,7 @@ def _cache_env_paths(container: dict[str, Any]) -> list[str]:
 _MODEL_FLAGS = ("--model", "--model-id", "--model_id", "--model-path", "--model_path", "--model_name_or_path")
 _MODEL_ENV = ("MODEL_ID", "HF_MODEL_ID", "MODEL_NAME", "MODEL", "MODEL_PATH")
 # A Hugging Face Hub id: <org>/<name> (no scheme, not a path).
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_HUB_ID = LazyPattern(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # Where the Hub client stores downloads unless told otherwise (huggingface_hub constants.py:
 # HF_HOME defaults to ~/.cache/huggingface; containers run as root unless set otherwise).
 _DEFAULT_HF_HOME = "/root/.cache/huggingface"
