@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 
 from gpuplane.k8s.objects import Node, Pod
+from gpuplane.k8s.selectors import node_selection_reads
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
@@ -78,16 +79,5 @@ class NodeShapes:
 def selects_node_identity(pod: Pod) -> bool:
     """Whether the pod's nodeSelector or required node affinity reads a node's hostname label or
     its name (``matchFields``), so nodes of one shape may answer differently."""
-    if HOSTNAME_LABEL in pod.spec.node_selector:
-        return True
-    affinity = pod.spec.affinity
-    node_affinity = affinity.node_affinity if affinity is not None else None
-    required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
-    if required is None:
-        return False
-    for term in required.node_selector_terms:
-        if term.match_fields:
-            return True
-        if any(req.key == HOSTNAME_LABEL for req in term.match_expressions):
-            return True
-    return False
+    keys, reads_name = node_selection_reads(pod)
+    return reads_name or HOSTNAME_LABEL in keys

@@ -355,6 +355,21 @@ def node_selection_key(pod: Pod) -> bytes:
     return msgspec.json.encode([spec.node_selector or {}, required])
 
 
+def node_selection_reads(pod: Pod) -> tuple[frozenset[str], bool]:
+    """What :func:`pod_matches_required_node_affinity` reads of a node for ``pod``: the label keys
+    of its nodeSelector and of its required terms' ``matchExpressions``, and whether a
+    ``matchFields`` term reads the node's name. Nodes equal in those labels (and that name) are
+    matched alike, so node questions can be asked of node shapes keyed by them."""
+    keys = set(pod.spec.node_selector)
+    reads_name = False
+    required = _required_node_affinity(pod)
+    if required is not None:
+        for term in required.node_selector_terms:
+            reads_name = reads_name or bool(term.match_fields)
+            keys.update(req.key for req in term.match_expressions)
+    return frozenset(keys), reads_name
+
+
 def preferred_node_affinity_score(pod: Pod, node: Node) -> int:
     """The NodeAffinity plugin's raw score: the sum of weights of matching preferred terms.
 

@@ -19,6 +19,7 @@ from gpuplane.sources.manifest import FieldPath, Manifest
 if TYPE_CHECKING:
     from gpuplane.k8s.cluster import ClusterState
     from gpuplane.k8s.workloads import ExpansionProblem, PodSet
+    from gpuplane.lint.cluster_nodes import ClusterNodes
     from gpuplane.ruleset import RuleMeta
 
 APP_AND_INIT = ("initContainers", "containers")
@@ -123,6 +124,7 @@ class LintContext:
         self._containers: dict[tuple[int, tuple[str, ...]], list[ContainerRef]] = {}
         self._gpu_ids: set[int] | None = None
         self._overrides: dict[int, list[tuple[FieldPath, Manifest, FieldPath]]] | None = None
+        self._cluster_nodes: ClusterNodes | None = None
 
     # -- objects -------------------------------------------------------------------------------
 
@@ -153,6 +155,18 @@ class LintContext:
             ]
             if extra:
                 found = [*found, *extra]
+        return found
+
+    def cluster_nodes(self) -> ClusterNodes:
+        """The ``--cluster`` nodes grouped into shapes for the rules' node questions, shared by
+        every rule of the run (:mod:`gpuplane.lint.cluster_nodes`); only with a cluster."""
+        found = self._cluster_nodes
+        if found is None:
+            if self.cluster is None:
+                raise ValueError("cluster_nodes() needs a cluster")
+            from gpuplane.lint.cluster_nodes import ClusterNodes  # for start-up time: cluster runs only
+
+            found = self._cluster_nodes = ClusterNodes(self.cluster)
         return found
 
     # -- pod sets ------------------------------------------------------------------------------

@@ -67,14 +67,16 @@ def _nodepool_types(ctx: LintContext, ps: PodSet) -> set[str] | None:
 
 def _node_types(ctx: LintContext, ps: PodSet, memo: dict[Any, set[str] | None]) -> set[str] | None:
     """Instance types of the cluster's nodes that carry the pod's nodeSelector labels (``memo``:
-    one walk of the nodes per distinct selector, not per pod set)."""
+    once per distinct selector, over the node shapes alike in those labels and the instance type:
+    lint.cluster_nodes)."""
     cluster = ctx.cluster
     sel = {k: v for k, v in node_selector(ps).items() if isinstance(v, str)}
     if cluster is None or not sel:
         return None
     key = tuple(sorted(sel.items()))
     if key not in memo:
-        memo[key] = _types_of_nodes(cluster.nodes, sel)
+        view = ctx.cluster_nodes()
+        memo[key] = _types_of_nodes(view.reps(view.shapes((*sel, *INSTANCE_TYPE_KEYS))), sel)
     return memo[key]
 
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpuplane.gpu.labels import GPU_PRODUCT, SHARED_PRODUCT_SUFFIX, product_model, product_selector_values
-from gpuplane.gpu.nodes import gpu_nodes
-from gpuplane.k8s.selectors import node_selector_term_matches_labels
+from gpuplane.gpu.nodes import GPU_NODE_LABELS, is_gpu_node
+from gpuplane.k8s.selectors import node_selection_key, node_selector_term_matches_labels
 from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
 from gpuplane.lint.finding import Finding
@@ -46,12 +46,12 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
     has_nodepools = bool(ctx.by_kind("NodePool", include_cluster=True))
     import msgspec  # for start-up time: only cluster-context linting needs it
 
-    node_labels = [(node.metadata.labels or {}, node.metadata.name) for node in cluster.nodes]
     # Built once, so each pod set costs what its selector costs, not a walk of every node:
-    # label key -> the values nodes carry; required GPU terms (encoded) -> does some node match.
+    # label key -> the values nodes carry; required GPU terms (encoded) -> does some node shape
+    # (the nodes alike in the labels the terms read: lint.cluster_nodes) match.
     label_values: dict[str, set[str]] = {}
-    for labels, _name in node_labels:
-        for key, value in labels.items():
+    for node in cluster.nodes:
+        for key, value in (node.metadata.labels or {}).items():
             label_values.setdefault(key, set()).add(value)
     terms_match: dict[bytes, bool] = {}
     for ps in ctx.podsets:
@@ -97,10 +97,15 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
             continue
         terms_key = msgspec.json.encode(gpu_terms)
         if terms_key not in terms_match:
+            view = ctx.cluster_nodes()
+            shapes = view.shapes(
+                {e.key for t in gpu_terms for e in t.match_expressions},
+                name=any(t.match_fields for t in gpu_terms),
+            )
             terms_match[terms_key] = any(
-                node_selector_term_matches_labels(t, labels, name)
+                node_selector_term_matches_labels(t, rep.metadata.labels, rep.metadata.name)
                 for t in gpu_terms
-                for labels, name in node_labels
+                for rep in view.reps(shapes)
             )
         if not terms_match[terms_key]:
             yield ctx.report(
@@ -112,15 +117,20 @@ def gpu_selector_matches_no_node(ctx: LintContext) -> Iterator[Finding]:
             )
 
 
+_MODEL_LABELS = (
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "k8s.amazonaws.com/accelerator",
+    "kubernetes.azure.com/accelerator",
+    "amd.com/gpu.product-name",
+)
+# What gpu-type-unpinned reads of a node besides its node selection: is_gpu_node's labels, the model.
+_MODEL_READS = frozenset((*GPU_NODE_LABELS, *_MODEL_LABELS, GPU_PRODUCT))
+
+
 def _gpu_model(labels: dict[str, str]) -> str | None:
-    for key in (
-        "nvidia.com/gpu.product",
-        "cloud.google.com/gke-accelerator",
-        "karpenter.k8s.aws/instance-gpu-name",
-        "k8s.amazonaws.com/accelerator",
-        "kubernetes.azure.com/accelerator",
-        "amd.com/gpu.product-name",
-    ):
+    for key in _MODEL_LABELS:
         if labels.get(key):
             return product_model(labels[key])
     return None
@@ -150,29 +160,46 @@ def gpu_type_unpinned(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     if cluster is None:
         return
-    from gpuplane.k8s.selectors import pod_matches_required_node_affinity  # deferred for start-up time
-
-    labelled = [(node, m) for node in gpu_nodes(cluster) if (m := _gpu_model(node.metadata.labels or {}))]
-    if len({m for _, m in labelled}) < 2:
+    view = ctx.cluster_nodes()
+    everywhere = view.shapes(_MODEL_READS)
+    if (
+        len(
+            {
+                m
+                for rep in view.reps(everywhere)
+                if is_gpu_node(rep) and (m := _gpu_model(rep.metadata.labels))
+            }
+        )
+        < 2
+    ):
         return
+    # per distinct node selection: the GPU models and product labels of the GPU node shapes it selects
+    offered: dict[bytes, tuple[list[str], set[str]]] = {}
     for ps in ctx.gpu_podsets():
         if _pins_type(ps):
             continue
         # Pinned in effect when every node the pod may be placed on (nodeSelector and required
         # node affinity, e.g. a Karpenter NodePool label) has the same GPU model.
         pod = ps.pod()
-        models = sorted({m for node, m in labelled if pod_matches_required_node_affinity(pod, node)})
+        key = node_selection_key(pod)
+        if key not in offered:
+            shapes, selected = view.selected(pod, reads=_MODEL_READS)
+            labelled = [
+                (rep, m)
+                for s in selected
+                if is_gpu_node(rep := view.nodes[shapes.reps[s]]) and (m := _gpu_model(rep.metadata.labels))
+            ]
+            # The selector values are the product labels the nodes carry, which differ from the
+            # model on shared nodes (gpu.labels.SHARED_PRODUCT_SUFFIX): advice
+            # gpu-selector-matches-no-node would otherwise flag.
+            offered[key] = (
+                sorted({m for _rep, m in labelled}),
+                {(rep.metadata.labels or {}).get(GPU_PRODUCT, "") for rep, _m in labelled},
+            )
+        models, products = offered[key]
         if len(models) < 2:
             continue
         shown = ", ".join(models[:4]) + (", ..." if len(models) > 4 else "")
-        # The selector values are the product labels the nodes carry, which differ from the model
-        # on shared nodes (gpu.labels.SHARED_PRODUCT_SUFFIX): advice gpu-selector-matches-no-node
-        # would otherwise flag.
-        products = {
-            (node.metadata.labels or {}).get(GPU_PRODUCT, "")
-            for node, _m in labelled
-            if pod_matches_required_node_affinity(pod, node)
-        }
         values = [v for m in models for v in (product_selector_values(products, m) or [m])]
         choices = ", ".join(values[:4]) + (", ..." if len(values) > 4 else "")
         yield ctx.report(

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gpuplane.k8s.objects import Toleration
-from gpuplane.k8s.selectors import node_selection_key, pod_matches_required_node_affinity
+from gpuplane.k8s.selectors import node_selection_key
 from gpuplane.k8s.tolerations import NO_SCHEDULE, tolerations_tolerate_taint
 from gpuplane.lint import kinds
 from gpuplane.lint.context import LintContext, pod_spec
@@ -85,8 +85,9 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
     cluster = ctx.cluster
     ert = _ert_enabled(ctx)
     # The answer depends on the pod only through its node selection, the GPU resources it asks
-    # for and its tolerations: computed once per distinct triple, so diagnose (which lints every
-    # workload of the cluster) does not walk every node for every pod set.
+    # for and its tolerations: computed once per distinct triple, and over node shapes
+    # (lint.cluster_nodes), so diagnose (which lints every workload of the cluster) never walks
+    # every node for every pod set.
     verdicts: dict[tuple[bytes, tuple[str, ...], bytes], tuple[int, tuple[str, str | None, str]] | None] = {}
     for ps in ctx.gpu_podsets():
         wanted = ctx.gpu_requests(ps)
@@ -115,7 +116,7 @@ def gpu_taint_not_tolerated(ctx: LintContext) -> Iterator[Finding]:
             continue
         memo_key = (node_selection_key(pod), tuple(sorted(wanted)), _encode(tols))
         if memo_key not in verdicts:
-            verdicts[memo_key] = _untolerated(cluster.nodes, pod, wanted, tols)
+            verdicts[memo_key] = _untolerated(ctx, pod, wanted, tols)
         verdict = verdicts[memo_key]
         if verdict is None:
             continue
@@ -143,23 +144,26 @@ def _encode(tolerations: list[Toleration]) -> bytes:
 
 
 def _untolerated(
-    nodes: list[Any], pod: Any, wanted: Any, tols: list[Toleration]
+    ctx: LintContext, pod: Any, wanted: Any, tols: list[Toleration]
 ) -> tuple[int, tuple[str, str | None, str]] | None:
     """When every node offering ``wanted`` that the pod may select has a taint ``tols`` does not
-    tolerate: the number of those nodes and the most common first untolerated taint; else None."""
-    candidates = []
-    for node in nodes:
-        alloc = node.status.allocatable or {}
-        if all(name in alloc for name in wanted) and pod_matches_required_node_affinity(pod, node):
-            candidates.append(node)
+    tolerate: the number of those nodes and the most common first untolerated taint; else None.
+    Asked once per node shape (equal node selection labels, taints and resources); shapes come in
+    the order of their first node, so a tie between taints goes to the one a node walk meets first."""
+    view = ctx.cluster_nodes()
+    shapes, selected = view.selected(pod)
+    nodes = view.nodes
+    candidates = [
+        s for s in selected if all(name in nodes[shapes.reps[s]].status.allocatable for name in wanted)
+    ]
     if not candidates:
         return None  # no node offers the resource: gpu-unknown-resource-name / gpu-selector-matches-no-node
     blocking: dict[tuple[str, str | None, str], int] = {}
-    for node in candidates:
-        bad = [t for t in _node_taints(node) if not tolerations_tolerate_taint(tols, t)]
+    for s in candidates:
+        bad = [t for t in _node_taints(nodes[shapes.reps[s]]) if not tolerations_tolerate_taint(tols, t)]
         if not bad:
             return None
         first = (bad[0].key, bad[0].value or None, bad[0].effect)
-        blocking[first] = blocking.get(first, 0) + 1
+        blocking[first] = blocking.get(first, 0) + len(shapes.members[s])
     top, _count = max(blocking.items(), key=lambda item: item[1])
-    return len(candidates), top
+    return view.count(shapes, candidates), top

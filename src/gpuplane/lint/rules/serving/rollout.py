@@ -33,18 +33,15 @@ def _scaled(value: Any, total: int, round_up: bool) -> int | None:
 
 def _spare_gpus(ctx: LintContext, need: dict[str, int], memo: dict[Any, bool]) -> bool | None:
     """True when some cluster node has free GPUs for one more pod; None without a cluster.
-    ``memo`` keeps the answer per distinct ask, so a cluster of many GPU Deployments walks the
-    nodes once per ask, not once per Deployment."""
+    ``memo`` keeps the answer per distinct ask, each asked of the distinct free GPU counts of the
+    nodes (lint.cluster_nodes), so many GPU Deployments never walk the nodes once each."""
     cluster = ctx.cluster
     if cluster is None or not cluster.nodes:
         return None
     key = tuple(sorted(need.items()))
     found = memo.get(key)
     if found is None:
-        found = memo[key] = any(
-            all(free.get(name, 0) >= count for name, count in need.items())
-            for free in (cluster.free(node.metadata.name) for node in cluster.nodes)
-        )
+        found = memo[key] = ctx.cluster_nodes().has_free(need)
     return found
 
 

@@ -110,22 +110,6 @@ def mig_profile_unknown(ctx: LintContext) -> Iterator[Finding]:
                 )
 
 
-def _candidate_nodes(ctx: LintContext, ps: PodSet) -> list[Any]:
-    """Nodes the pod may land on: its nodeSelector and required node affinity, matched as
-    kube-scheduler's NodeAffinity filter does (:func:`gpuplane.k8s.selectors`)."""
-    from gpuplane.k8s.selectors import pod_matches_required_node_affinity  # deferred for start-up time
-
-    nodes = ctx.cluster.nodes if ctx.cluster is not None else []
-    pod = ps.pod()
-    return [n for n in nodes if pod_matches_required_node_affinity(pod, n)]
-
-
-def _allocatable_count(ctx: LintContext, node: Any, name: str) -> int:
-    """The node's allocatable ``name`` as the cluster model parses it (``Quantity.Value()``)."""
-    cluster = ctx.cluster
-    return cluster.allocatable(node.metadata.name).get(name, 0) if cluster is not None else 0
-
-
 @rule(
     id="mig-strategy-mismatch",
     severity="error",
@@ -140,8 +124,9 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
     from gpuplane.k8s.selectors import node_selection_key
 
     # The verdict depends on the pod only through its node selection and the resource name, so it
-    # is computed once per distinct (selection, name): diagnose runs this rule on every workload of
-    # a cluster, and walking every node for every pod set cost pods x nodes.
+    # is computed once per distinct (selection, name), over node shapes (lint.cluster_nodes):
+    # diagnose runs this rule on every workload of a cluster, and walking every node for every pod
+    # set cost pods x nodes.
     verdicts: dict[tuple[bytes, str], tuple[str, ...] | None] = {}
     for ps in ctx.gpu_podsets():
         requests = [(c, name, path) for c in ctx.containers(ps) for name, _n, path in _container_requests(c)]
@@ -180,27 +165,41 @@ def mig_strategy_mismatch(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _strategy_verdict(ctx: LintContext, ps: PodSet, name: str, mig: bool) -> tuple[str, ...] | None:
-    """Why ``name`` is never advertised to ``ps``'s candidate nodes, or None when it may be: for a
-    MIG resource, the first single-strategy candidates; for ``nvidia.com/gpu``, ``()`` when every
-    candidate GPU node is mixed with all GPUs MIG-enabled."""
-    candidates = _candidate_nodes(ctx, ps)
-    mig_nodes = [n for n in candidates if n.metadata.labels.get(MIG_STRATEGY_LABEL)]
-    if not mig_nodes:
+    """Why ``name`` is never advertised to ``ps``'s candidate nodes (its nodeSelector and required
+    node affinity, matched as kube-scheduler's NodeAffinity filter does), or None when it may be:
+    for a MIG resource, the first single-strategy candidates; for ``nvidia.com/gpu``, ``()`` when
+    every candidate GPU node is mixed with all GPUs MIG-enabled. Asked once per node shape (the
+    selection's labels, the strategy label, the resources)."""
+    cluster = ctx.cluster
+    if cluster is None:
+        return None
+    view = ctx.cluster_nodes()
+    shapes, candidates = view.selected(ps.pod(), reads=(MIG_STRATEGY_LABEL,))
+    rep = {s: view.nodes[shapes.reps[s]] for s in candidates}
+
+    def strategy(s: int) -> str | None:
+        return rep[s].metadata.labels.get(MIG_STRATEGY_LABEL)
+
+    def count(s: int, resource: str) -> int:
+        """The node's allocatable ``resource`` as the cluster model parses it (``Quantity.Value()``)."""
+        return cluster.allocatable(rep[s].metadata.name).get(resource, 0)
+
+    mig_shapes = [s for s in candidates if strategy(s)]
+    if not mig_shapes:
         return None
     if mig:
-        if any(_allocatable_count(ctx, n, name) for n in candidates):
+        if any(count(s, name) for s in candidates):
             return None
-        single = [n.metadata.name for n in mig_nodes if n.metadata.labels.get(MIG_STRATEGY_LABEL) == "single"]
-        return tuple(single[:3]) if single else None
-    gpu_nodes = [
-        n
-        for n in candidates
-        if n.metadata.labels.get(MIG_STRATEGY_LABEL)
-        or any(k.startswith("nvidia.com/") for k in n.status.allocatable)
+        single = [s for s in mig_shapes if strategy(s) == "single"]
+        return tuple(view.names(shapes, single, 3)) if single else None
+    gpu_shapes = [
+        s
+        for s in candidates
+        if strategy(s) or any(k.startswith("nvidia.com/") for k in rep[s].status.allocatable)
     ]
-    if not gpu_nodes or any(_allocatable_count(ctx, n, NVIDIA_GPU) for n in gpu_nodes):
+    if not gpu_shapes or any(count(s, NVIDIA_GPU) for s in gpu_shapes):
         return None
-    if not all(n.metadata.labels.get(MIG_STRATEGY_LABEL) == "mixed" for n in gpu_nodes):
+    if not all(strategy(s) == "mixed" for s in gpu_shapes):
         return None
     return ()
 
