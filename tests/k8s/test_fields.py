@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from gpuplane.k8s.fields import child, dig
+from gpuplane.k8s.manifest import Manifest
 
 DATA = {"spec": {"containers": [{"name": "a"}, {"name": "b"}], "replicas": 0}}
 
@@ -31,3 +32,12 @@ def test_dig_walks_the_whole_path_and_stops_at_the_first_missing_step() -> None:
     assert dig(DATA, "spec", "replicas") == 0
     assert dig(DATA, "spec", "replicas", "x") is None
     assert dig(DATA) is DATA
+
+
+def test_manifest_get_is_dig_with_a_default_for_missing_and_null_fields() -> None:
+    obj = Manifest({**DATA, "kind": "Pod", "metadata": {"name": "p", "labels": None}})
+    assert obj.get("spec", "containers", 1, "name") == "b"
+    assert obj.get("spec", "replicas", default=5) == 0
+    assert obj.get("metadata", "labels", default={}) == {}  # null: the default
+    assert obj.get("spec", "containers", -1, default="none") == "none"  # as dig: a position, not from the end
+    assert obj.get("spec", "containers", "name") is None

@@ -1,7 +1,8 @@
 """One Kubernetes object read from input, with where it came from, and an unusable piece of input.
 
 The bottom of the model: every layer (sources that read, engines that compute, reports) speaks
-in :class:`Manifest` and :class:`LoadError`, so they live here and import nothing of gpuplane.
+in :class:`Manifest` and :class:`LoadError`, so they live here and import nothing of gpuplane but
+the field readers (``k8s/fields.py``, whose :func:`~gpuplane.k8s.fields.dig` is ``Manifest.get``'s walk).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from gpuplane.k8s.fields import dig
 
 # A field path inside an object, e.g. ("spec", "template", "spec", "containers", 0, "resources").
 FieldPath = tuple[str | int, ...]
@@ -88,16 +91,10 @@ class Manifest:
         return object_ref(self.api_version, self.kind, self.namespace, self.name)
 
     def get(self, *path: str | int, default: Any = None) -> Any:
-        """Walk ``data`` along ``path``; ``default`` when any step is missing or mistyped."""
-        node: Any = self.data
-        for step in path:
-            if isinstance(step, int):
-                if not isinstance(node, list) or not -len(node) <= step < len(node):
-                    return default
-            elif not isinstance(node, dict) or step not in node:
-                return default
-            node = node[step]
-        return default if node is None else node
+        """Walk ``data`` along ``path`` (:func:`~gpuplane.k8s.fields.dig`); ``default`` when any
+        step is missing or mistyped, or the field is null."""
+        found = dig(self.data, *path)
+        return default if found is None else found
 
     def field_line(self, path: FieldPath) -> int:
         """Line of the field at ``path`` (its nearest existing ancestor), else the object's line."""
