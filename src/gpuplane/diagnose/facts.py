@@ -50,6 +50,8 @@ class ClusterFacts:
         self._manifests: dict[int, Manifest] = {}
         self._objects: dict[tuple[str, str | None, str], Manifest] | None = None
         self._gpu_requests: dict[int, dict[str, int]] = {}
+        self._free: dict[str, list[tuple[Node, int]]] = {}
+        self._free_by_name: dict[str, dict[str, int]] = {}
         self._explanations: dict[int, dict[str, Any]] = {}
         self._explained: dict[int, tuple[Any, str]] = {}
         self._positions: dict[Key, Position] | None = None
@@ -135,6 +137,36 @@ class ClusterFacts:
         found = self._gpu_requests.get(key)
         if found is None:
             found = self._gpu_requests[key] = pod_device_requests(pod)
+        return found
+
+    # -- free room ----------------------------------------------------------------------------
+
+    def free_nodes(self, resource: str) -> list[tuple[Node, int]]:
+        """``(node, free resource)`` for every node with some of ``resource`` free
+        (``ClusterState.free``: allocatable - requested), in snapshot order.
+
+        Once per resource: gpu-fragmentation asks for every Pending GPU pod, which rebuilt
+        every node's free map per pod (Pending pods x nodes); most nodes (CPU nodes, full GPU
+        nodes) have none free, so a pod's question now costs a lookup per node the model names
+        for it, or (without the model) the checks of the nodes with room."""
+        found = self._free.get(resource)
+        if found is None:
+            state = self.state
+            found = []
+            for node in state.nodes:
+                free = state.free(node.metadata.name).get(resource, 0)
+                if free > 0:
+                    found.append((node, free))
+            self._free[resource] = found
+        return found
+
+    def free_by_node(self, resource: str) -> dict[str, int]:
+        """Node name -> free ``resource``, for the nodes of :meth:`free_nodes`."""
+        found = self._free_by_name.get(resource)
+        if found is None:
+            found = self._free_by_name[resource] = {
+                node.metadata.name: free for node, free in self.free_nodes(resource)
+            }
         return found
 
     def pending_gpu_pods(self) -> list[Pod]:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from gpuplane.diagnose.evidence import ClusterFinding, Evidence, node_ref
 from gpuplane.diagnose.facts import ClusterFacts
 from gpuplane.diagnose.rules._shared import _finding, _plural, _pod_ref, _requests_text, cluster_rule
-from gpuplane.gpu.nodes import gpu_nodes
 from gpuplane.gpu.sharing import UnitCount, replication, unit_word
 from gpuplane.k8s.objects import Pod
 
@@ -73,24 +72,17 @@ def fragment_frees(facts: ClusterFacts, pod: Pod, resource: str) -> dict[str, in
     Without the model (or when it has no per-node verdicts for the pod), the nodes are Ready,
     uncordoned, with taints tolerated and required node affinity matched."""
     nodes = _only_short_nodes(facts, pod, resource)
-    state = facts.state
     if nodes is not None:
-        short_frees: dict[str, int] = {}
-        for name in nodes:
-            free = state.free(name).get(resource, 0)
-            if free > 0:
-                short_frees[name] = free
-        return short_frees
+        room = facts.free_by_node(resource)
+        return {name: room[name] for name in nodes if name in room}
     from gpuplane.k8s.selectors import pod_matches_required_node_affinity  # deferred for start-up time
     from gpuplane.k8s.tolerations import find_untolerated_taint
 
+    state = facts.state
     frees: dict[str, int] = {}
-    for node in gpu_nodes(state):
+    for node, free in facts.free_nodes(resource):  # only nodes with room are GPU nodes worth checking
         name = node.metadata.name
         if node.spec.unschedulable or state.node_ready(name) is False:
-            continue
-        free = state.free(name).get(resource, 0)
-        if free <= 0:
             continue
         if find_untolerated_taint(node.spec.taints, pod.spec.tolerations) is not None:
             continue
