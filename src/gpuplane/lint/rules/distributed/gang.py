@@ -51,12 +51,11 @@ def _by_source(podsets: list[PodSet]) -> dict[int, list[PodSet]]:
     summary="Multi-pod GPU job with no gang mechanism (Volcano, coscheduling, Kueue, schedulingPolicy).",
 )
 def gang_scheduling_missing(ctx: LintContext) -> Iterator[Finding]:
-    gpu = {id(ps) for ps in ctx.gpu_podsets()}
     for group in _by_source(ctx.podsets).values():
         src = group[0].source
         if src.kind == "RayService" or not any(ps.distributed for ps in group):
             continue  # Ray Serve: autoscaled replicas, no rendezvous
-        gpu_sets = [ps for ps in group if id(ps) in gpu]
+        gpu_sets = [ps for ps in group if ctx.is_gpu(ps)]
         if src.kind == "LeaderWorkerSet":
             size = as_int(src.get("spec", "leaderWorkerTemplate", "size"), 1) or 1
             # GPU pods of one group: the leader (when it asks for GPUs) plus size - 1 workers

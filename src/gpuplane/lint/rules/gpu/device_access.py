@@ -85,9 +85,8 @@ def _targets_gpu_nodes(ps: PodSet) -> bool:
     summary="privileged container or /dev/nvidia* hostPath on a GPU pod: sees every GPU of the node",
 )
 def gpu_privileged_access(ctx: LintContext) -> Iterator[Finding]:
-    gpu_ids = {id(ps) for ps in ctx.gpu_podsets()}
     for ps in ctx.podsets:
-        if kinds.is_daemon(ps) or not (id(ps) in gpu_ids or _targets_gpu_nodes(ps)):
+        if kinds.is_daemon(ps) or not (ctx.is_gpu(ps) or _targets_gpu_nodes(ps)):
             continue
         holder = ctx.holder(ps)
         for c in ctx.containers(ps, ALL_SECTIONS):

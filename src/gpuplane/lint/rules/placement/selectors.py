@@ -242,9 +242,8 @@ def _kept_off(ps: Any) -> bool:
     summary="pod without GPU request tolerates GPU taints (or everything) and is not kept off GPU nodes",
 )
 def cpu_pod_on_gpu_nodes(ctx: LintContext) -> Iterator[Finding]:
-    gpu_ids = {id(ps) for ps in ctx.gpu_podsets()}
     for ps in ctx.podsets:
-        if id(ps) in gpu_ids or kinds.is_daemon(ps):
+        if ctx.is_gpu(ps) or kinds.is_daemon(ps):
             continue
         tols = tolerations(ps)
         if not tols:
