@@ -29,7 +29,7 @@ def rules(category: str | None = None) -> list[RuleMeta]:
 
 def find(rule_id: str, surface: Surface) -> RuleMeta:
     """The rule ``rule_id`` names; unknown, an :class:`AppError` with the closest ids."""
-    import difflib
+    import difflib  # deferred for start-up time: only an unknown id needs it
 
     from gpuplane.rule_catalog import all_rules, get_rule  # deferred for start-up time
 

@@ -5,6 +5,7 @@ Kept free of heavy imports: every command module imports this at start-up.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -255,8 +256,6 @@ def emit_json(document: Any) -> None:
     except BrokenPipeError:
         # The reader went away (``| head``): that is not an error of ours. Point stdout at
         # /dev/null so the interpreter's final flush does not raise again.
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 

@@ -15,7 +15,7 @@ _CLICK_WIDTH = 80  # click wraps help to min(terminal width, 80)
 
 def _terminal_is_wide() -> bool:
     """True when click would wrap at its 80-column maximum (it asks shutil too)."""
-    import shutil
+    import shutil  # deferred for start-up time: the fast path answers --help without it
 
     return shutil.get_terminal_size().columns >= _CLICK_WIDTH
 

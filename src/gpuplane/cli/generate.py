@@ -51,7 +51,7 @@ def generate(
     Exit codes: 0 written, 1 generated objects failed validation, 2 refused
     blueprint or unusable input.
     """
-    import json
+    import json  # deferred for start-up time: only generate reads it
 
     from gpuplane.generate.blueprint import json_schema  # deferred for start-up time
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from gpuplane.cli.common import (
@@ -113,8 +115,6 @@ def lint(
     Exit codes: 0 no finding reaches --fail-on (an empty folder or stdin too),
     1 a finding reaches --fail-on, 2 unusable input or arguments.
     """
-    import sys
-
     from gpuplane.app import lint as lint_app  # for start-up time
     from gpuplane.app.outcome import CLI, AppError
 
@@ -180,8 +180,6 @@ def lint(
 
 
 def _emit(result: object, fmt: str, unsafe_fixes: bool = False) -> None:
-    import sys
-
     from gpuplane.cli.common import emit_json  # deferred for start-up time
     from gpuplane.lint.engine import LintResult
 

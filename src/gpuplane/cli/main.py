@@ -109,7 +109,7 @@ def internal_error_line(exc: BaseException, step: str) -> str:
     ``where`` is the innermost gpuplane frame of the traceback (file and function), so the
     report names the code that failed without a traceback. The message is cut to one line.
     """
-    import traceback
+    import traceback  # deferred for start-up time: only a crash needs it
 
     where = ""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
@@ -149,7 +149,7 @@ def main() -> None:
         cli(prog_name=program_name())
     except Exception as exc:
         if _RUN.debug:
-            import traceback
+            import traceback  # deferred for start-up time: only a crash needs it
 
             traceback.print_exc()
         sys.stderr.write(internal_error_line(exc, _RUN.command) + "\n")

@@ -9,6 +9,7 @@ object that ``gpuplane lint`` can read; the README gives the equivalent ``helm``
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -254,8 +255,6 @@ def _prepare(root: Path, force: bool) -> None:
 
 def _write(root: Path, rel: str, text: str) -> None:
     """Create ``root/rel``, never following a symlink on the way (``O_NOFOLLOW`` on the file)."""
-    import os
-
     path = _inside(root, rel)
     if path is None:
         raise OutputRefused(f"{root / rel}: a symlink on the way; not written")

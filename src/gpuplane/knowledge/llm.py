@@ -61,7 +61,7 @@ class LLMConfig:
 
 def display_url(url: str) -> str:
     """``url`` as it may be printed: no ``user:password@``, no query or fragment (tokens live there)."""
-    import urllib.parse
+    import urllib.parse  # deferred for start-up time: only an LLM call needs it
 
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
@@ -196,7 +196,7 @@ def run_tool(name: str, arguments: str | dict[str, Any] | None) -> str:
 
 
 def _post(cfg: LLMConfig, payload: dict[str, Any]) -> dict[str, Any]:
-    import urllib.parse
+    import urllib.parse  # deferred for start-up time: only an LLM call needs it
 
     url = cfg.base_url + "/chat/completions"
     shown = display_url(url)

@@ -76,7 +76,7 @@ def _uri(path: str) -> str:
     rel = rel.replace(os.sep, "/")
     rel = rel[2:] if rel.startswith("./") else rel
     # artifactLocation.uri is a URI reference: spaces and the like are percent-encoded.
-    from urllib.parse import quote
+    from urllib.parse import quote  # deferred for start-up time: only SARIF output needs it
 
     if rel.startswith("/"):
         return "file://" + quote(rel, safe="/")

@@ -10,6 +10,7 @@ and ``add_node(node)`` adds a node, so simulate can change the cluster one event
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -249,8 +250,6 @@ def volcano_message(fit: FitError) -> str:
     ``0/<n> nodes are unavailable: <histogram>.`` where n counts the nodes that recorded an
     error and a resource shortfall names one resource (reference/scheduling.md §4.2); the
     device resource is named when it is short, as Volcano's predicates report it."""
-    from collections import Counter
-
     from gpuplane.gpu.resources import is_gpu_resource  # deferred for start-up time
     from gpuplane.scheduler.framework import build_fit_message
 

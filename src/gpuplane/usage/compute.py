@@ -18,6 +18,7 @@ Definitions (docs/usage.md repeats them; tests check them by hand):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -315,8 +316,6 @@ def right_size_pool(
     Whole-GPU pools only: a MIG pool's capacity is its slice layout (``advise mig``), a
     time-shared pool's is its replicas. None when the pool mixes models, providers or types, or
     one of them is unknown."""
-    import math
-
     from gpuplane.advise.capacity import load_prices, plan_capacity  # deferred for start-up time
 
     models = {n.model.name for n in pool_nodes if n.model is not None}

@@ -14,7 +14,7 @@ clusterqueue_types.go).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 if TYPE_CHECKING:
     from gpuplane.k8s.manifest import Manifest
@@ -23,8 +23,6 @@ _models: dict[str, Any] | None = None
 
 
 def _build() -> dict[str, Any]:
-    from typing import Annotated, Literal
-
     from pydantic import BaseModel, ConfigDict, StringConstraints  # for start-up time
 
     scalar = str | int | float | bool

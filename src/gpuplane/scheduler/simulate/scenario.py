@@ -121,8 +121,8 @@ def _number(value: Any, what: str, where: str) -> float | None:
 
 def load_scenario(path: str) -> Scenario:
     """Read a scenario file (YAML or JSON)."""
-    from gpuplane.scheduler.simulate.coldstart import parse_overrides
-    from gpuplane.sources.side_input import SideInputError, read_document  # for start-up time
+    from gpuplane.scheduler.simulate.coldstart import parse_overrides  # deferred for start-up time
+    from gpuplane.sources.side_input import SideInputError, read_document
 
     try:
         data = read_document(path)
