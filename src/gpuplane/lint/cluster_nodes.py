@@ -49,6 +49,7 @@ class ClusterNodes:
         self._shapes: dict[tuple[frozenset[str], bool], NodeShapes] = {}
         self._selected: dict[bytes, tuple[NodeShapes, list[int]]] = {}
         self._free: list[dict[str, int]] | None = None
+        self._facts: dict[int, int] | None = None
         self.visited = 0
 
     def shapes(self, reads: Iterable[str] = (), *, name: bool = False) -> NodeShapes:
@@ -63,22 +64,38 @@ class ClusterNodes:
 
     def _key(self, labels: frozenset[str], name: bool) -> Callable[[Node], Hashable]:
         label_keys = tuple(sorted(labels))
-        cluster, by_node = self.cluster, self.by_node
+        facts, by_node = self._node_facts(), self.by_node
 
         def key(node: Node) -> Hashable:
-            meta, status = node.metadata, node.status
+            meta = node.metadata
             node_labels = meta.labels
             return (
-                id(node) if by_node else None,
+                id(node) if by_node else facts[id(node)],
                 meta.name if name else None,
-                tuple(node_labels.get(k) for k in label_keys),
-                tuple((t.key, t.value, t.effect) for t in node.spec.taints),
-                frozenset(status.allocatable),
-                frozenset(status.capacity),
-                tuple(sorted(cluster.allocatable(meta.name).items())),
+                tuple([node_labels.get(k) for k in label_keys]),
             )
 
         return key
+
+    def _node_facts(self) -> dict[int, int]:
+        """Node (by id) -> the number of its taints (key, value, effect) and resources (names in
+        capacity and allocatable, allocatable as the cluster model parses it) among the distinct
+        ones: the part of every shape key that reads no label, computed once per run."""
+        found = self._facts
+        if found is None:
+            distinct: dict[Hashable, int] = {}
+            allocatable = self.cluster.allocatable
+            found = self._facts = {}
+            for node in self.nodes:
+                status = node.status
+                fact = (
+                    tuple([(t.key, t.value, t.effect) for t in node.spec.taints]),
+                    frozenset(status.allocatable),
+                    frozenset(status.capacity),
+                    tuple(sorted(allocatable(node.metadata.name).items())),
+                )
+                found[id(node)] = distinct.setdefault(fact, len(distinct))
+        return found
 
     def reps(self, shapes: NodeShapes) -> list[Node]:
         """The representative (first) node of each shape, in shape order."""

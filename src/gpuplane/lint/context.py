@@ -111,6 +111,7 @@ class LintContext:
         self.expansion_problems = expansion_problems or []
         self.rule: RuleMeta | None = None  # set by the engine while a rule runs
         self._by_kind: dict[str, list[Manifest]] | None = None
+        self._with_cluster: dict[tuple[str, str | None], list[Manifest]] = {}
         # kinds some rule looked up: their input objects count as analysed (lint.coverage)
         self.read_kinds: set[str] = set()
         # findings (by id; kept alive here so ids stay unique) on fields a controller decides
@@ -147,14 +148,18 @@ class LintContext:
         if group is not None:
             found = [o for o in found if o.group == group]
         if include_cluster and self.cluster is not None:
-            seen = {(o.namespace, o.name) for o in found}
-            extra = [
-                m
-                for m in _cluster_objects(self.cluster, kind)
-                if (group is None or m.group == group) and (m.namespace, m.name) not in seen
-            ]
-            if extra:
-                found = [*found, *extra]
+            # kept per (kind, group): rules look things up per pod set (a PriorityClass by name),
+            # which would otherwise rebuild the list from the cluster for every pod set
+            merged = self._with_cluster.get((kind, group))
+            if merged is None:
+                seen = {(o.namespace, o.name) for o in found}
+                extra = [
+                    m
+                    for m in _cluster_objects(self.cluster, kind)
+                    if (group is None or m.group == group) and (m.namespace, m.name) not in seen
+                ]
+                merged = self._with_cluster[(kind, group)] = [*found, *extra] if extra else found
+            found = merged
         return found
 
     def cluster_nodes(self) -> ClusterNodes:
