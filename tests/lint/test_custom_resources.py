@@ -150,6 +150,9 @@ def test_skipped_lists_objects_no_rule_could_analyse() -> None:
             "reason": "unrendered template placeholder where the pod template belongs",
         },
     ]
+    # each entry is the object reference (spec/cli.md's order) followed by where and why
+    keys = ["apiVersion", "kind", "namespace", "name", "path", "line", "reason"]
+    assert [list(entry) for entry in result.to_json()["skipped"]] == [keys] * 3
     assert result.summary()["skipped"] == 3
 
 

@@ -48,16 +48,10 @@ class Skipped:
     reason: str
 
     def to_json(self) -> dict[str, object]:
+        """The object's reference (``Manifest.ref``) with where it is and why it was skipped,
+        flat, as spec/cli.md's ``skipped`` entries."""
         obj = self.source
-        return {
-            "kind": obj.kind,
-            "apiVersion": obj.api_version,
-            "namespace": obj.namespace,
-            "name": obj.name,
-            "path": obj.path,
-            "line": obj.line,
-            "reason": self.reason,
-        }
+        return {**obj.ref(), "path": obj.path, "line": obj.line, "reason": self.reason}
 
 
 def not_analysed(
