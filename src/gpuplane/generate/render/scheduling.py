@@ -202,54 +202,35 @@ def _coscheduling(bundle: Bundle) -> None:
     )
     bundle.add(
         "30-scheduling",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": meta(SCHED_PLUGINS_NAME, ns, labels),
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "serviceAccountName": SCHED_PLUGINS_NAME,
-                        "priorityClassName": "system-cluster-critical",
-                        "containers": [
-                            {
-                                "name": "scheduler",
-                                "image": f"registry.k8s.io/scheduler-plugins/kube-scheduler:{SCHED_PLUGINS_VERSION}",
-                                "command": [
-                                    "/bin/kube-scheduler",
-                                    "--config=/etc/kubernetes/scheduler-config.yaml",
-                                ],
-                                "livenessProbe": {
-                                    "httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"},
-                                    "initialDelaySeconds": 15,
-                                },
-                                "readinessProbe": {
-                                    "httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"}
-                                },
-                                "resources": {
-                                    "requests": {"cpu": "100m", "memory": "256Mi"},
-                                    "limits": {"memory": "1Gi"},
-                                },
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "runAsNonRoot": True,
-                                    "runAsUser": 65532,
-                                },
-                                "volumeMounts": [
-                                    {"name": "config", "mountPath": "/etc/kubernetes", "readOnly": True}
-                                ],
-                            }
-                        ],
-                        "volumes": [
-                            {"name": "config", "configMap": {"name": f"{SCHED_PLUGINS_NAME}-config"}}
-                        ],
-                    },
+        _critical_deployment(
+            SCHED_PLUGINS_NAME,
+            ns,
+            labels,
+            {
+                "name": "scheduler",
+                "image": f"registry.k8s.io/scheduler-plugins/kube-scheduler:{SCHED_PLUGINS_VERSION}",
+                "command": [
+                    "/bin/kube-scheduler",
+                    "--config=/etc/kubernetes/scheduler-config.yaml",
+                ],
+                "livenessProbe": {
+                    "httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"},
+                    "initialDelaySeconds": 15,
                 },
+                "readinessProbe": {"httpGet": {"path": "/healthz", "port": 10259, "scheme": "HTTPS"}},
+                "resources": {
+                    "requests": {"cpu": "100m", "memory": "256Mi"},
+                    "limits": {"memory": "1Gi"},
+                },
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "runAsNonRoot": True,
+                    "runAsUser": 65532,
+                },
+                "volumeMounts": [{"name": "config", "mountPath": "/etc/kubernetes", "readOnly": True}],
             },
-        },
+            volumes=[{"name": "config", "configMap": {"name": f"{SCHED_PLUGINS_NAME}-config"}}],
+        ),
     )
     _coscheduling_controller(bundle)
     bundle.shared["crd_urls"].append(
@@ -307,38 +288,25 @@ def _coscheduling_controller(bundle: Bundle) -> None:
     bundle.add("30-scheduling", _service_account_binding(name, "ClusterRole", name, name, ns))
     bundle.add(
         "30-scheduling",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": meta(name, ns, labels),
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "serviceAccountName": name,
-                        "priorityClassName": "system-cluster-critical",
-                        "containers": [
-                            {
-                                "name": "controller",
-                                "image": f"registry.k8s.io/scheduler-plugins/controller:{SCHED_PLUGINS_VERSION}",
-                                "imagePullPolicy": "IfNotPresent",
-                                "resources": {
-                                    "requests": {"cpu": "50m", "memory": "128Mi"},
-                                    "limits": {"memory": "512Mi"},
-                                },
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "runAsNonRoot": True,
-                                    "runAsUser": 65532,
-                                },
-                            }
-                        ],
-                    },
+        _critical_deployment(
+            name,
+            ns,
+            labels,
+            {
+                "name": "controller",
+                "image": f"registry.k8s.io/scheduler-plugins/controller:{SCHED_PLUGINS_VERSION}",
+                "imagePullPolicy": "IfNotPresent",
+                "resources": {
+                    "requests": {"cpu": "50m", "memory": "128Mi"},
+                    "limits": {"memory": "512Mi"},
+                },
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "runAsNonRoot": True,
+                    "runAsUser": 65532,
                 },
             },
-        },
+        ),
     )
     bundle.decide(
         "scheduling",
@@ -591,4 +559,33 @@ def _service_account_binding(
         "metadata": meta(name, binding_namespace),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
         "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+    }
+
+
+def _critical_deployment(
+    name: str,
+    namespace: str,
+    labels: dict[str, str],
+    container: dict[str, Any],
+    volumes: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A one-replica control-plane Deployment ``namespace/name`` (the scheduler-plugins chart's
+    scheduler and controller): run by the ServiceAccount of the same name, at priority
+    ``system-cluster-critical``, its one container ``container``."""
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": name,
+        "priorityClassName": "system-cluster-critical",
+        "containers": [container],
+    }
+    if volumes:
+        pod_spec["volumes"] = volumes
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta(name, namespace, labels),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
     }
