@@ -222,11 +222,7 @@ def _coscheduling(bundle: Bundle) -> None:
                     "requests": {"cpu": "100m", "memory": "256Mi"},
                     "limits": {"memory": "1Gi"},
                 },
-                "securityContext": {
-                    "allowPrivilegeEscalation": False,
-                    "runAsNonRoot": True,
-                    "runAsUser": 65532,
-                },
+                "securityContext": _non_root(),
                 "volumeMounts": [{"name": "config", "mountPath": "/etc/kubernetes", "readOnly": True}],
             },
             volumes=[{"name": "config", "configMap": {"name": f"{SCHED_PLUGINS_NAME}-config"}}],
@@ -300,11 +296,7 @@ def _coscheduling_controller(bundle: Bundle) -> None:
                     "requests": {"cpu": "50m", "memory": "128Mi"},
                     "limits": {"memory": "512Mi"},
                 },
-                "securityContext": {
-                    "allowPrivilegeEscalation": False,
-                    "runAsNonRoot": True,
-                    "runAsUser": 65532,
-                },
+                "securityContext": _non_root(),
             },
         ),
     )
@@ -589,3 +581,9 @@ def _critical_deployment(
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
+
+
+def _non_root() -> dict[str, Any]:
+    """The scheduler-plugins chart's container securityContext: uid 65532 (distroless nonroot), no
+    privilege escalation. A new dict each call, so no two objects share one (YAML would alias it)."""
+    return {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "runAsUser": 65532}
