@@ -21,14 +21,23 @@ import math
 from collections import Counter
 from typing import Any
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sched_helpers import node, obj, pod, scheduler
 
 from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.selectors import label_selector_matches
+from gpuplane.scheduler.framework import Status, unresolvable, unschedulable
 from gpuplane.scheduler.plugins.inter_pod_affinity import AffinityState, InterPodAffinity, Term
-from gpuplane.scheduler.plugins.pod_topology_spread import PodTopologySpread, SpreadState, _Constraint
+from gpuplane.scheduler.plugins.pod_topology_spread import (
+    ERR_REASON_CONSTRAINTS_NOT_MATCH,
+    ERR_REASON_NODE_LABEL_NOT_MATCH,
+    PodTopologySpread,
+    SpreadState,
+    _Constraint,
+)
+from gpuplane.scheduler.plugins.pod_topology_spread import NAME as SPREAD
 from gpuplane.scheduler.plugins.selectors_util import NodeInclusion
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.scheduler.spread_scoring import HOSTNAME, MAX_NODE_SCORE, soft_constraints
@@ -90,7 +99,8 @@ constraint_st = st.fixed_dictionaries(
         "nodeAffinityPolicy": st.sampled_from(("Honor", "Honor", "Ignore")),
         "nodeTaintsPolicy": st.sampled_from(("Honor", "Ignore")),
         "matchLabelKeys": st.lists(st.sampled_from(LABEL_KEYS), max_size=1),
-    }
+    },
+    optional={"minDomains": st.integers(1, 4)},
 )
 term_st = st.fixed_dictionaries(
     {
@@ -119,6 +129,43 @@ cluster_st = st.fixed_dictionaries(
         "churn": st.lists(st.tuples(st.integers(0, 29), st.integers(0, 7)), max_size=4),
     }
 )
+
+# For the Filter properties: hard constraints over the pods most existing pods are, so that the
+# skew check fails on some nodes and passes on others (random selectors rarely match enough).
+crowded_cluster_st = st.fixed_dictionaries(
+    {
+        "nodes": st.lists(node_st, min_size=1, max_size=8),
+        "pods": st.lists(
+            existing_st.map(
+                lambda p: {
+                    **p,
+                    "ns": "default",
+                    "labels": {"app": "web"} if p["labels"] or p["ns"] != "team-b" else {},
+                    "terminating": p["terminating"] and p["ns"] == "team-b",
+                    "anti": None,
+                }
+            ),
+            max_size=30,
+        ),
+        "incoming": incoming_st.map(
+            lambda inc: {
+                **inc,
+                "ns": "default",
+                "labels": {"app": "web"},
+                "constraints": [
+                    {
+                        **c,
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {"matchLabels": {"app": "web"}},
+                    }
+                    for c in inc["constraints"] or [{"topologyKey": HOSTNAME, "maxSkew": 1}]
+                ],
+            }
+        ),
+        "churn": st.just([]),
+    }
+)
+filter_cluster_st = cluster_st | crowded_cluster_st
 
 
 def _strip(selector: dict | None) -> dict | None:
@@ -346,6 +393,72 @@ def test_spread_prefilter_equals_naive(spec: dict[str, Any]) -> None:
     # as dicts: Counter equality ignores zero counts, and a domain with none counts (minDomains)
     assert [dict(c) for c in state.counts] == [dict(c) for c in expected]
     assert state.minimums == [min(c.values()) if c else 0 for c in expected]
+
+
+def naive_spread_filter(ctx: Any, state: SpreadState, info: Any, removed: list[Pod]) -> Status | None:
+    """filtering.go ``Filter`` on one node with ``removed`` taken off it (``RemovePod`` updates the
+    domain's count and the critical paths): the removed pods a constraint counts are found by
+    walking them, as the plugin did before it kept the matching pods per node."""
+    labels = info.labels
+    if any(c.key not in labels for c in state.constraints):
+        return unresolvable(SPREAD, ERR_REASON_NODE_LABEL_NOT_MATCH)
+    for i, c in enumerate(state.constraints):
+        counts = state.counts[i]
+        value = labels[c.key]
+        taken = sum(
+            1
+            for p in removed
+            if (p.metadata.namespace or "default") == ctx.namespace
+            and p.metadata.deletion_timestamp is None
+            and c.matches(p)
+        )
+        match_num = counts.get(value, 0) - taken
+        minimum = 0 if len(counts) < c.min_domains else state.minimums[i]
+        if removed and value in counts:
+            minimum = min(minimum, match_num)
+        if match_num + (1 if c.self_match else 0) - minimum > c.max_skew:
+            return unschedulable(SPREAD, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+    return None
+
+
+@SETTINGS
+@given(filter_cluster_st)
+def test_spread_filter_nodes_equals_filter_per_node(spec: dict[str, Any]) -> None:
+    """``filter_nodes`` (a lookup by topology domain) gives every node the Status ``filter`` gives
+    it, grouped in the order of each Status's first node, as the framework's per-node loop
+    records them."""
+    sched, incoming = build(spec)
+    ctx = sched.context(incoming)
+    plugin = PodTopologySpread()
+    if not plugin.relevant(ctx):
+        return
+    plugin.pre_filter(ctx)
+    nodes = np.arange(sched.index.num_nodes, dtype=np.int64)
+    per_node: dict[Status, list[int]] = {}
+    for info in sched.index.node_infos:
+        status = plugin.filter(ctx, info)
+        if status is not None:
+            per_node.setdefault(status, []).append(info.index)
+    found = plugin.filter_nodes(ctx, nodes)
+    assert [(status, where.tolist()) for where, status in found] == list(per_node.items())
+
+
+@SETTINGS
+@given(filter_cluster_st, st.data())
+def test_spread_filter_with_removed_pods_equals_naive(spec: dict[str, Any], data: st.DataObject) -> None:
+    """A preemption dry run's Filter (pods removed from the node) counts the removed pods through
+    the matching pods kept per node exactly as the walk over the removed pods does."""
+    sched, incoming = build(spec)
+    ctx = sched.context(incoming)
+    plugin = PodTopologySpread()
+    if not plugin.relevant(ctx):
+        return
+    plugin.pre_filter(ctx)
+    state = ctx.state.require(SpreadState)
+    info = sched.index.node_infos[data.draw(st.integers(0, sched.index.num_nodes - 1))]
+    removed = [p for p in info.pods if data.draw(st.booleans())]
+    ctx.removed = {info.index: removed}
+    assert plugin.filter(ctx, info) == naive_spread_filter(ctx, state, info, removed)
 
 
 @SETTINGS

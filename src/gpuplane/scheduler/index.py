@@ -135,6 +135,23 @@ class ClusterIndex:
             self.class_reps.append(j)
         return cid
 
+    def label_domains(self, key: str) -> tuple[np.ndarray, dict[str, int]]:
+        """Per node, the position of its ``key`` label's value among the values nodes carry (-1:
+        no such label), and those positions by value; built once per key (topology spread's
+        Filter reads it for every Pending pod; node labels change only by adding a node, which
+        clears the cache)."""
+        cache: dict[str, tuple[np.ndarray, dict[str, int]]] = self.cache.setdefault("label-domains", {})
+        hit = cache.get(key)
+        if hit is None:
+            positions: dict[str, int] = {}
+            ids = np.full(self.num_nodes, -1, dtype=np.int64)
+            for info in self.node_infos:
+                value = info.labels.get(key)
+                if value is not None:
+                    ids[info.index] = positions.setdefault(value, len(positions))
+            hit = cache[key] = (ids, positions)
+        return hit
+
     # -- changes (simulate) ----------------------------------------------------------------
     # A simulation places pods, removes them and adds nodes one at a time; these keep every
     # structure above exactly as a fresh ClusterIndex over the changed cluster would build it

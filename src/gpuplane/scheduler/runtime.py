@@ -5,8 +5,9 @@ Upstream: kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go
 and pkg/scheduler/schedule_one.go (``findNodesThatFitPod``). Plugin order is the default
 profile's (pkg/scheduler/apis/config/v1/default_plugins.go, reference/scheduling.md §2.1).
 
-Speed: static plugins run once per static node class; NodeResourcesFit is vectorized;
-the remaining plugins run per node only for pods that use them (upstream's PreFilter Skip).
+Speed: static plugins run once per static node class; NodeResourcesFit is vectorized, and so
+is any plugin with the ``NodeSetFilter`` capability (PodTopologySpread); the remaining plugins
+run per node only for pods that use them (upstream's PreFilter Skip).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, join_plugins
 from gpuplane.scheduler.index import ClusterIndex
-from gpuplane.scheduler.plugins.base import FilterPlugin, VectorFilter
+from gpuplane.scheduler.plugins.base import FilterPlugin, NodeSetFilter, VectorFilter
 from gpuplane.scheduler.plugins.dynamic_resources import DynamicResources
 from gpuplane.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from gpuplane.scheduler.plugins.node_affinity import NodeAffinity
@@ -186,6 +187,15 @@ class Framework:
                     drop = np.zeros(index.num_nodes, dtype=bool)
                     for nodes, fit_status in failed:
                         groups.setdefault(fit_status, []).extend(nodes.tolist())
+                        drop[nodes] = True
+                    alive = alive[~drop[alive]]
+                continue
+            if isinstance(plugin, NodeSetFilter):
+                failed = plugin.filter_nodes(ctx, alive)
+                if failed:
+                    drop = np.zeros(index.num_nodes, dtype=bool)
+                    for nodes, node_status in failed:
+                        groups.setdefault(node_status, []).extend(nodes.tolist())
                         drop[nodes] = True
                     alive = alive[~drop[alive]]
                 continue

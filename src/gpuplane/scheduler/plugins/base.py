@@ -76,3 +76,17 @@ class VectorFilter(Protocol):
     def filter_vector(
         self, ctx: PodContext, nodes: np.ndarray, extra: np.ndarray | None = None
     ) -> list[tuple[np.ndarray, Status]]: ...
+
+
+@runtime_checkable
+class NodeSetFilter(Protocol):
+    """A Filter that judges many nodes at once in the Filter stage proper (no pod removed from a
+    node for the cycle), with exactly the verdicts ``filter`` gives node by node: each distinct
+    failing Status with its node indexes (ascending), in the order of their first node.
+
+    Why: a per-node Python call for every node and every Pending pod grows with
+    pending x nodes; a verdict that depends on a few node labels is a lookup per label value.
+    Preemption's dry runs, which remove pods, keep calling ``filter``.
+    """
+
+    def filter_nodes(self, ctx: PodContext, nodes: np.ndarray) -> list[tuple[np.ndarray, Status]]: ...

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from gpuplane.k8s.node_shapes import HOSTNAME_LABEL, selects_node_identity
 from gpuplane.k8s.objects import LabelSelector, Pod, TopologySpreadConstraint
 from gpuplane.k8s.selectors import (
@@ -57,10 +59,6 @@ class _Constraint:
         return self.selector is not None and label_selector_matches(self.selector, pod.metadata.labels)
 
 
-def _counts_pod(pod: Pod, namespace: str) -> bool:
-    return (pod.metadata.namespace or "default") == namespace and pod.metadata.deletion_timestamp is None
-
-
 @dataclass(slots=True)
 class SpreadState:
     """PreFilter's ``preFilterState``: the hard constraints and, per constraint, the matching
@@ -69,6 +67,10 @@ class SpreadState:
     constraints: list[_Constraint]
     counts: list[Counter[str]] = field(default_factory=list)
     minimums: list[int] = field(default_factory=list)
+    # Per constraint, the domains with a matching pod (the nonzero entries of ``counts``), and
+    # per node the matching pods on it: what a removed pod can take off (preemption dry runs).
+    hits: list[Counter[str]] = field(default_factory=list)
+    on_node: list[dict[int, list[Pod]]] = field(default_factory=list)
 
 
 def eligible_domains(
@@ -131,14 +133,20 @@ class PodTopologySpread(FilterPlugin):
         keys = [c.key for c in constraints]
         policies = [(c.affinity_honor, c.taints_honor) for c in constraints]
         counts: list[Counter[str]] = [Counter() for _ in constraints]
+        hits: list[Counter[str]] = [Counter() for _ in constraints]
+        on_node: list[dict[int, list[Pod]]] = [{} for _ in constraints]
+        matching = [self._matching(ctx, c) for c in constraints]
+        for i, found in enumerate(matching):
+            for pod, j in found:
+                on_node[i].setdefault(j, []).append(pod)
         if selects_node_identity(ctx.pod):
             per_node = eligible_nodes(index, ctx.pod, keys, policies)
             for i, c in enumerate(constraints):
                 for j in sorted(per_node[i]):
                     counts[i].setdefault(infos[j].labels[c.key], 0)
-                for _, j in self._matching(ctx, c):
+                for _, j in matching[i]:
                     if j in per_node[i]:
-                        counts[i][infos[j].labels[c.key]] += 1
+                        hits[i][infos[j].labels[c.key]] += 1
         else:
             domains = eligible_domains(index, ctx.pod, keys, policies)
             shape_of = index.shapes.shape_of
@@ -151,12 +159,16 @@ class PodTopologySpread(FilterPlugin):
                         domain_counts.update(hostnames[sid])
                     else:
                         domain_counts.setdefault(value, 0)
-                for _, j in self._matching(ctx, c):
+                for _, j in matching[i]:
                     sid = shape_of[j]
                     if sid in by_shape:
                         value = by_shape[sid]
-                        domain_counts[infos[j].labels[c.key] if value is None else value] += 1
+                        hits[i][infos[j].labels[c.key] if value is None else value] += 1
+        for domain_counts, domain_hits in zip(counts, hits, strict=True):
+            domain_counts.update(domain_hits)
         state.counts = counts
+        state.hits = hits
+        state.on_node = on_node
         state.minimums = [min(domain_counts.values()) if domain_counts else 0 for domain_counts in counts]
         return None, None
 
@@ -178,12 +190,14 @@ class PodTopologySpread(FilterPlugin):
                 return unresolvable(NAME, ERR_REASON_NODE_LABEL_NOT_MATCH)
         counts = state.counts
         removed = ctx.removed.get(node.index, ())
+        removed_ids = {id(p) for p in removed} if removed else set()
         for i, c in enumerate(constraints):
             domain_counts = counts[i]
             value = labels[c.key]
             match_num = domain_counts.get(value, 0)
             if removed:
-                match_num -= sum(1 for p in removed if _counts_pod(p, ctx.namespace) and c.matches(p))
+                # The removed pods this constraint counts: its matching pods on this node.
+                match_num -= sum(1 for p in state.on_node[i].get(node.index, ()) if id(p) in removed_ids)
             if len(domain_counts) < c.min_domains:
                 minimum = 0
             else:
@@ -193,3 +207,30 @@ class PodTopologySpread(FilterPlugin):
             if match_num + (1 if c.self_match else 0) - minimum > c.max_skew:
                 return unschedulable(NAME, ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
+
+    def filter_nodes(self, ctx: PodContext, nodes: np.ndarray) -> list[tuple[np.ndarray, Status]]:
+        """:meth:`filter` on every node of ``nodes`` at once (nothing removed): a node's verdict
+        depends only on its value of each constraint's topology key, so each constraint is a
+        lookup of the matching count by the node's domain position (``ClusterIndex.label_domains``)."""
+        state = ctx.state.require(SpreadState)
+        index = ctx.index
+        domains = [index.label_domains(c.key) for c in state.constraints]
+        missing = np.zeros(len(nodes), dtype=bool)
+        for ids, _ in domains:
+            missing |= ids[nodes] < 0
+        skewed = np.zeros(len(nodes), dtype=bool)
+        for i, c in enumerate(state.constraints):
+            ids, positions = domains[i]
+            # One slot per domain value, and a last one (zero) that position -1 reads.
+            matched = np.zeros(len(positions) + 1, dtype=np.int64)
+            for value, count in state.hits[i].items():
+                matched[positions[value]] = count
+            minimum = 0 if len(state.counts[i]) < c.min_domains else state.minimums[i]
+            skewed |= matched[ids[nodes]] + (1 if c.self_match else 0) - minimum > c.max_skew
+        failed = [
+            (np.nonzero(missing)[0], unresolvable(NAME, ERR_REASON_NODE_LABEL_NOT_MATCH)),
+            (np.nonzero(skewed & ~missing)[0], unschedulable(NAME, ERR_REASON_CONSTRAINTS_NOT_MATCH)),
+        ]
+        failed = [(nodes[where], status) for where, status in failed if len(where)]
+        failed.sort(key=lambda item: int(item[0][0]))
+        return failed
