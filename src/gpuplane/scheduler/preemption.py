@@ -194,11 +194,12 @@ def _filter_node(
     info: NodeInfo,
     removed: list[Pod],
     extra: np.ndarray | None,
-    freed: np.ndarray | None = None,
+    freed: np.ndarray | list[int] | None = None,
 ) -> Status | None:
     """The first failing plugin on one node with ``removed`` pods taken off and the nominated
     pods of ``extra`` added (NodeResourcesFit is the plugin that counts their requests).
-    ``freed``: the requests of ``removed`` (a resources column) when already summed."""
+    ``freed``: the requests of ``removed`` and their count (a resources column, the ``pods``
+    row included) when already summed."""
     j = info.index
     held = extra is not None and bool(extra[:, j].any())
     ctx.removed = {j: removed}
@@ -207,7 +208,7 @@ def _filter_node(
     try:
         for plugin in plugins:
             if held and isinstance(plugin, VectorFilter):
-                status = _fit_with_nominated(ctx, plugin, j, removed, extra)
+                status = _fit_with_nominated(ctx, plugin, j, removed, extra, freed)
             else:
                 status = plugin.filter(ctx, info)
             if status is not None:
@@ -219,23 +220,32 @@ def _filter_node(
 
 
 def _fit_with_nominated(
-    ctx: PodContext, fit: VectorFilter, j: int, removed: list[Pod], extra: np.ndarray | None
+    ctx: PodContext,
+    fit: VectorFilter,
+    j: int,
+    removed: list[Pod],
+    extra: np.ndarray | None,
+    freed: np.ndarray | list[int] | None = None,
 ) -> Status | None:
     """NodeResourcesFit on node ``j`` through its vector path: the node's requests plus the
-    nominated pods' minus the removed pods' (a scratch matrix, one column touched)."""
+    nominated pods' minus the removed pods' (a scratch matrix, one column touched); ``freed``:
+    the removed pods' requests and count (a resources column), when already summed."""
     index = ctx.index
     scratch: np.ndarray | None = index.cache.get("preemption/scratch")
     if scratch is None or scratch.shape != index.req.shape:
         scratch = index.cache["preemption/scratch"] = np.zeros_like(index.req)
     assert extra is not None
-    column = extra[:, j].copy()
-    pods_row = index.resource_index[PODS]
-    for pod in removed:
-        for name, amount in index.pod_requests(pod).items():
-            row = index.resource_index.get(name)
-            if row is not None:
-                column[row] -= amount
-        column[pods_row] -= 1
+    if freed is not None:
+        column = extra[:, j] - np.asarray(freed, dtype=np.int64)
+    else:
+        column = extra[:, j].copy()
+        pods_row = index.resource_index[PODS]
+        for pod in removed:
+            for name, amount in index.pod_requests(pod).items():
+                row = index.resource_index.get(name)
+                if row is not None:
+                    column[row] -= amount
+            column[pods_row] -= 1
     scratch[:, j] = column
     try:
         failed = fit.filter_vector(ctx, np.array([j], dtype=np.int64), scratch)
@@ -289,12 +299,44 @@ def dry_run(
             if j not in bad:
                 out[j] = None
         return out
+    # Plugin by plugin over the nodes still passing, as the Filter stage runs: a node's Status
+    # is its first failing plugin either way, and NodeResourcesFit judges every node at once
+    # (the freed requests are ``cum[k]``), so the per-node plugins see only the nodes where
+    # the pod fits once every lower-priority pod is gone.
     infos = index.node_infos
-    below = cum[k]  # the requests of exactly the pods removed below, per node
+    below = cum[k]  # the requests (and count) of exactly the pods removed, per node
+    found: dict[int, Status] = {}
+    remaining = has_victims
+    for plugin in dynamic:
+        if len(remaining) == 0:
+            break
+        if isinstance(plugin, VectorFilter):
+            failed = plugin.filter_vector(ctx, remaining, -below if extra is None else extra - below)
+            if failed:
+                drop = np.zeros(index.num_nodes, dtype=bool)
+                for node_idx, status in failed:
+                    for j in node_idx.tolist():
+                        found[j] = status
+                    drop[node_idx] = True
+                remaining = remaining[~drop[remaining]]
+            continue
+        keep: list[int] = []
+        for j in remaining.tolist():
+            info = infos[j]
+            ctx.removed = {j: [p for p in info.pods if index.priority(p) < ctx.priority]}
+            ctx.freed = {j: below[:, j]}
+            try:
+                status = plugin.filter(ctx, info)
+            finally:
+                ctx.removed = {}
+                ctx.freed = {}
+            if status is None:
+                keep.append(j)
+            else:
+                found[j] = status
+        remaining = np.array(keep, dtype=np.int64)
     for j in has_victims.tolist():
-        info = infos[j]
-        lower = [p for p in info.pods if index.priority(p) < ctx.priority]
-        out[j] = _filter_node(ctx, dynamic, info, lower, extra, below[:, j])
+        out[j] = found.get(j)
     return out
 
 
@@ -392,9 +434,11 @@ def _pick(
     """
     index = fw.index
     dynamic = [p for p in active if not p.static]
-    only_fit = all(isinstance(p, VectorFilter) for p in dynamic)
-    levels, _, _ = index.priority_levels()
+    vector: list[FilterPlugin] = [p for p in dynamic if isinstance(p, VectorFilter)]
+    only_fit = len(vector) == len(dynamic)
+    levels, cum, _ = index.priority_levels()
     level = int(np.searchsorted(levels, ctx.priority, side="left"))
+    below = cum[level]  # per node, the requests (and count) of the pods below the preemptor
     victims_cache: dict[tuple, tuple[list[Pod], int]] = index.cache.setdefault("preemption/victims", {})
     names = tuple(sorted(n for n, v in ctx.requests.items() if v > 0))
     want = tuple(ctx.requests[n] for n in names)
@@ -416,7 +460,9 @@ def _pick(
                 hit = victims_cache[key] = _reprieve_resources(ctx, info, lower, violating, safe, held)
             victims, violations = hit
         else:
-            victims, violations = _reprieve_filters(ctx, dynamic, info, lower, violating, safe, extra)
+            victims, violations = _reprieve_filters(
+                ctx, dynamic, info, lower, violating, safe, extra, below[:, j], vector
+            )
         if not victims:
             tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=info.name),), NAME)
             continue
@@ -494,17 +540,41 @@ def _reprieve_filters(
     lower: list[Pod],
     violating: list[Pod],
     safe: list[Pod],
-    extra: np.ndarray | None = None,
+    extra: np.ndarray | None,
+    freed_all: np.ndarray,
+    vector: list[FilterPlugin],
 ) -> tuple[list[Pod], int]:
+    """``SelectVictimsOnNode``'s reprieve loop with every dynamic plugin: add each pod back (PDB-
+    violating ones first, most important first) and keep it when the preemptor still passes.
+
+    ``freed_all``: the requests and count of all of ``lower`` (``ClusterIndex.priority_levels``);
+    the requests of the pods still removed are kept up to date pod by pod, so NodeResourcesFit
+    never sums the removed pods again (upstream's RemovePod/AddPod keep NodeInfo the same way).
+    ``vector``: the plugins of ``dynamic`` that are :class:`VectorFilter` (NodeResourcesFit)."""
+    index = ctx.index
+    rows = index.resource_index
+    pods_row = rows[PODS]
+    per_node = [p for p in dynamic if p not in vector]
     removed = list(lower)
+    freed: list[int] = freed_all.tolist()
     victims: list[Pod] = []
     violations = 0
     for group, is_violating in ((violating, True), (safe, False)):
         for pod in group:
             trial = [p for p in removed if p is not pod]
-            fits = _filter_node(ctx, dynamic, info, trial, extra) is None
+            trial_freed = freed.copy()
+            for name, amount in index.pod_requests(pod).items():
+                row = rows.get(name)
+                if row is not None:
+                    trial_freed[row] -= amount
+            trial_freed[pods_row] -= 1
+            # The node passes every plugin in the current state; a pod no per-node plugin
+            # counts can only change the resource fit (see FilterPlugin.reprieve_neutral).
+            neutral = all(p.reprieve_neutral(ctx, pod) for p in per_node)
+            plugins = vector if neutral else dynamic
+            fits = _filter_node(ctx, plugins, info, trial, extra, trial_freed) is None
             if fits:
-                removed = trial
+                removed, freed = trial, trial_freed
             else:
                 victims.append(pod)
                 violations += is_violating

@@ -15,6 +15,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status
 
@@ -55,6 +56,15 @@ class FilterPlugin:
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         """None when the node passes."""
         return None
+
+    def reprieve_neutral(self, ctx: PodContext, pod: Pod) -> bool:
+        """True when taking ``pod`` off its node or putting it back cannot change this plugin's
+        verdict for ``ctx.pod`` on that node (the pod matches none of what the plugin counts).
+
+        Preemption's reprieve (``SelectVictimsOnNode``) adds victims back one by one from a
+        state every plugin passes; a pod neutral to every per-node plugin then only needs the
+        resource fit checked. False (always check) unless a plugin knows better."""
+        return False
 
     def static_key(self, ctx: PodContext) -> bool:
         """For static plugins: True when node labels beyond the shared class key matter

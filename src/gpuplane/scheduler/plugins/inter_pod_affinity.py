@@ -298,6 +298,18 @@ class InterPodAffinity(FilterPlugin):
                 adjusted[(t.key, labels[t.key])] -= gone
         return Counter({k: v for k, v in adjusted.items() if v != 0})
 
+    def reprieve_neutral(self, ctx: PodContext, pod: Pod) -> bool:
+        """What a removed pod can change in :meth:`filter`: the affinity count (it matches every
+        affinity term), an anti-affinity count (it matches a term) or an existing pod's
+        anti-affinity (it owns a term that matches the incoming pod)."""
+        state = ctx.state.require(AffinityState)
+        ns_labels = ctx.index.namespace_labels(pod.metadata.namespace or "default")
+        if state.affinity and all(t.matches(pod, ns_labels) for t in state.affinity):
+            return False
+        if any(t.matches(pod, ns_labels) for t in state.anti):
+            return False
+        return not any(owner is pod for _, _, owner in state.existing)
+
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         state = ctx.state.require(AffinityState)
         affinity, anti, existing = state.affinity, state.anti, state.existing

@@ -71,6 +71,8 @@ class SpreadState:
     # per node the matching pods on it: what a removed pod can take off (preemption dry runs).
     hits: list[Counter[str]] = field(default_factory=list)
     on_node: list[dict[int, list[Pod]]] = field(default_factory=list)
+    # ids of every pod some constraint counts (what preemption's reprieve must re-check)
+    counted: set[int] = field(default_factory=set)
 
 
 def eligible_domains(
@@ -136,9 +138,11 @@ class PodTopologySpread(FilterPlugin):
         hits: list[Counter[str]] = [Counter() for _ in constraints]
         on_node: list[dict[int, list[Pod]]] = [{} for _ in constraints]
         matching = [self._matching(ctx, c) for c in constraints]
+        counted: set[int] = set()
         for i, found in enumerate(matching):
             for pod, j in found:
                 on_node[i].setdefault(j, []).append(pod)
+                counted.add(id(pod))
         if selects_node_identity(ctx.pod):
             per_node = eligible_nodes(index, ctx.pod, keys, policies)
             for i, c in enumerate(constraints):
@@ -169,6 +173,7 @@ class PodTopologySpread(FilterPlugin):
         state.counts = counts
         state.hits = hits
         state.on_node = on_node
+        state.counted = counted
         state.minimums = [min(domain_counts.values()) if domain_counts else 0 for domain_counts in counts]
         return None, None
 
@@ -180,6 +185,10 @@ class PodTopologySpread(FilterPlugin):
             return []
         found = ctx.index.pods.select((ctx.namespace,), (c.selector,))
         return [entry for entry in found if entry[0].metadata.deletion_timestamp is None]
+
+    def reprieve_neutral(self, ctx: PodContext, pod: Pod) -> bool:
+        """A pod no constraint counts changes no domain count when removed or put back."""
+        return id(pod) not in ctx.state.require(SpreadState).counted
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         state = ctx.state.require(SpreadState)
