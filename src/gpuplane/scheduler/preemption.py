@@ -326,14 +326,14 @@ def dry_run(
             ctx.removed = {j: [p for p in info.pods if index.priority(p) < ctx.priority]}
             ctx.freed = {j: below[:, j]}
             try:
-                status = plugin.filter(ctx, info)
+                verdict = plugin.filter(ctx, info)
             finally:
                 ctx.removed = {}
                 ctx.freed = {}
-            if status is None:
+            if verdict is None:
                 keep.append(j)
             else:
-                found[j] = status
+                found[j] = verdict
         remaining = np.array(keep, dtype=np.int64)
     for j in has_victims.tolist():
         out[j] = found.get(j)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gpuplane.gpu.labels import MIG_STRATEGY
 from gpuplane.gpu.resources import classify, is_gpu_resource, parse_mig_profile
 from gpuplane.gpu.sharing import REPLICA_ADJECTIVE, Replication, UnitCount, replication, unit_word
 from gpuplane.k8s.tolerations import find_untolerated_taint
@@ -368,25 +369,18 @@ def _shortage_cause(
         for i in infos
     }
     total_free = sum(max(v, 0) for v in free.values())
-    shared = {i.name: _replication(sched, i.name, resource) for i in infos}
+    kinds = _node_kinds(sched, resource, list(free))
+    shared = {name: kinds[name][0] for name in free}
     free_units, all_units = UnitCount(), UnitCount()
     for i in infos:
         free_units.add(i.name, free[i.name], shared[i.name])
         all_units.add(i.name, i.allocatable.get(resource, 0), shared[i.name])
-    unit = unit_word(
-        resource,
-        (node.metadata.labels for i in infos if (node := sched.cluster.node_by_name.get(i.name)) is not None),
-    )
-
-    def node_kind(name: str) -> str:
-        model = _model(sched, name)
-        rep = shared[name]
-        if rep is not None:
-            model = f"{REPLICA_ADJECTIVE.get(rep.strategy, rep.strategy)} {model}".rstrip()
-        return model
+    # unit_word reads only the MIG strategy label: the nodes labelled "single" speak for all.
+    single = _mig_single_nodes(sched).intersection(free)
+    unit = unit_word(resource, (sched.cluster.node_by_name[name].metadata.labels for name in sorted(single)))
 
     by_free: Counter[tuple[str, int, bool]] = Counter(
-        (node_kind(i.name), max(free[i.name], 0), shared[i.name] is not None) for i in infos
+        (kinds[i.name][1], max(free[i.name], 0), shared[i.name] is not None) for i in infos
     )
     parts = ", ".join(
         f"{c} {model + ' ' if model else ''}node(s) with {f} free{_replicas_word(f) if replicas else ''}"
@@ -443,6 +437,47 @@ def _exposed_gpu_names(sched: Scheduler, info: NodeInfo, resource: str) -> tuple
     return hit
 
 
+def _exposed_by_kind(sched: Scheduler, resource: str) -> dict[int, tuple[list[str], list[str]]]:
+    """Node index -> (MIG resource names, time-sliced/shared names) a node advertises besides
+    ``resource``: filled as nodes are asked about, once per cluster (every Pending pod asking
+    ``resource`` asks the same of the nodes that lack it)."""
+    cache: dict[str, dict[int, tuple[list[str], list[str]]]] = sched.index.cache.setdefault(
+        "explain/exposed-kinds", {}
+    )
+    return cache.setdefault(resource, {})
+
+
+def _node_kinds(
+    sched: Scheduler, resource: str, names: list[str]
+) -> dict[str, tuple[Replication | None, str]]:
+    """Per node name: how ``resource`` is shared there (gpu/sharing.py) and the node's kind as a
+    shortage cause names it (its GPU model, after the sharing adjective), memoized per node."""
+    cache: dict[str, dict[str, tuple[Replication | None, str]]] = sched.index.cache.setdefault(
+        "explain/node-kinds", {}
+    )
+    kinds = cache.setdefault(resource, {})
+    for name in names:
+        if name not in kinds:
+            rep = _replication(sched, name, resource)
+            model = _model(sched, name)
+            if rep is not None:
+                model = f"{REPLICA_ADJECTIVE.get(rep.strategy, rep.strategy)} {model}".rstrip()
+            kinds[name] = (rep, model)
+    return kinds
+
+
+def _mig_single_nodes(sched: Scheduler) -> frozenset[str]:
+    """Names of the nodes labelled with the MIG ``single`` strategy (what ``unit_word`` asks)."""
+    cached = sched.index.cache.get("explain/mig-single")
+    if cached is None:
+        cached = sched.index.cache["explain/mig-single"] = frozenset(
+            node.metadata.name
+            for node in sched.cluster.nodes
+            if node.metadata.labels.get(MIG_STRATEGY) == "single"
+        )
+    return cached
+
+
 def _max_gpus_per_container(expl: Explanation, resource: str) -> int:
     """The largest count of ``resource`` one container (or init container) asks for: a
     CUDA process sees one MIG device, so a MIG slice can stand in for at most 1 GPU each."""
@@ -482,10 +517,16 @@ def _renamed_resource(
     shared_fit: dict[str, list[str]] = {}
     shared_no: dict[str, list[str]] = {}
     plain: list[str] = []
+    exposed_kinds = _exposed_by_kind(sched, resource)
     for info in infos:
-        names = _exposed_gpu_names(sched, info, resource)
-        mig = [n for n in names if (c := classify(n)) is not None and c.kind == "mig"]
-        shared = [n for n in names if (c := classify(n)) is not None and c.kind == "shared"]
+        found = exposed_kinds.get(info.index)
+        if found is None:
+            names = _exposed_gpu_names(sched, info, resource)
+            found = exposed_kinds[info.index] = (
+                [n for n in names if (c := classify(n)) is not None and c.kind == "mig"],
+                [n for n in names if (c := classify(n)) is not None and c.kind == "shared"],
+            )
+        mig, shared = found
         if mig:
             exposed = ", ".join(mig)
             fitting = _with_free(info, mig, want) if asks_whole and per_container <= 1 else []
