@@ -63,3 +63,29 @@ def test_read_cluster_freezes_only_when_the_process_allows(monkeypatch: pytest.M
         assert gc.get_freeze_count() > before
     finally:
         gc.unfreeze()
+
+
+def test_diagnose_freezes_what_it_built_only_after_a_frozen_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``paused_gc(then_freeze=True)`` (the diagnose command, load to output) freezes what the
+    command leaves alive only in a process that may freeze and froze the cluster it read:
+    never in a test run or the MCP server, never after a small cluster."""
+    monkeypatch.setitem(gc_policy._STATE, "freeze", False)
+    gc.unfreeze()
+    try:
+        res = CliRunner().invoke(cli, ["diagnose", "--cluster", DEMO, "-f", "json"])
+        assert res.exit_code == 0, res.output
+        assert gc.get_freeze_count() == 0 and gc.isenabled()
+        gc_policy.allow_freeze()  # what the console script's main() does; the demo is no big cluster
+        res = CliRunner().invoke(cli, ["diagnose", "--cluster", DEMO, "-f", "json"])
+        assert res.exit_code == 0, res.output
+        assert gc.get_freeze_count() == 0 and gc.isenabled()
+        monkeypatch.setattr(cluster_source, "FREEZE_ABOVE", 0)  # now it is: read_cluster freezes it
+        res = CliRunner().invoke(cli, ["diagnose", "--cluster", DEMO, "-f", "json"])
+        assert res.exit_code == 0, res.output
+        frozen = gc.get_freeze_count()
+        assert frozen > 0 and gc.isenabled()
+        with gc_policy.paused_gc(then_freeze=True):
+            built = [[i] for i in range(1000)]  # what a command leaves alive
+        assert gc.get_freeze_count() >= frozen + len(built) and gc.isenabled()
+    finally:
+        gc.unfreeze()

@@ -18,6 +18,7 @@ from gpuplane.cli.common import (
     quiet_option,
     resolve_cluster,
 )
+from gpuplane.sources.gc_policy import paused_gc
 
 
 @click.command()
@@ -40,6 +41,8 @@ from gpuplane.cli.common import (
     help="Report only findings at or above this severity (the inventory stays whole).",
 )
 @quiet_option
+# From load to output: the findings' JSON alone started a full collection over the cluster read.
+@paused_gc(then_freeze=True)
 def diagnose(
     cluster: str | None,
     kube_context: str | None,
