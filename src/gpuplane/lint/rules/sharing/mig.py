@@ -283,13 +283,14 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
                 if not entry.mig_enabled or not entry.mig_devices:
                     continue
                 models = [m for pci in entry.device_filter if (m := cat.model_for_pci_id(pci)) is not None]
+                entry_path = anchor if anchor is not None else ("data", "mig-configs", name, i)
                 if models:
                     for model in models:
                         ok, reason = layout_fits(model, entry.mig_devices)
                         if not ok:
                             yield ctx.report(
                                 cm,
-                                anchor if anchor is not None else ("data", "mig-configs", name, i),
+                                entry_path,
                                 f"{label}: mig-configs.{name}[{i}] does not fit "
                                 f"{model.name}: {reason}; the MIG manager fails (mig.config.state=failed).",
                                 f"Choose profiles and counts that fit {model.name} (see gpuplane advise mig).",
@@ -301,7 +302,7 @@ def mig_config_invalid(ctx: LintContext) -> Iterator[Finding]:
                 if not ok:
                     yield ctx.report(
                         cm,
-                        anchor if anchor is not None else ("data", "mig-configs", name, i),
+                        entry_path,
                         f"{label}: mig-configs.{name}[{i}] fits no GPU: "
                         f"{reason}; the MIG manager fails (mig.config.state=failed).",
                         "Choose profiles and counts that fit the target GPU (see gpuplane advise mig).",
