@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpuplane.cli import main as cli_main
+from gpuplane.cli.common import internal_error_line
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = str(ROOT / "examples" / "clusters" / "demo.yaml")
@@ -60,7 +61,7 @@ def test_where_names_the_innermost_gpuplane_frame() -> None:
     try:
         fail()
     except ValueError as exc:
-        line = cli_main.internal_error_line(exc, "simulate")
+        line = internal_error_line(exc, "simulate")
     # this test module is not under a gpuplane/ folder: no frame to name
     assert line == (
         "gpuplane: internal error in simulate: ValueError: bad value; please report it "

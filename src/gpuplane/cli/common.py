@@ -1,6 +1,9 @@
 """Options and helpers shared by the command modules.
 
-Kept free of heavy imports: every command module imports this at start-up.
+Kept free of heavy imports: every command module imports this at start-up. click itself is
+imported by the functions that use it, so that ``gpuplane lint FILE`` (which
+:mod:`gpuplane.cli.entry` runs without click, :mod:`gpuplane.cli.lint_run`) pays for it only
+when it has a line to print on stderr.
 """
 
 from __future__ import annotations
@@ -9,8 +12,6 @@ import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
-
-import click
 
 if TYPE_CHECKING:
     from gpuplane.app.outcome import Message, Messages
@@ -23,8 +24,17 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 
 
+def echo_err(text: str) -> None:
+    """``text`` as one line on stderr, through ``click.echo`` as every command prints."""
+    import click  # deferred for start-up time: a one-file lint without messages never needs it
+
+    click.echo(text, err=True)
+
+
 def format_option(*choices: str, default: str = "text") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``-f/--format`` limited to the formats a command can render."""
+    import click  # deferred for start-up time (see the module docstring)
+
     return click.option(
         "-f",
         "--format",
@@ -52,6 +62,8 @@ def cluster_options(
         source_help += " Default: live (the current kube-context, like kubectl)."
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        import click  # deferred for start-up time (see the module docstring)
+
         func = click.option(
             "--kubeconfig",
             type=click.Path(dir_okay=False),
@@ -81,6 +93,8 @@ def namespace_options(func: Callable[..., Any]) -> Callable[..., Any]:
     Without either, every namespace is shown (gpuplane's reports are cluster-wide); ``-A`` says
     so explicitly and cannot be combined with ``-n``.
     """
+    import click  # deferred for start-up time (see the module docstring)
+
     func = click.option(
         "-A",
         "--all-namespaces",
@@ -117,24 +131,24 @@ def resolve_cluster(cluster: str | None, context: str | None, kubeconfig: str | 
     if source == LIVE:
         from gpuplane.sources.live import context_label  # for start-up time
 
-        click.echo(f"gpuplane: reading cluster {context_label(context, kubeconfig)}", err=True)
+        echo_err(f"gpuplane: reading cluster {context_label(context, kubeconfig)}")
     return source
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print one clear line to stderr and exit (2 = unusable input or arguments)."""
-    click.echo(f"gpuplane: {message}", err=True)
+    echo_err(f"gpuplane: {message}")
     sys.exit(code)
 
 
 def echo_message(message: Message) -> None:
     """One message of the service layer on stderr, the way every command prints it."""
     if message.kind == "input-error":  # a LoadError: its text starts with the file name
-        click.echo(message.text, err=True)
+        echo_err(message.text)
     elif message.kind == "warning":
-        click.echo(f"gpuplane: warning: {message.text}", err=True)
+        echo_err(f"gpuplane: warning: {message.text}")
     else:
-        click.echo(f"gpuplane: {message.text}", err=True)
+        echo_err(f"gpuplane: {message.text}")
 
 
 def cli_messages(*, warnings: bool = True) -> Messages:
@@ -205,7 +219,7 @@ def write_output(text: str, output: str | None, what: str | None = None) -> None
             handle.write(text)
     except OSError as exc:
         fail(f"-o {output}: {exc.strerror or exc}")
-    click.echo(f"gpuplane: wrote {what + ' to ' if what else ''}{output}", err=True)
+    echo_err(f"gpuplane: wrote {what + ' to ' if what else ''}{output}")
 
 
 def write_json(document: Any, output: str | None) -> None:
@@ -261,6 +275,8 @@ def emit_json(document: Any) -> None:
 
 def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``-q/--quiet``: no progress display on stderr (it shows only on a terminal anyway)."""
+    import click  # deferred for start-up time (see the module docstring)
+
     return click.option(
         "--quiet",
         "-q",
@@ -280,3 +296,57 @@ def progress_display(quiet: bool) -> Any:
     from gpuplane.report.progress import RichReporter  # deferred for start-up time
 
     return reporting(RichReporter(sys.stderr))
+
+
+EXIT_INTERNAL = 3
+
+
+def internal_error_line(exc: BaseException, step: str) -> str:
+    """``internal error in STEP (where): Type: message; please report ...``, one line.
+
+    ``where`` is the innermost gpuplane frame of the traceback (file and function), so the
+    report names the code that failed without a traceback. The message is cut to one line.
+    """
+    import traceback  # deferred for start-up time: only a crash needs it
+
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = frame.filename.replace(os.sep, "/")
+        if "/gpuplane/" in path:
+            where = f" ({path[path.rindex('/gpuplane/') + 1 :]}:{frame.lineno} in {frame.name})"
+            break
+    text = " ".join(str(exc).split())
+    if len(text) > 200:
+        text = text[:197] + "..."
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return (
+        f"gpuplane: internal error in {step or 'gpuplane'}{where}: {detail}; please report it "
+        "(rerun with --debug for the traceback)"
+    )
+
+
+def debug_requested() -> bool:
+    """``GPUPLANE_DEBUG`` set to anything but empty or ``0``: tracebacks of internal errors too."""
+    return os.environ.get("GPUPLANE_DEBUG", "") not in ("", "0")
+
+
+def run_guarded(body: Callable[[], object], *, step: Callable[[], str], debug: Callable[[], bool]) -> None:
+    """Run one whole command the way the ``gpuplane`` program does, click or not.
+
+    Any exception that escapes ``body`` is a bug of gpuplane, not a finding: one line on stderr
+    (:func:`internal_error_line`, naming ``step()``) and exit 3, never 1 (which CI reads as
+    "findings found"); the traceback only when ``debug()``. One command, then exit: a big
+    cluster may leave the cyclic GC (``allow_freeze``).
+    """
+    from gpuplane.sources.gc_policy import allow_freeze  # deferred for start-up time
+
+    allow_freeze()
+    try:
+        body()
+    except Exception as exc:
+        if debug():
+            import traceback  # deferred for start-up time: only a crash needs it
+
+            traceback.print_exc()
+        sys.stderr.write(internal_error_line(exc, step()) + "\n")
+        sys.exit(EXIT_INTERNAL)

@@ -2,7 +2,8 @@
 
 ``gpuplane``, ``gpuplane --help`` and ``gpuplane --version`` are answered from
 :mod:`gpuplane.cli.registry` alone, so they cost little more than starting
-Python. Everything else is handed to the click CLI in :mod:`gpuplane.cli.main`.
+Python; ``gpuplane lint PATH...`` without flags runs :mod:`gpuplane.cli.lint_run`
+without click. Everything else is handed to the click CLI in :mod:`gpuplane.cli.main`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ def main() -> None:
             TOP_HELP = TOP_HELP.replace("Usage: gpuplane ", "Usage: kubectl gpuplane ", 1)
         sys.stdout.write(TOP_HELP)
         return
+    if args[:1] == ["lint"]:
+        from gpuplane.cli.lint_run import only_paths, run_paths  # deferred for start-up time
+
+        if only_paths(args[1:]):  # `gpuplane lint FILE...` of pre-commit hooks and editors
+            run_paths(args[1:])
+            return
     from gpuplane.cli.main import main as click_main  # deferred for start-up time
 
     click_main()

@@ -14,6 +14,7 @@ import sys
 import click
 
 from gpuplane import __version__
+from gpuplane.cli.common import debug_requested, run_guarded
 from gpuplane.cli.registry import COMMANDS
 
 
@@ -100,33 +101,6 @@ def cli() -> None:
     import gpuplane.gpu.config_files  # noqa: F401
 
 
-EXIT_INTERNAL = 3
-
-
-def internal_error_line(exc: BaseException, step: str) -> str:
-    """``internal error in STEP (where): Type: message; please report ...``, one line.
-
-    ``where`` is the innermost gpuplane frame of the traceback (file and function), so the
-    report names the code that failed without a traceback. The message is cut to one line.
-    """
-    import traceback  # deferred for start-up time: only a crash needs it
-
-    where = ""
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        path = frame.filename.replace(os.sep, "/")
-        if "/gpuplane/" in path:
-            where = f" ({path[path.rindex('/gpuplane/') + 1 :]}:{frame.lineno} in {frame.name})"
-            break
-    text = " ".join(str(exc).split())
-    if len(text) > 200:
-        text = text[:197] + "..."
-    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    return (
-        f"gpuplane: internal error in {step or 'gpuplane'}{where}: {detail}; please report it "
-        "(rerun with --debug for the traceback)"
-    )
-
-
 def program_name(argv0: str | None = None) -> str:
     """``kubectl gpuplane`` when run as the kubectl plugin (``kubectl-gpuplane``), else ``gpuplane``:
     usage lines then name the command the user typed."""
@@ -138,19 +112,7 @@ def main() -> None:
     """Run the full click CLI (the console script enters through ``gpuplane.cli.entry``).
 
     click handles usage errors itself (exit 2); any other exception is a bug of gpuplane, not a
-    finding: one line on stderr and exit 3, never 1 (which CI reads as "findings found"); the
-    traceback only with ``--debug`` or ``GPUPLANE_DEBUG=1``.
+    finding: :func:`gpuplane.cli.common.run_guarded` prints one line on stderr and exits 3.
     """
-    from gpuplane.sources.gc_policy import allow_freeze  # deferred for start-up time
-
-    allow_freeze()  # one command, then exit: a big cluster may leave the cyclic GC
-    _RUN.debug = os.environ.get("GPUPLANE_DEBUG", "") not in ("", "0")
-    try:
-        cli(prog_name=program_name())
-    except Exception as exc:
-        if _RUN.debug:
-            import traceback  # deferred for start-up time: only a crash needs it
-
-            traceback.print_exc()
-        sys.stderr.write(internal_error_line(exc, _RUN.command) + "\n")
-        sys.exit(EXIT_INTERNAL)
+    _RUN.debug = debug_requested()
+    run_guarded(lambda: cli(prog_name=program_name()), step=lambda: _RUN.command, debug=lambda: _RUN.debug)
