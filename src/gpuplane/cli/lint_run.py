@@ -57,9 +57,8 @@ def run_paths(paths: list[str]) -> None:
 
 
 def _standalone(paths: tuple[str, ...]) -> None:
-    # deferred for start-up time, as in the group callback (cli.main.cli): the registration of
-    # NVIDIA config files as pseudo-objects
-    import gpuplane.gpu.config_files  # noqa: F401
+    # NVIDIA config files become pseudo-objects, as the group callback (cli.main.cli) registers
+    import gpuplane.gpu.config_files  # noqa: F401  # deferred for start-up time
 
     try:
         run_lint_command(paths)
