@@ -249,6 +249,7 @@ class ClusterIndex:
         memo); the pod index and the anti-affinity terms are updated in place instead."""
         self._priority_levels = None
         self.cache.pop("preemption/lower", None)
+        self.cache.pop("preemption/lower-set", None)
         self.cache.pop("preemption/victims", None)
         self.cache.pop(INTER_POD_AFFINITY_COUNTS, None)
 

@@ -323,7 +323,7 @@ def dry_run(
         keep: list[int] = []
         for j in remaining.tolist():
             info = infos[j]
-            ctx.removed = {j: [p for p in info.pods if index.priority(p) < ctx.priority]}
+            ctx.removed = {j: _lower_set(index, j, k, ctx.priority)}
             ctx.freed = {j: below[:, j]}
             try:
                 verdict = plugin.filter(ctx, info)
@@ -480,6 +480,16 @@ def _pick(
         if non_violating > 0 and non_violating + violating_count >= limit:
             break
     return best_out if best_out is not None else PreemptionOutcome(tried=tried)
+
+
+def _lower_set(index: ClusterIndex, j: int, level: int, priority: int) -> list[Pod]:
+    """The pods of node ``j`` below ``priority`` (node order), memoized per (node, priority
+    level): every preemptor of that level removes exactly these in step one."""
+    cache: dict[tuple[int, int], list[Pod]] = index.cache.setdefault("preemption/lower-set", {})
+    hit = cache.get((j, level))
+    if hit is None:
+        hit = cache[(j, level)] = [p for p in index.node_infos[j].pods if index.priority(p) < priority]
+    return hit
 
 
 def _lower_pods(fw: Framework, j: int, level: int, priority: int) -> tuple[list[Pod], list[Pod], list[Pod]]:

@@ -12,6 +12,7 @@ time-slicing with ``renameByDefault`` exposes ``nvidia.com/gpu.shared``).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from gpuplane.gpu.labels import MIG_STRATEGY
 from gpuplane.gpu.resources import classify, is_gpu_resource, parse_mig_profile
@@ -362,12 +363,10 @@ def _shortage_cause(
     Free counts subtract what nominated pods of >= priority hold, as the Filter did. Time-sliced
     or MPS replicas are counted apart from whole GPUs (gpu/sharing.py): kube-scheduler adds them
     up alike, but 4 free replicas of one L4 are not 4 free GPUs."""
-    free = {
-        i.name: i.allocatable.get(resource, 0)
-        - i.requested.get(resource, 0)
-        - sum(amount for _, _, amount in reserved.get(i.index, ()))
-        for i in infos
-    }
+    free = {i.name: i.allocatable.get(resource, 0) - i.requested.get(resource, 0) for i in infos}
+    for i in infos:
+        if i.index in reserved:
+            free[i.name] -= sum(amount for _, _, amount in reserved[i.index])
     total_free = sum(max(v, 0) for v in free.values())
     kinds = _node_kinds(sched, resource, list(free))
     shared = {name: kinds[name][0] for name in free}
@@ -629,11 +628,22 @@ def _taint_causes(sched: Scheduler, expl: Explanation, names: list[str]) -> list
     pod = expl.pod
     taints: Counter[tuple[str, str, str]] = Counter()
     origin: dict[tuple[str, str, str], str] = {}
+    index = sched.index
+    # Nodes of one static class carry equal taints: one toleration check per class.
+    by_class: dict[int, Any] = {}
     for name in names:
         node = sched.cluster.node_by_name.get(name)
         if node is None:
             continue
-        taint = find_untolerated_taint(node.spec.taints, pod.spec.tolerations)
+        j = index.by_name.get(name)
+        cid = int(index.class_ids[j]) if j is not None else -1
+        if cid < 0 or cid not in by_class:
+            found = find_untolerated_taint(node.spec.taints, pod.spec.tolerations)
+            if cid >= 0:
+                by_class[cid] = found
+        else:
+            found = by_class[cid]
+        taint = found
         if taint is None:
             continue
         taint_id = (taint.key, taint.value, taint.effect)
