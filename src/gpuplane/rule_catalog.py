@@ -43,15 +43,16 @@ def background(rule_id: str, *, docs_link: bool = False) -> str:
     ``gpuplane ask`` hint; empty when no section claims the rule (the knowledge-base tests make
     sure every registered rule has one). The section is named by its repository path, or, with
     ``docs_link`` (the pages under docs/rules/), linked relative to that folder."""
-    from gpuplane.knowledge import section_for_rule  # for start-up time: the knowledge base is big
+    from gpuplane.knowledge import rule_section  # for start-up time: the knowledge base is big
 
-    sec = section_for_rule(rule_id)
-    if sec is None:
+    found = rule_section(rule_id)
+    if found is None:
         return ""
+    section_id, title = found
     if docs_link:
-        where = f"[{sec.title}]({SECTIONS_LINK.format(sec.id)})"
+        where = f"[{title}]({SECTIONS_LINK.format(section_id)})"
     else:
-        where = f"{sec.title}, `{SECTIONS_PATH.format(sec.id)}` in the gpuplane repository"
+        where = f"{title}, `{SECTIONS_PATH.format(section_id)}` in the gpuplane repository"
     return f"## Background\n\nKnowledge base: {where} (`gpuplane ask` searches it).\n"
 
 

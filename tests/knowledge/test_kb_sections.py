@@ -238,3 +238,24 @@ def test_every_rule_page_links_its_section() -> None:
         assert f"[{sec.title}]({link})" in catalog.render_page(meta, docs_link=True), meta.id
         assert f"{sec.title}, `{catalog.SECTIONS_PATH.format(sec.id)}`" in catalog.render_page(meta), meta.id
         assert os.path.isfile(os.path.join(knowledge.SECTIONS_DIR, f"{sec.id}.md"))
+
+
+def test_the_cached_rule_map_answers_as_the_sections(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rule_section`` (what ``explain`` reads, cached) equals ``section_for_rule``, whether the map
+    is built, read back from the cache folder, or rebuilt after a section changed."""
+    monkeypatch.setenv("GPUPLANE_CACHE_DIR", str(tmp_path))
+    rules = sorted({r for s in sections() for r in s.rules} | set(RULE_IDS) | {"no-such-rule"})
+    expected = {r: (s.id, s.title) if (s := section_for_rule(r)) else None for r in rules}
+    knowledge._rule_sections.cache_clear()
+    assert {r: knowledge.rule_section(r) for r in rules} == expected  # built and stored
+    (stored,) = tmp_path.glob("kb-rule-sections-*.json")
+    knowledge._rule_sections.cache_clear()
+    monkeypatch.setattr(knowledge, "_load", None)  # read back without parsing a section
+    assert {r: knowledge.rule_section(r) for r in rules} == expected
+    monkeypatch.undo()
+    monkeypatch.setenv("GPUPLANE_CACHE_DIR", str(tmp_path))
+    doc = stored.read_text(encoding="utf-8").replace('"gpu-request-limit-mismatch": [', '"x": [')
+    stored.write_text(doc.replace('"fingerprint": {"', '"fingerprint": {"stale-', 1), encoding="utf-8")
+    knowledge._rule_sections.cache_clear()
+    assert knowledge.rule_section("gpu-request-limit-mismatch") == expected["gpu-request-limit-mismatch"]
+    knowledge._rule_sections.cache_clear()

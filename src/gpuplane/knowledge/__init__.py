@@ -10,16 +10,21 @@ Public API used by the other engines:
 - :func:`sections` -> every :class:`Section`, sorted by id;
 - :func:`section` -> one section by id;
 - :func:`section_for_rule` -> the section that explains a lint rule id (the lint
-  docs pages link it).
+  docs pages link it); :func:`rule_section` -> its id and title alone, from a map kept in the
+  cache folder, so that ``gpuplane explain RULE`` neither imports PyYAML nor parses the front
+  matter of every section (most of its start-up, issue 14 item 4).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 
-import yaml
+from gpuplane.cache import cache_dir, write_atomically
 
 SECTIONS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sections")
 
@@ -70,6 +75,8 @@ def parse_section(text: str, path: str) -> Section:
     end = text.find("\n---\n", 4)
     if end < 0:
         raise KnowledgeError(f"{path}: front matter is not closed by '---'")
+    import yaml  # deferred for start-up time: `explain` reads the cached rule map instead
+
     try:
         meta = yaml.load(text[4:end], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
@@ -127,6 +134,44 @@ def section_for_rule(rule_id: str) -> Section | None:
     return _load()[2].get(rule_id)
 
 
+# 1: {rule id: [section id, title]}; a change of what the map holds changes this.
+RULE_MAP_VERSION = 1
+
+
+def rule_section(rule_id: str) -> tuple[str, str] | None:
+    """``(id, title)`` of :func:`section_for_rule`, or None."""
+    return _rule_sections().get(rule_id)
+
+
+@lru_cache(maxsize=1)
+def _rule_sections() -> dict[str, tuple[str, str]]:
+    """Rule id -> (id, title) of its section. Cached in the cache folder with a CRC-32 of every
+    section file: reading the small files is cheap, parsing their YAML front matter is not. Any
+    edited, added or removed section makes the cached map stale and it is rebuilt from
+    :func:`section_for_rule`'s own data: a stale map costs time, never a wrong link."""
+    names = sorted(n for n in os.listdir(SECTIONS_DIR) if n.endswith(".md"))
+    fingerprint = {}
+    for name in names:
+        with open(os.path.join(SECTIONS_DIR, name), "rb") as handle:
+            fingerprint[name] = zlib.crc32(handle.read())
+    folder = cache_dir()
+    key = zlib.crc32(f"{RULE_MAP_VERSION}\0{SECTIONS_DIR}".encode())
+    path = os.path.join(folder, f"kb-rule-sections-{key:08x}.json") if folder is not None else None
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                doc = json.load(handle)
+            if doc["fingerprint"] == fingerprint:
+                return {rule: (str(sid), str(title)) for rule, (sid, title) in doc["rules"].items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    found = {rule: (sec.id, sec.title) for rule, sec in _load()[2].items()}
+    if path is not None:
+        with contextlib.suppress(OSError):  # a folder that cannot be written only costs time
+            write_atomically(path, json.dumps({"fingerprint": fingerprint, "rules": found}).encode())
+    return found
+
+
 def sections_for_rule(rule_id: str) -> list[Section]:
     """Every section that lists ``rule_id``; the first is :func:`section_for_rule`."""
     return [s for s in _load()[0] if rule_id in s.rules]
@@ -137,6 +182,7 @@ __all__ = [
     "KnowledgeError",
     "Section",
     "parse_section",
+    "rule_section",
     "section",
     "section_for_rule",
     "sections",
