@@ -10,7 +10,6 @@ start-up time (``gpuplane --help`` imports none of them).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -127,6 +126,8 @@ class ClusterCache:
     def __init__(self, size: int = 4) -> None:
         self.size = size
         self._entries: dict[tuple[Any, ...], tuple[ClusterState, list[str], list[str]]] = {}
+        import threading  # deferred for start-up time: only a long-lived caller (MCP) keeps a cache
+
         self._lock = threading.Lock()
 
     @staticmethod

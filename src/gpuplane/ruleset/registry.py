@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -199,6 +198,8 @@ def _from_record(rec: dict[str, Any]) -> RuleMeta:
 def _import_tree(package_name: str) -> None:
     """Import a rule package and every module below it (private ``_`` modules are imported by
     the rule modules that need them)."""
+    import pkgutil  # deferred for start-up time: only a stale or missing rule index walks packages
+
     package = importlib.import_module(package_name)
     paths = getattr(package, "__path__", None)
     if paths is None:
