@@ -18,6 +18,7 @@ from gpuplane.cli.common import (
     quiet_option,
     resolve_cluster,
 )
+from gpuplane.sources.gc_policy import paused_gc
 
 
 @click.command("why-pending")
@@ -32,6 +33,9 @@ from gpuplane.cli.common import (
 )
 @format_option("text", "json")
 @quiet_option
+# From load to output: explaining builds every pod's per-node verdicts (pending x nodes lists),
+# and each full collection in between rescanned all the explanations built so far.
+@paused_gc(then_freeze=True)
 def why_pending(
     cluster: str | None,
     kube_context: str | None,
