@@ -126,6 +126,8 @@ def test_one_gpu_pod_lint_imports_no_heavy_module(tmp_path: Path, cache_dir: str
     assert code in (0, 1)
     # pathlib (with urllib.parse and ipaddress) neither: config discovery and schemas use os.path
     assert heavy_in(modules, (*SCHEMA_LIBRARIES, "gpuplane.sources.cluster", "pathlib")) == []
+    # nor the scheduler: the schema rule reads the modelled Kubernetes minors from k8s.versions
+    assert sorted(m for m in modules if m.startswith("gpuplane.scheduler")) == []
     # no rule that only reads kinds absent from the file (Karpenter NodePools, ClusterPolicies...)
     assert "gpuplane.lint.rules.operator.dcgm" not in modules
     assert "gpuplane.lint.rules.autoscaling.node_disk" not in modules

@@ -17,13 +17,12 @@ worded as 1.36.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-OLDEST_MINOR = 28
-NEWEST_MINOR = 36
-
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+# The modelled range and the version parser live in the model layer (lint reads them too); the
+# scheduler's callers keep importing them from here.
+from gpuplane.k8s.versions import NEWEST_MINOR, OLDEST_MINOR, parse_version
+from gpuplane.k8s.versions import parse_minor as parse_minor
 
 # How nodes cut by a PreFilterResult (e.g. NodeAffinity on ``metadata.name``) are recorded.
 # pkg/scheduler/schedule_one.go findNodesThatFitPod:
@@ -118,23 +117,6 @@ def wording_for(minor: int, patch: int | None = None) -> Wording:
         postfilter_double_period=minor < 30,
         patch=patch,
     )
-
-
-def parse_version(version: str | None) -> tuple[int, int | None] | None:
-    """``"1.31"`` -> (31, None); ``"v1.34.2-eks-1234"`` -> (34, 2); anything else -> None."""
-    if not version:
-        return None
-    match = _VERSION_RE.match(version.strip())
-    if match is None or match.group(1) != "1":
-        return None
-    patch = match.group(3)
-    return int(match.group(2)), (int(patch) if patch is not None else None)
-
-
-def parse_minor(version: str | None) -> int | None:
-    """``"1.31"``, ``"v1.31.4"``, ``"v1.30.2-eks-1234"`` -> 31; anything else -> None."""
-    parsed = parse_version(version)
-    return parsed[0] if parsed is not None else None
 
 
 def resolve_wording(explicit: str | None, cluster_version: str | None) -> Wording:

@@ -72,7 +72,7 @@ def _bundled_minors() -> tuple[int, ...]:
 def _target_version(ctx: LintContext) -> str | None:
     """The cluster's minor when known (clamped to the bundled range), else the newest bundled
     minor gpuplane's scheduler wording knows."""
-    from gpuplane.scheduler.versions import NEWEST_MINOR, parse_minor  # deferred for start-up time
+    from gpuplane.k8s.versions import NEWEST_MINOR, parse_minor  # deferred for start-up time
 
     bundled = _bundled_minors()
     if not bundled:
