@@ -25,11 +25,13 @@ Semantics (reference/scheduling.md §1.4, §3.6):
 - if some node fits, preemption succeeds: the pod is nominated there and no clause is
   appended. Victims are then the minimal set (higher-priority victims reprieved first, PDB-
   protected ones before others) and the node is chosen by fewest PDB violations, lowest
-  highest-victim priority, smallest priority sum, fewest victims.
+  highest-victim priority, smallest priority sum (each offset by MaxInt32+1), fewest victims,
+  latest start of the highest-priority victims, then the first node.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -421,8 +423,11 @@ def _pick(
     ``dryRunPreemption`` (preemption/preemption.go) stops once it holds at least one
     PDB-respecting candidate and ``limit`` candidates in all (``num_candidates``); upstream
     starts at a random node offset, gpuplane at the first node, so the answer is stable.
-    Candidates are walked in node order and compared with upstream's keys: fewest PDB
-    violations, lowest highest-victim priority, smallest priority sum, fewest victims.
+    Candidates are walked in node order and compared with upstream's keys, in its order
+    (preemption.go ``pickOneNodeForPreemption``): fewest PDB violations, lowest highest-victim
+    priority, smallest sum of victim priorities each offset by MaxInt32+1, fewest victims,
+    latest earliest start of the highest-priority victims (``GetEarliestPodStartTime``); still
+    tied, the first node (upstream's first of a Go map walk, gpuplane's first in node order).
     A candidate whose reprieve keeps every pod (zero victims) gets ``DryRunPreemption``'s Error
     status in ``tried`` instead; when none is left the outcome has no nominated node.
     ``extra`` holds the nominated pods of >= priority, counted in every reprieve Filter pass.
@@ -467,8 +472,14 @@ def _pick(
             tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=info.name),), NAME)
             continue
         prios = [index.priority(p) for p in victims]
-        rank = (violations, max(prios, default=-(2**31)), sum(prios), len(victims))
-        if best is None or rank < best:
+        # minSumPrioritiesScoreFunc offsets each priority by MaxInt32+1, so that more victims
+        # always cost more, negative priorities included.
+        rank = (violations, max(prios), sum(prios) + len(prios) * _PRIORITY_OFFSET, len(victims))
+        if (
+            best is None
+            or rank < best
+            or (rank == best and best_out is not None and _later_start(victims, best_out.victims, index))
+        ):
             best = rank
             best_out = PreemptionOutcome(
                 nominated_node=info.name, victims=victims, pdb_violations=violations, tried=tried
@@ -480,6 +491,39 @@ def _pick(
         if non_violating > 0 and non_violating + violating_count >= limit:
             break
     return best_out if best_out is not None else PreemptionOutcome(tried=tried)
+
+
+# preemption.go pickOneNodeForPreemption, minSumPrioritiesScoreFunc: ``math.MaxInt32 + 1``.
+_PRIORITY_OFFSET = 2**31
+
+
+def start_time(pod: Pod) -> float:
+    """``util.GetPodStartTime`` (pkg/scheduler/util/utils.go) in seconds: ``status.startTime``,
+    or "now" (later than any recorded start, here +inf) for a pod that has not started.
+    A value the API would not have written reads as not started."""
+    value = pod.status.start_time
+    if not value:
+        return math.inf
+    try:
+        # deferred for start-up time: only preemption ties and equal-priority victims need it
+        from datetime import datetime
+
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return math.inf
+
+
+def _earliest_top_start(victims: list[Pod], index: ClusterIndex) -> float:
+    """``util.GetEarliestPodStartTime``: the earliest start among the highest-priority victims."""
+    top = max(index.priority(p) for p in victims)
+    return min(start_time(p) for p in victims if index.priority(p) == top)
+
+
+def _later_start(victims: list[Pod], best: list[Pod], index: ClusterIndex) -> bool:
+    """``latestStartTimeScoreFunc``, the fifth tie-break of ``pickOneNodeForPreemption``: on a
+    tie of the first four keys the node whose highest-priority victims started latest wins
+    (evicting younger pods loses less work); still tied, the first node is kept."""
+    return _earliest_top_start(victims, index) > _earliest_top_start(best, index)
 
 
 def _lower_set(index: ClusterIndex, j: int, level: int, priority: int) -> list[Pod]:

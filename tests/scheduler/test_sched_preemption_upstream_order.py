@@ -1,0 +1,99 @@
+"""DefaultPreemption's orderings, key by key as kube-scheduler v1.36 has them.
+
+Upstream (kubernetes/kubernetes):
+- pkg/scheduler/framework/preemption/preemption.go ``pickOneNodeForPreemption``: fewest PDB
+  violations, lowest highest-victim priority, smallest sum of victim priorities each offset by
+  ``math.MaxInt32+1``, fewest victims, latest ``util.GetEarliestPodStartTime`` of the victims,
+  then the first node;
+- pkg/scheduler/util/utils.go ``MoreImportantPod`` / ``GetPodStartTime``: higher priority first,
+  then the earlier ``status.startTime``; a pod without one reads as started "now".
+Each case below gave another node or other victims before gpuplane followed that key.
+"""
+
+from __future__ import annotations
+
+from sched_helpers import node, pod, scheduler
+
+from gpuplane.why_pending.explain import explain
+
+
+def started(doc: dict, when: str) -> dict:
+    doc["status"]["startTime"] = when
+    return doc
+
+
+def picked(docs: list[dict]) -> tuple[str | None, list[str]]:
+    s = scheduler(docs)
+    expl = explain(s, next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
+    assert expl.preemption is not None
+    return expl.preemption.nominated_node, [v.metadata.name for v in expl.preemption.victims]
+
+
+def test_priority_sum_is_offset_so_negative_victims_still_cost_more() -> None:
+    """Node a needs its three priority -10 pods gone, node b its one: raw sums (-30 < -10)
+    would pick a; with each priority offset by MaxInt32+1, a's sum is three offsets, b's one,
+    and b wins on the third key (minSumPrioritiesScoreFunc)."""
+    docs = [
+        node("a", gpus=4),
+        node("b", gpus=4),
+        pod("a1", node_name="a", gpus=2, priority=-10),
+        pod("a2", node_name="a", gpus=1, priority=-10),
+        pod("a3", node_name="a", gpus=1, priority=-10),
+        pod("b1", node_name="b", gpus=4, priority=-10),
+        pod("p", gpus=4, priority=100),
+    ]
+    assert picked(docs) == ("b", ["b1"])
+
+
+def test_latest_start_of_the_top_victims_breaks_a_full_tie() -> None:
+    """Both nodes cost one victim of priority 5: the fifth key (latestStartTimeScoreFunc)
+    prefers the node whose victim started last, b, over the first node."""
+    docs = [
+        node("a", gpus=4),
+        node("b", gpus=4),
+        started(pod("old", node_name="a", gpus=4, priority=5), "2026-01-01T00:00:00Z"),
+        started(pod("young", node_name="b", gpus=4, priority=5), "2026-03-01T00:00:00Z"),
+        pod("p", gpus=4, priority=100),
+    ]
+    assert picked(docs) == ("b", ["young"])
+
+
+def test_start_time_counts_only_the_highest_priority_victims() -> None:
+    """a's victims: priority 5 started in February and priority 1 in June; b's: priority 5
+    started in March and priority 1 in 2020. GetEarliestPodStartTime looks at the priority-5
+    victims only: b's (March) started later than a's (February), so b wins although its
+    priority-1 victim is the oldest of all (the earliest start of all victims would pick a)."""
+    docs = [
+        node("a", gpus=4),
+        node("b", gpus=4),
+        started(pod("a-top", node_name="a", gpus=2, priority=5), "2026-02-01T00:00:00Z"),
+        started(pod("a-low", node_name="a", gpus=2, priority=1), "2026-06-01T00:00:00Z"),
+        started(pod("b-top", node_name="b", gpus=2, priority=5), "2026-03-01T00:00:00Z"),
+        started(pod("b-low", node_name="b", gpus=2, priority=1), "2020-01-01T00:00:00Z"),
+        pod("p", gpus=4, priority=100),
+    ]
+    assert picked(docs) == ("b", ["b-top", "b-low"])
+
+
+def test_a_victim_not_yet_started_reads_as_started_now() -> None:
+    """GetPodStartTime gives time.Now() to a pod without status.startTime: it is the youngest,
+    so its node wins the fifth key."""
+    docs = [
+        node("a", gpus=4),
+        node("b", gpus=4),
+        started(pod("running", node_name="a", gpus=4, priority=5), "2026-03-01T00:00:00Z"),
+        pod("starting", node_name="b", gpus=4, priority=5),
+        pod("p", gpus=4, priority=100),
+    ]
+    assert picked(docs) == ("b", ["starting"])
+
+
+def test_equal_start_times_keep_the_first_node() -> None:
+    docs = [
+        node("a", gpus=4),
+        node("b", gpus=4),
+        started(pod("x", node_name="a", gpus=4, priority=5), "2026-03-01T00:00:00Z"),
+        started(pod("y", node_name="b", gpus=4, priority=5), "2026-03-01T00:00:00Z"),
+        pod("p", gpus=4, priority=100),
+    ]
+    assert picked(docs) == ("a", ["x"])
