@@ -42,6 +42,7 @@ existing_st = st.fixed_dictionaries(
         "priority": st.sampled_from((-5, 0, 0, 10, 200)),
         "app": st.sampled_from(APPS),
         "anti": st.booleans(),
+        "started": st.sampled_from((None, "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z")),
     }
 )
 incoming_st = st.fixed_dictionaries(
@@ -73,16 +74,17 @@ def build(spec: dict[str, Any]) -> tuple[list[dict], int]:
         if p["anti"]:
             term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}
             body["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
-        docs.append(
-            pod(
-                f"e{i}",
-                node_name=f"n{p['node'] % n}",
-                cpu=p["cpu"],
-                priority=p["priority"],
-                labels={"app": p["app"]},
-                spec=body,
-            )
+        existing = pod(
+            f"e{i}",
+            node_name=f"n{p['node'] % n}",
+            cpu=p["cpu"],
+            priority=p["priority"],
+            labels={"app": p["app"]},
+            spec=body,
         )
+        if p["started"]:
+            existing["status"]["startTime"] = p["started"]
+        docs.append(existing)
     if spec["pdb"] is not None:
         docs.append(
             obj(
@@ -177,19 +179,28 @@ def plain_reprieve(
     freed_all: np.ndarray,
     vector: list[FilterPlugin],
 ) -> tuple[list[Pod], int]:
-    """The reprieve with every plugin run at each step on the pods still removed."""
+    """The reprieve with every plugin run at each step on the pods still removed, each PDB group
+    in its own ``MoreImportantPod`` order (priority, then the earlier start; the test's start
+    times share one RFC 3339 form, so they compare as text, a pod without one last), victims
+    sorted again when both groups were tried, as ``SelectVictimsOnNode`` does."""
     _EXTRA["now"] = extra
+
+    def importance(p: Pod) -> tuple[int, bool, str]:
+        return (-ctx.index.priority(p), p.status.start_time is None, p.status.start_time or "")
+
     removed = list(lower)
     victims: list[Pod] = []
     violations = 0
     for group, is_violating in ((violating, True), (safe, False)):
-        for p in group:
+        for p in sorted(group, key=importance):
             trial = [q for q in removed if q is not p]
             if _first_failure(ctx, dynamic, info, trial) is None:
                 removed = trial
             else:
                 victims.append(p)
                 violations += is_violating
+    if violating and safe:
+        victims.sort(key=importance)
     return victims, violations
 
 

@@ -12,7 +12,7 @@ Each case below gave another node or other victims before gpuplane followed that
 
 from __future__ import annotations
 
-from sched_helpers import node, pod, scheduler
+from sched_helpers import node, obj, pod, scheduler
 
 from gpuplane.why_pending.explain import explain
 
@@ -97,3 +97,48 @@ def test_equal_start_times_keep_the_first_node() -> None:
         pod("p", gpus=4, priority=100),
     ]
     assert picked(docs) == ("a", ["x"])
+
+
+def test_of_two_equal_priority_pods_the_older_is_reprieved_first() -> None:
+    """SelectVictimsOnNode sorts the potential victims with MoreImportantPod before the
+    reprieve: at equal priority the pod that started earlier comes first and fits back, so the
+    younger one is evicted, whatever their order on the node."""
+    docs = [
+        node("a", gpus=4),
+        started(pod("young", node_name="a", gpus=2, priority=5), "2026-03-01T00:00:00Z"),
+        started(pod("old", node_name="a", gpus=2, priority=5), "2026-01-01T00:00:00Z"),
+        pod("p", gpus=2, priority=100),
+    ]
+    assert picked(docs) == ("a", ["young"])
+
+
+def test_a_pod_not_yet_started_is_the_least_important_of_its_priority() -> None:
+    docs = [
+        node("a", gpus=4),
+        pod("starting", node_name="a", gpus=2, priority=5),
+        started(pod("running", node_name="a", gpus=2, priority=5), "2026-03-01T00:00:00Z"),
+        pod("p", gpus=2, priority=100),
+    ]
+    assert picked(docs) == ("a", ["starting"])
+
+
+def test_victims_of_both_pdb_groups_are_listed_most_important_first() -> None:
+    """The reprieve tries the PDB-violating pods first and appends victims group by group;
+    SelectVictimsOnNode then sorts them by MoreImportantPod when both groups were non-empty, so
+    plain (priority 3) comes before guarded (priority 1, its PDB allows no disruption)."""
+    pdb = obj(
+        "PodDisruptionBudget",
+        "keep",
+        "policy/v1",
+        ns="default",
+        spec={"selector": {"matchLabels": {"app": "keep"}}},
+        status={"disruptionsAllowed": 0},
+    )
+    docs = [
+        node("a", gpus=4),
+        pdb,
+        pod("guarded", node_name="a", gpus=2, priority=1, labels={"app": "keep"}),
+        pod("plain", node_name="a", gpus=2, priority=3),
+        pod("p", gpus=4, priority=100),
+    ]
+    assert picked(docs) == ("a", ["plain", "guarded"])

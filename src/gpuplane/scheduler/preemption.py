@@ -462,11 +462,16 @@ def _pick(
             key = (j, level, names, want, held)
             hit = victims_cache.get(key)
             if hit is None:
-                hit = victims_cache[key] = _reprieve_resources(ctx, info, lower, violating, safe, held)
+                hit = victims_cache[key] = _importance_ordered(
+                    _reprieve_resources(ctx, info, lower, violating, safe, held), violating, safe, index
+                )
             victims, violations = hit
         else:
-            victims, violations = _reprieve_filters(
-                ctx, dynamic, info, lower, violating, safe, extra, below[:, j], vector
+            victims, violations = _importance_ordered(
+                _reprieve_filters(ctx, dynamic, info, lower, violating, safe, extra, below[:, j], vector),
+                violating,
+                safe,
+                index,
             )
         if not victims:
             tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=info.name),), NAME)
@@ -536,10 +541,29 @@ def _lower_set(index: ClusterIndex, j: int, level: int, priority: int) -> list[P
     return hit
 
 
+def _importance(index: ClusterIndex, pod: Pod) -> tuple[int, float]:
+    """Sort key of ``util.MoreImportantPod`` (pkg/scheduler/util/utils.go), most important
+    first: higher priority, then the earlier start (``GetPodStartTime``). Upstream's
+    ``sort.Slice`` leaves full ties in no set order; Python's stable sort keeps node order."""
+    return (-index.priority(pod), start_time(pod))
+
+
+def _importance_ordered(
+    found: tuple[list[Pod], int], violating: list[Pod], safe: list[Pod], index: ClusterIndex
+) -> tuple[list[Pod], int]:
+    """``SelectVictimsOnNode`` sorts the victims by importance again when both the PDB-violating
+    and the other pods were tried (the reprieve appended them group by group)."""
+    victims, violations = found
+    if violating and safe:
+        victims = sorted(victims, key=lambda p: _importance(index, p))
+    return victims, violations
+
+
 def _lower_pods(fw: Framework, j: int, level: int, priority: int) -> tuple[list[Pod], list[Pod], list[Pod]]:
-    """The pods of node ``j`` below ``priority`` (most important first, as upstream's
-    ``MoreImportantPod`` sort by priority), split into PDB-violating and safe ones; memoized
-    per (node, priority level)."""
+    """The pods of node ``j`` below ``priority``, most important first (``SelectVictimsOnNode``
+    sorts its potential victims with ``MoreImportantPod``: priority, then start time, so of two
+    equal-priority pods the older is reprieved first), split into PDB-violating and safe ones;
+    memoized per (node, priority level)."""
     index = fw.index
     cache: dict[tuple[int, int], tuple[list[Pod], list[Pod], list[Pod]]] = index.cache.setdefault(
         "preemption/lower", {}
@@ -547,7 +571,7 @@ def _lower_pods(fw: Framework, j: int, level: int, priority: int) -> tuple[list[
     hit = cache.get((j, level))
     if hit is None:
         lower = [p for p in index.node_infos[j].pods if index.priority(p) < priority]
-        lower.sort(key=lambda p: -index.priority(p))
+        lower.sort(key=lambda p: _importance(index, p))
         violating, safe = _violating(fw, lower)
         hit = cache[(j, level)] = (lower, violating, safe)
     return hit
