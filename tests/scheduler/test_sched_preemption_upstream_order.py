@@ -142,3 +142,105 @@ def test_victims_of_both_pdb_groups_are_listed_most_important_first() -> None:
         pod("p", gpus=4, priority=100),
     ]
     assert picked(docs) == ("a", ["plain", "guarded"])
+
+
+# defaultpreemption/default_preemption.go filterPodsWithPDBViolation: which victims break a PDB.
+
+
+def pdb_cluster(selector: dict | None, status: dict) -> list[dict]:
+    """Node a runs guarded (PDB-selected, priority 5) and plain (priority 1), two GPUs each; the
+    incoming pod asks for two. Guarded is reprieved first either way (PDB-violating pods go back
+    first, and it is the more important one), so plain is the victim; an incoming pod of four
+    GPUs evicts both, and ``pdb_violations`` says whether guarded broke its PDB."""
+    spec: dict = {} if selector is None else {"selector": selector}
+    return [
+        node("a", gpus=4),
+        obj("PodDisruptionBudget", "keep", "policy/v1", ns="default", spec=spec, status=status),
+        pod("guarded", node_name="a", gpus=2, priority=5, labels={"app": "keep"}),
+        pod("plain", node_name="a", gpus=2, priority=1, labels={"app": "other"}),
+        pod("p", gpus=2, priority=100),
+    ]
+
+
+def outcome_of(docs: list[dict]) -> tuple[str | None, list[str], int]:
+    s = scheduler(docs)
+    expl = explain(s, next(p for p in s.cluster.pending_pods if p.metadata.name == "p"))
+    assert expl.preemption is not None
+    found = expl.preemption
+    return found.nominated_node, [v.metadata.name for v in found.victims], found.pdb_violations
+
+
+def test_a_pdb_that_allows_no_disruption_protects_its_pod() -> None:
+    docs = pdb_cluster({"matchLabels": {"app": "keep"}}, {"disruptionsAllowed": 0})
+    assert outcome_of(docs) == ("a", ["plain"], 0)
+
+
+def test_a_pod_already_in_disrupted_pods_does_not_count_against_the_budget() -> None:
+    """``pdb.Status.DisruptedPods[pod.Name]`` exists: upstream continues without decrementing,
+    so guarded breaks nothing and is tried with the non-violating pods."""
+    status = {"disruptionsAllowed": 0, "disruptedPods": {"guarded": "2026-03-01T00:00:00Z"}}
+    docs = pdb_cluster({"matchLabels": {"app": "keep"}}, status)
+    docs[-1] = pod("p", gpus=4, priority=100)
+    assert outcome_of(docs) == ("a", ["guarded", "plain"], 0)
+
+
+def test_a_disrupted_pod_of_another_name_still_counts() -> None:
+    status = {"disruptionsAllowed": 0, "disruptedPods": {"someone-else": "2026-03-01T00:00:00Z"}}
+    docs = pdb_cluster({"matchLabels": {"app": "keep"}}, status)
+    docs[-1] = pod("p", gpus=4, priority=100)
+    assert outcome_of(docs) == ("a", ["guarded", "plain"], 1)
+
+
+def test_a_disrupted_pod_leaves_the_budget_to_the_others() -> None:
+    """One disruption allowed, two selected victims, one of them already in disruptedPods: it
+    is not counted ("we may over-decrement the budget number"), so the other one uses the one
+    allowed disruption and nothing is violated."""
+    status = {"disruptionsAllowed": 1, "disruptedPods": {"g1": "2026-03-01T00:00:00Z"}}
+    docs = [
+        node("a", gpus=4),
+        obj(
+            "PodDisruptionBudget",
+            "keep",
+            "policy/v1",
+            ns="default",
+            spec={"selector": {"matchLabels": {"app": "keep"}}},
+            status=status,
+        ),
+        pod("g1", node_name="a", gpus=2, priority=5, labels={"app": "keep"}),
+        pod("g2", node_name="a", gpus=2, priority=5, labels={"app": "keep"}),
+        pod("p", gpus=4, priority=100),
+    ]
+    assert outcome_of(docs) == ("a", ["g1", "g2"], 0)
+
+
+def test_a_pdb_with_an_empty_selector_matches_nothing() -> None:
+    """``selector.Empty()``: the scheduler skips it, so guarded is not protected."""
+    docs = pdb_cluster({}, {"disruptionsAllowed": 0})
+    docs[-1] = pod("p", gpus=4, priority=100)
+    assert outcome_of(docs) == ("a", ["guarded", "plain"], 0)
+
+
+def test_a_pdb_without_a_selector_matches_nothing() -> None:
+    """``LabelSelectorAsSelector(nil)`` is ``labels.Nothing()``."""
+    docs = pdb_cluster(None, {"disruptionsAllowed": 0})
+    docs[-1] = pod("p", gpus=4, priority=100)
+    assert outcome_of(docs) == ("a", ["guarded", "plain"], 0)
+
+
+def test_a_pod_without_labels_matches_no_pdb() -> None:
+    """``len(pod.Labels) == 0`` is skipped before any selector, even one that only excludes."""
+    selector = {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["other"]}]}
+    docs = [
+        node("a", gpus=4),
+        obj(
+            "PodDisruptionBudget",
+            "keep",
+            "policy/v1",
+            ns="default",
+            spec={"selector": selector},
+            status={"disruptionsAllowed": 0},
+        ),
+        pod("bare", node_name="a", gpus=4, priority=5),
+        pod("p", gpus=4, priority=100),
+    ]
+    assert outcome_of(docs) == ("a", ["bare"], 0)

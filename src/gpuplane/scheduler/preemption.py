@@ -366,45 +366,68 @@ def num_candidates(potential: int) -> int:
     return min(max(n, MIN_CANDIDATE_NODES_ABSOLUTE), potential)
 
 
-def _pdbs_for(fw: Framework) -> tuple[list[tuple[str, LabelSelector | None, int]], dict[str, list[int]]]:
-    """The cluster's PDBs (namespace, selector, disruptionsAllowed) and, per namespace, the
-    positions of its PDBs: a victim is checked only against the budgets of its own namespace
-    (upstream skips the others first, ``filterPodsWithPDBViolation``)."""
+# One PDB as ``filterPodsWithPDBViolation`` reads it: namespace, selector,
+# ``status.disruptionsAllowed`` and the pod names of ``status.disruptedPods``.
+_Budget = tuple[str, LabelSelector, int, frozenset[str]]
+
+
+def _pdbs_for(fw: Framework) -> tuple[list[_Budget], dict[str, list[int]]]:
+    """The cluster's PDBs that can match a pod and, per namespace, their positions: a victim is
+    checked only against the budgets of its own namespace (upstream skips the others first,
+    ``filterPodsWithPDBViolation``, defaultpreemption/default_preemption.go). A PDB with a nil
+    or empty selector matches nothing there (``selector.Empty()``; ``LabelSelectorAsSelector``
+    gives ``labels.Nothing()`` for nil), nor does one whose selector does not convert."""
     cached = fw.index.cache.get("pdbs")
     if cached is None:
         import msgspec  # deferred for start-up time
 
-        pdbs: list[tuple[str, LabelSelector | None, int]] = []
+        pdbs: list[_Budget] = []
         for obj in fw.index.cluster.pdbs:
             raw = obj.get("spec", "selector")
+            if not isinstance(raw, dict):
+                continue
             try:
-                selector = msgspec.convert(raw or {}, LabelSelector, strict=False)
+                selector = msgspec.convert(raw, LabelSelector, strict=False)
             except msgspec.ValidationError:
                 continue
+            if not selector.match_labels and not selector.match_expressions:
+                continue
             allowed = obj.get("status", "disruptionsAllowed", default=0)
+            disrupted = obj.get("status", "disruptedPods", default=None)
             pdbs.append(
-                (obj.namespace or "default", selector, int(allowed) if isinstance(allowed, int) else 0)
+                (
+                    obj.namespace or "default",
+                    selector,
+                    int(allowed) if isinstance(allowed, int) else 0,
+                    frozenset(disrupted) if isinstance(disrupted, dict) else frozenset(),
+                )
             )
         by_namespace: dict[str, list[int]] = {}
-        for i, (namespace, _, _) in enumerate(pdbs):
+        for i, (namespace, _, _, _) in enumerate(pdbs):
             by_namespace.setdefault(namespace, []).append(i)
         cached = fw.index.cache["pdbs"] = (pdbs, by_namespace)
     return cached
 
 
 def _violating(fw: Framework, victims: list[Pod]) -> tuple[list[Pod], list[Pod]]:
-    """``filterPodsWithPDBViolation``: victims whose eviction would break a PDB, and the rest."""
+    """``filterPodsWithPDBViolation``: victims whose eviction would break a PDB, and the rest,
+    each in the order given. A pod without labels matches no PDB; a pod already listed in a
+    PDB's ``status.disruptedPods`` (its eviction was admitted by the API server) neither
+    counts against that budget nor violates it."""
     pdbs, by_namespace = _pdbs_for(fw)
-    allowed = [a for _, _, a in pdbs]
+    allowed = [a for _, _, a, _ in pdbs]
     violating: list[Pod] = []
     safe: list[Pod] = []
     for pod in victims:
         broke = False
-        for i in by_namespace.get(pod.metadata.namespace or "default", ()):
-            if label_selector_matches(pdbs[i][1], pod.metadata.labels):
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    broke = True
+        labels = pod.metadata.labels
+        for i in by_namespace.get(pod.metadata.namespace or "default", ()) if labels else ():
+            _, selector, _, disrupted = pdbs[i]
+            if not label_selector_matches(selector, labels) or pod.metadata.name in disrupted:
+                continue
+            allowed[i] -= 1
+            if allowed[i] < 0:
+                broke = True
         (violating if broke else safe).append(pod)
     return violating, safe
 
