@@ -5,8 +5,9 @@ with topology spread and pod (anti-)affinity, so that the per-node plugins take 
 The plain walk is upstream's shape (defaultpreemption/default_preemption.go ``SelectVictimsOnNode``):
 - step one, node by node: remove every lower-priority pod, run the Filter plugins in order (the
   first failing one gives the node's Status);
-- the reprieve: put each victim back (PDB-violating ones first, most important first) and run
-  every plugin again, summing the removed pods' requests each time.
+- the reprieve: put each victim back (PDB-violating ones first, most important first by its
+  own ``MoreImportantPod`` key: priority, then start time) and run every plugin again, summing
+  the removed pods' requests each time; it stands in for both of gpuplane's reprieves.
 What gpuplane does instead: step one plugin by plugin over the node set (NodeResourcesFit on all
 nodes at once, the freed requests from ``ClusterIndex.priority_levels``), and a reprieve that keeps
 the freed requests up to date and checks only the resource fit for a pod no per-node plugin counts
@@ -146,6 +147,8 @@ def _first_failure(
 
 
 _EXTRA: dict[str, np.ndarray | None] = {}
+# The dynamic Filter plugins of the cycle the plain walk is in (set by ``plain_dry_run``).
+_DYNAMIC: list[FilterPlugin] = []
 
 
 def plain_dry_run(
@@ -158,6 +161,7 @@ def plain_dry_run(
 ) -> dict[int, Status | None]:
     """Step one of ``SelectVictimsOnNode``, one node at a time, requests summed from the pods."""
     _EXTRA["now"] = extra
+    _DYNAMIC[:] = [p for p in active if not p.static]
     index = fw.index
     dynamic = [p for p in active if not p.static]
     out: dict[int, Status | None] = {}
@@ -204,6 +208,19 @@ def plain_reprieve(
     return victims, violations
 
 
+def plain_reprieve_resources(
+    ctx: PodContext,
+    info: NodeInfo,
+    lower: list[Pod],
+    violating: list[Pod],
+    safe: list[Pod],
+    held: tuple[int, ...] = (),
+) -> tuple[list[Pod], int]:
+    """The resource-only reprieve replaced by the plain walk with every dynamic plugin (only
+    NodeResourcesFit there), so the oracle covers the victim order of that path too."""
+    return plain_reprieve(ctx, _DYNAMIC, info, lower, violating, safe, _EXTRA.get("now"), np.zeros(0), [])
+
+
 def outcome(docs: list[dict]) -> tuple[Any, ...]:
     sched = scheduler(docs)
     incoming = next(p for p in sched.cluster.pending_pods if p.metadata.name == "incoming")
@@ -228,6 +245,7 @@ def test_preemption_fast_paths_equal_the_plain_walk(spec: dict[str, Any]) -> Non
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preemption, "dry_run", plain_dry_run)
         mp.setattr(preemption, "_reprieve_filters", plain_reprieve)
+        mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
         plain = outcome(docs)
     assert fast == plain
 
@@ -287,4 +305,5 @@ def test_a_counted_victim_is_reprieved_only_when_every_plugin_still_passes() -> 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preemption, "dry_run", plain_dry_run)
         mp.setattr(preemption, "_reprieve_filters", plain_reprieve)
+        mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
         assert outcome(docs) == result
