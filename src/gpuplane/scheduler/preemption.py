@@ -471,6 +471,7 @@ def _pick(
     names = tuple(sorted(n for n, v in ctx.requests.items() if v > 0))
     want = tuple(ctx.requests[n] for n in names)
     best: tuple | None = None
+    best_start = math.nan  # the best node's earliest top-victim start, once a tie needs it
     best_out: PreemptionOutcome | None = None
     non_violating = violating_count = 0
     pods_row = index.resource_index[PODS]
@@ -503,12 +504,14 @@ def _pick(
         # minSumPrioritiesScoreFunc offsets each priority by MaxInt32+1, so that more victims
         # always cost more, negative priorities included.
         rank = (violations, max(prios), sum(prios) + len(prios) * _PRIORITY_OFFSET, len(victims))
-        if (
-            best is None
-            or rank < best
-            or (rank == best and best_out is not None and _later_start(victims, best_out.victims, index))
-        ):
-            best = rank
+        start = math.nan  # computed only on a tie of the first four keys
+        if best is not None and rank == best:
+            if math.isnan(best_start):
+                assert best_out is not None
+                best_start = _earliest_top_start(best_out.victims, index)
+            start = _earliest_top_start(victims, index)
+        if best is None or rank < best or start > best_start:
+            best, best_start = rank, start
             best_out = PreemptionOutcome(
                 nominated_node=info.name, victims=victims, pdb_violations=violations, tried=tried
             )
@@ -532,26 +535,32 @@ def start_time(pod: Pod) -> float:
     value = pod.status.start_time
     if not value:
         return math.inf
-    try:
+    seconds = _START_SECONDS.get(value)
+    if seconds is None:
         # deferred for start-up time: only preemption ties and equal-priority victims need it
         from datetime import datetime
 
-        return datetime.fromisoformat(value).timestamp()
-    except ValueError:
-        return math.inf
+        try:
+            seconds = datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            seconds = math.inf
+        if len(_START_SECONDS) >= _START_SECONDS_MAX:
+            _START_SECONDS.clear()  # bounded for long-lived processes (mcp)
+        _START_SECONDS[value] = seconds
+    return seconds
+
+
+# RFC 3339 text -> seconds: the pods of one rollout often share a start second.
+_START_SECONDS: dict[str, float] = {}
+_START_SECONDS_MAX = 200_000
 
 
 def _earliest_top_start(victims: list[Pod], index: ClusterIndex) -> float:
-    """``util.GetEarliestPodStartTime``: the earliest start among the highest-priority victims."""
+    """``util.GetEarliestPodStartTime``: the earliest start among the highest-priority victims.
+    ``latestStartTimeScoreFunc``, the fifth key of ``pickOneNodeForPreemption``, prefers the
+    node where it is latest (evicting younger pods loses less work); still tied, the first."""
     top = max(index.priority(p) for p in victims)
     return min(start_time(p) for p in victims if index.priority(p) == top)
-
-
-def _later_start(victims: list[Pod], best: list[Pod], index: ClusterIndex) -> bool:
-    """``latestStartTimeScoreFunc``, the fifth tie-break of ``pickOneNodeForPreemption``: on a
-    tie of the first four keys the node whose highest-priority victims started latest wins
-    (evicting younger pods loses less work); still tied, the first node is kept."""
-    return _earliest_top_start(victims, index) > _earliest_top_start(best, index)
 
 
 def _lower_set(index: ClusterIndex, j: int, level: int, priority: int) -> list[Pod]:
