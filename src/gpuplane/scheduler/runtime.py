@@ -183,15 +183,11 @@ class Framework:
                 continue
             if isinstance(plugin, VectorFilter):
                 failed = plugin.filter_vector(ctx, alive, extra)
-                if failed:
-                    drop = np.zeros(index.num_nodes, dtype=bool)
-                    for nodes, fit_status in failed:
-                        groups.setdefault(fit_status, []).extend(nodes.tolist())
-                        drop[nodes] = True
-                    alive = alive[~drop[alive]]
-                continue
-            if isinstance(plugin, NodeSetFilter):
+            elif isinstance(plugin, NodeSetFilter):
                 failed = plugin.filter_nodes(ctx, alive)
+            else:
+                failed = None
+            if failed is not None:  # a whole-node-set capability answered for every alive node
                 if failed:
                     drop = np.zeros(index.num_nodes, dtype=bool)
                     for nodes, node_status in failed:
