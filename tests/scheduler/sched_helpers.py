@@ -91,6 +91,12 @@ def obj(kind: str, name: str, api_version: str = "v1", ns: str | None = None, **
     return {"apiVersion": api_version, "kind": kind, "metadata": meta, **fields}
 
 
+def disruption_budget(name: str, selector: dict | None, status: dict, ns: str = "default") -> dict:
+    """A ``policy/v1`` PodDisruptionBudget; a ``None`` selector leaves ``spec.selector`` out."""
+    spec: dict = {} if selector is None else {"selector": selector}
+    return obj("PodDisruptionBudget", name, "policy/v1", ns=ns, spec=spec, status=status)
+
+
 def scheduler(docs: list[dict], version: str | None = None) -> Scheduler:
     state = ClusterState.from_objects([Manifest(d) for d in docs])
     return Scheduler(state, version=version)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sched_helpers import node, obj, pod, scheduler
+from sched_helpers import disruption_budget, node, pod, scheduler
 
 from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler import preemption
@@ -88,14 +88,7 @@ def build(spec: dict[str, Any]) -> tuple[list[dict], int]:
         docs.append(existing)
     if spec["pdb"] is not None:
         docs.append(
-            obj(
-                "PodDisruptionBudget",
-                "keep-db",
-                "policy/v1",
-                ns="default",
-                spec={"selector": {"matchLabels": {"app": "db"}}},
-                status={"disruptionsAllowed": spec["pdb"]},
-            )
+            disruption_budget("keep-db", {"matchLabels": {"app": "db"}}, {"disruptionsAllowed": spec["pdb"]})
         )
     for k, (j, cpu) in enumerate(spec["nominated"]):
         nominated = pod(f"nom{k}", cpu=cpu, priority=1000)

@@ -3,7 +3,7 @@ PriorityClasses, preemptionPolicy Never, strictly-lower victims, PDBs, unhelpful
 
 from __future__ import annotations
 
-from sched_helpers import message, node, obj, pod, scheduler
+from sched_helpers import disruption_budget, message, node, obj, pod, scheduler
 
 from gpuplane.why_pending.explain import explain
 
@@ -45,14 +45,7 @@ def test_priority_class_resolution_and_success() -> None:
 
 
 def test_pdb_protected_victim_is_reprieved_first() -> None:
-    pdb = obj(
-        "PodDisruptionBudget",
-        "keep",
-        "policy/v1",
-        ns="default",
-        spec={"selector": {"matchLabels": {"app": "keep"}}},
-        status={"disruptionsAllowed": 0},
-    )
+    pdb = disruption_budget("keep", {"matchLabels": {"app": "keep"}}, {"disruptionsAllowed": 0})
     docs = [
         node("a", gpus=8),
         pdb,

@@ -12,7 +12,7 @@ Each case below gave another node or other victims before gpuplane followed that
 
 from __future__ import annotations
 
-from sched_helpers import node, obj, pod, scheduler
+from sched_helpers import disruption_budget, node, pod, scheduler
 
 from gpuplane.why_pending.explain import explain
 
@@ -126,14 +126,7 @@ def test_victims_of_both_pdb_groups_are_listed_most_important_first() -> None:
     """The reprieve tries the PDB-violating pods first and appends victims group by group;
     SelectVictimsOnNode then sorts them by MoreImportantPod when both groups were non-empty, so
     plain (priority 3) comes before guarded (priority 1, its PDB allows no disruption)."""
-    pdb = obj(
-        "PodDisruptionBudget",
-        "keep",
-        "policy/v1",
-        ns="default",
-        spec={"selector": {"matchLabels": {"app": "keep"}}},
-        status={"disruptionsAllowed": 0},
-    )
+    pdb = disruption_budget("keep", {"matchLabels": {"app": "keep"}}, {"disruptionsAllowed": 0})
     docs = [
         node("a", gpus=4),
         pdb,
@@ -152,10 +145,9 @@ def pdb_cluster(selector: dict | None, status: dict) -> list[dict]:
     incoming pod asks for two. Guarded is reprieved first either way (PDB-violating pods go back
     first, and it is the more important one), so plain is the victim; an incoming pod of four
     GPUs evicts both, and ``pdb_violations`` says whether guarded broke its PDB."""
-    spec: dict = {} if selector is None else {"selector": selector}
     return [
         node("a", gpus=4),
-        obj("PodDisruptionBudget", "keep", "policy/v1", ns="default", spec=spec, status=status),
+        disruption_budget("keep", selector, status),
         pod("guarded", node_name="a", gpus=2, priority=5, labels={"app": "keep"}),
         pod("plain", node_name="a", gpus=2, priority=1, labels={"app": "other"}),
         pod("p", gpus=2, priority=100),
@@ -198,14 +190,7 @@ def test_a_disrupted_pod_leaves_the_budget_to_the_others() -> None:
     status = {"disruptionsAllowed": 1, "disruptedPods": {"g1": "2026-03-01T00:00:00Z"}}
     docs = [
         node("a", gpus=4),
-        obj(
-            "PodDisruptionBudget",
-            "keep",
-            "policy/v1",
-            ns="default",
-            spec={"selector": {"matchLabels": {"app": "keep"}}},
-            status=status,
-        ),
+        disruption_budget("keep", {"matchLabels": {"app": "keep"}}, status),
         pod("g1", node_name="a", gpus=2, priority=5, labels={"app": "keep"}),
         pod("g2", node_name="a", gpus=2, priority=5, labels={"app": "keep"}),
         pod("p", gpus=4, priority=100),
@@ -232,14 +217,7 @@ def test_a_pod_without_labels_matches_no_pdb() -> None:
     selector = {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["other"]}]}
     docs = [
         node("a", gpus=4),
-        obj(
-            "PodDisruptionBudget",
-            "keep",
-            "policy/v1",
-            ns="default",
-            spec={"selector": selector},
-            status={"disruptionsAllowed": 0},
-        ),
+        disruption_budget("keep", selector, {"disruptionsAllowed": 0}),
         pod("bare", node_name="a", gpus=4, priority=5),
         pod("p", gpus=4, priority=100),
     ]

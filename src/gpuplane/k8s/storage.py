@@ -19,9 +19,9 @@ The PVC defaulting, the scheduler model and the storage lint rules all call
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 
 from gpuplane.k8s.manifest import Manifest
+from gpuplane.k8s.timestamps import rfc3339_seconds
 
 IS_DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 BETA_IS_DEFAULT_CLASS_ANNOTATION = "storageclass.beta.kubernetes.io/is-default-class"
@@ -59,9 +59,5 @@ def default_storage_class(classes: Iterable[Manifest]) -> Manifest | None:
 def _created(storage_class: Manifest) -> float:
     """``creationTimestamp`` (RFC 3339, as the API serialises ``metav1.Time``) in seconds."""
     value = storage_class.metadata.get("creationTimestamp")
-    if not isinstance(value, str) or not value:
-        return _ZERO_TIME
-    try:
-        return datetime.fromisoformat(value).timestamp()
-    except ValueError:
-        return _ZERO_TIME
+    seconds = rfc3339_seconds(value) if isinstance(value, str) and value else None
+    return _ZERO_TIME if seconds is None else seconds

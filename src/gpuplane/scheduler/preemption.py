@@ -40,6 +40,7 @@ import numpy as np
 
 from gpuplane.k8s.objects import LabelSelector, Pod
 from gpuplane.k8s.selectors import label_selector_matches
+from gpuplane.k8s.timestamps import rfc3339_seconds
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, U, build_fit_message
 from gpuplane.scheduler.plugins.base import FilterPlugin, VectorFilter
@@ -533,26 +534,8 @@ def start_time(pod: Pod) -> float:
     or "now" (later than any recorded start, here +inf) for a pod that has not started.
     A value the API would not have written reads as not started."""
     value = pod.status.start_time
-    if not value:
-        return math.inf
-    seconds = _START_SECONDS.get(value)
-    if seconds is None:
-        # deferred for start-up time: only preemption ties and equal-priority victims need it
-        from datetime import datetime
-
-        try:
-            seconds = datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            seconds = math.inf
-        if len(_START_SECONDS) >= _START_SECONDS_MAX:
-            _START_SECONDS.clear()  # bounded for long-lived processes (mcp)
-        _START_SECONDS[value] = seconds
-    return seconds
-
-
-# RFC 3339 text -> seconds: the pods of one rollout often share a start second.
-_START_SECONDS: dict[str, float] = {}
-_START_SECONDS_MAX = 200_000
+    seconds = rfc3339_seconds(value) if value else None
+    return math.inf if seconds is None else seconds
 
 
 def _earliest_top_start(victims: list[Pod], index: ClusterIndex) -> float:
