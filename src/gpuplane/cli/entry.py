@@ -55,11 +55,19 @@ def main() -> None:
         sys.stdout.write(TOP_HELP)
         return
     if args[:1] == ["lint"]:
-        from gpuplane.cli.lint_run import only_paths, run_paths  # deferred for start-up time
+        import gc
 
-        if only_paths(args[1:]):  # `gpuplane lint FILE...` of pre-commit hooks and editors
-            run_paths(args[1:])
-            return
+        was_enabled = gc.isenabled()
+        gc.disable()  # no collection while the lint modules load; run_paths keeps it off (until_exit)
+        try:
+            from gpuplane.cli.lint_run import only_paths, run_paths  # deferred for start-up time
+
+            if only_paths(args[1:]):  # `gpuplane lint FILE...` of pre-commit hooks and editors
+                run_paths(args[1:])
+                return
+        finally:
+            if was_enabled:
+                gc.enable()
     from gpuplane.cli.main import main as click_main  # deferred for start-up time
 
     click_main()

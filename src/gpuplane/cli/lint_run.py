@@ -29,7 +29,7 @@ from gpuplane.cli.common import (
     progress_display,
     run_guarded,
 )
-from gpuplane.sources.gc_policy import paused_gc
+from gpuplane.sources.gc_policy import paused_gc, until_exit
 
 
 def _ids(value: str) -> set[str]:
@@ -52,8 +52,10 @@ def run_paths(paths: list[str]) -> None:
     ``GPUPLANE_DEBUG``), the group's registration of NVIDIA config files; and what click's
     ``Command.main`` does in standalone mode (click 8.x core.py): end on Ctrl-C (or EOF) with a
     blank line and ``Aborted!`` on stderr and exit 1, on a broken pipe quietly with exit 1.
+    The process ends after it: the cyclic GC stays off and the run is frozen (``until_exit``).
     """
-    run_guarded(lambda: _standalone(tuple(paths)), step=lambda: "lint", debug=debug_requested)
+    with until_exit():
+        run_guarded(lambda: _standalone(tuple(paths)), step=lambda: "lint", debug=debug_requested)
 
 
 def _standalone(paths: tuple[str, ...]) -> None:
