@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Literal
 
 from gpuplane.k8s.manifest import LoadError, Manifest
@@ -100,7 +101,11 @@ class ClusterState:
         self.priority_classes: dict[str, Manifest] = {}
         self.storage_classes: dict[str, Manifest] = {}
         self.pvcs: dict[tuple[str, str], Manifest] = {}
-        self.pvs: dict[str, Manifest] = {}
+        # PersistentVolumes by name, read-only: every change goes through put_pv, which bumps
+        # pvs_version, so indexes built over the PVs (VolumeBinding's by class) know when to rebuild.
+        self._pvs: dict[str, Manifest] = {}
+        self.pvs: Mapping[str, Manifest] = MappingProxyType(self._pvs)
+        self.pvs_version = 0
         self.quotas: list[Manifest] = []
         self.limit_ranges: list[Manifest] = []
         self.pdbs: list[Manifest] = []
@@ -153,7 +158,7 @@ class ClusterState:
         for obj in self.by_kind("PersistentVolumeClaim", core):
             self.pvcs[(obj.namespace or "default", obj.name)] = obj
         for obj in self.by_kind("PersistentVolume", core):
-            self.pvs[obj.name] = obj
+            self._pvs[obj.name] = obj
         self.quotas = self.by_kind("ResourceQuota", core)
         self.limit_ranges = self.by_kind("LimitRange", core)
         self.pdbs = self.by_kind("PodDisruptionBudget", "policy")
@@ -182,6 +187,14 @@ class ClusterState:
         if group is None:
             return list(found)
         return [obj for obj in found if obj.group == group]
+
+    def put_pv(self, pv: Manifest) -> None:
+        """Add or replace a PersistentVolume (simulate's binding), the one way the PVs change.
+
+        A replaced PV keeps its place in the cluster's order (the order ``ListPVs`` returns and
+        VolumeBinding's index keeps within a class); a new one goes last."""
+        self._pvs[pv.name] = pv
+        self.pvs_version += 1
 
     def kinds(self) -> list[str]:
         """Every kind present among the plain objects (sorted)."""

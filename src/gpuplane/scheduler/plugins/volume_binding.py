@@ -26,15 +26,25 @@ through ``checkVolumeProvisions`` (a provisioner other than ``kubernetes.io/no-p
 the class's ``allowedTopologies``, and CSIStorageCapacity when the CSIDriver opts in:
 ``node(s) did not have enough free storage``).
 Not modelled: in-tree to CSI PV translation (``tryTranslatePVToCSI``).
+
+Speed: a verdict reads the node's labels only (PV node affinity, allowed topologies,
+CSIStorageCapacity topology) unless a PV's affinity names the node (hostname label or
+``matchFields``) or a claim has a selected node, so the Filter stage asks it once per node
+shape (``filter_nodes``); the PVs by class are indexed once per ClusterIndex and rebuilt only
+when ``ClusterState.pvs_version`` moves. Preemption's dry runs keep calling ``filter``, and its
+reprieve skips this plugin (no pod on the node changes the verdict).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import msgspec
+import numpy as np
 
-from gpuplane.k8s.objects import LabelSelector, NodeSelector
+from gpuplane.k8s.node_shapes import HOSTNAME_LABEL
+from gpuplane.k8s.objects import LabelSelector, NodeSelector, Pod
 from gpuplane.k8s.quantity import value as quantity_value
 from gpuplane.k8s.selectors import label_selector_matches, node_selector_matches
 from gpuplane.scheduler.context import PodContext
@@ -42,6 +52,7 @@ from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
 from gpuplane.scheduler.plugins.volumes import (
     ANN_SELECTED_NODE,
+    by_node_shape,
     claim_class,
     fully_bound,
     get_pvc,
@@ -161,11 +172,16 @@ class VolumeBinding(FilterPlugin):
         ctx.state.write(BindingState(bound, delayed))
         return None, None
 
+    def reprieve_neutral(self, ctx: PodContext, pod: Pod) -> bool:
+        """Always: the verdict reads the pod's claims, the PVs and the node's labels, never the
+        pods on the node, so preemption's reprieve need not re-run it."""
+        return True
+
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         state = ctx.state.require(BindingState)
         if not state.bound and not state.delayed:
             return None
-        bound_ok, pvs_found = self._check_bound(state.bound, node)
+        bound_ok, pvs_found = self._check_bound(ctx, state.bound, node)
         unbound_ok, enough_storage = self._check_unbound(ctx, state.delayed, node)
         reasons: list[str] = []
         if not bound_ok:
@@ -178,13 +194,27 @@ class VolumeBinding(FilterPlugin):
             reasons.append(ERR_REASON_PV_NOT_EXIST)
         return unresolvable(NAME, *reasons) if reasons else None
 
+    def filter_nodes(self, ctx: PodContext, nodes: np.ndarray) -> list[tuple[np.ndarray, Status]]:
+        """:meth:`filter` on every node of ``nodes`` at once: a verdict reads the node's labels
+        only (PV node affinity, allowed topologies, CSIStorageCapacity topology), so it is asked
+        once per node shape, unless this pod's volumes read the node's name or hostname."""
+        state = ctx.state.require(BindingState)
+        if not state.bound and not state.delayed:
+            return []
+        return by_node_shape(
+            ctx, nodes, lambda node: self.filter(ctx, node), per_node=_reads_node_identity(ctx, state)
+        )
+
     @staticmethod
-    def _check_bound(bound: list[tuple[Manifest, Manifest | None]], node: NodeInfo) -> tuple[bool, bool]:
+    def _check_bound(
+        ctx: PodContext, bound: list[tuple[Manifest, Manifest | None]], node: NodeInfo
+    ) -> tuple[bool, bool]:
         """``checkBoundClaims``: (node affinity satisfied, PVs found), stopping at the first miss."""
+        pvs = _pvs_by_class(ctx)
         for _, pv in bound:
             if pv is None:
                 return True, False
-            selector = pv_node_selector(pv_node_affinity(pv))
+            selector = pvs.node_affinity(pv)[0]
             if selector is not None and not node_selector_matches(selector, node.node):
                 return False, True
         return True, True
@@ -256,23 +286,37 @@ def _bound_to_claim(pv: Manifest, pvc: Manifest) -> bool:
     return not ref.get("uid") or ref.get("uid") == pvc.metadata.get("uid")
 
 
-@dataclass(slots=True)
+def _reads_identity(selector: NodeSelector | None) -> bool:
+    """Whether a PV's node affinity reads a node's name (``matchFields``) or hostname label: then
+    nodes of one shape may answer it differently (``k8s/node_shapes``)."""
+    if selector is None:
+        return False
+    return any(
+        term.match_fields or any(req.key == HOSTNAME_LABEL for req in term.match_expressions)
+        for term in selector.node_selector_terms
+    )
+
+
 class _PvsByClass:
     """The cluster's PVs by storage class, each class split into the PVs without a claimRef
-    and those naming a claim ((namespace, name) -> PVs), in the cluster's order. Built once
-    per scheduling cycle (CycleState): FindMatchingVolume runs for every node, and scanning
-    every PV of the cluster there cost nodes x PVs per Pending pod."""
+    and those naming a claim ((namespace, name) -> PVs), in the cluster's order, with each PV's
+    node affinity parsed on first use.
 
-    free: dict[str, list[Manifest]]
-    claimed: dict[str, dict[tuple[str, str], list[Manifest]]]
+    Why: FindMatchingVolume and checkBoundClaims run for every node shape of every Pending pod;
+    scanning (and parsing) every PV of the cluster there cost nodes x PVs per pod, and building
+    this once per scheduling cycle still cost Pending pods x PVs. It is built once per
+    :class:`ClusterIndex` and rebuilt when ``ClusterState.pvs_version`` moves (simulate binding
+    a claim: ``ClusterState.put_pv``)."""
 
+    __slots__ = ("_affinity", "claimed", "free", "free_identity", "version")
 
-def _pvs_by_class(ctx: PodContext) -> _PvsByClass:
-    found = ctx.state.read(_PvsByClass)
-    if found is None:
-        free: dict[str, list[Manifest]] = {}
-        claimed: dict[str, dict[tuple[str, str], list[Manifest]]] = {}
-        for pv in ctx.index.cluster.pvs.values():
+    def __init__(self, pvs: Iterable[Manifest], version: int) -> None:
+        self.version = version
+        self.free: dict[str, list[Manifest]] = {}
+        self.claimed: dict[str, dict[tuple[str, str], list[Manifest]]] = {}
+        # PV name -> (the PV, its parsed node affinity, whether that reads node identity)
+        self._affinity: dict[str, tuple[Manifest, NodeSelector | None, bool]] = {}
+        for pv in pvs:
             ref = pv.get("spec", "claimRef")
             if ref:
                 key = (
@@ -280,25 +324,104 @@ def _pvs_by_class(ctx: PodContext) -> _PvsByClass:
                     if isinstance(ref, dict)
                     else ("", "")
                 )
-                claimed.setdefault(volume_class(pv), {}).setdefault(key, []).append(pv)
+                self.claimed.setdefault(volume_class(pv), {}).setdefault(key, []).append(pv)
             else:
-                free.setdefault(volume_class(pv), []).append(pv)
-        found = _PvsByClass(free, claimed)
-        ctx.state.write(found)
+                self.free.setdefault(volume_class(pv), []).append(pv)
+        # The classes whose unclaimed PVs include one with a node-identity affinity: a claim of
+        # such a class is matched node by node.
+        self.free_identity = {
+            name for name, pvs_of in self.free.items() if any(self.node_affinity(pv)[1] for pv in pvs_of)
+        }
+
+    def node_affinity(self, pv: Manifest) -> tuple[NodeSelector | None, bool]:
+        """``pv``'s required node affinity, parsed, and whether it reads the node's identity."""
+        hit = self._affinity.get(pv.name)
+        if hit is not None and hit[0] is pv:
+            return hit[1], hit[2]
+        selector = pv_node_selector(pv_node_affinity(pv))
+        reads = _reads_identity(selector)
+        self._affinity[pv.name] = (pv, selector, reads)
+        return selector, reads
+
+    def candidates(self, pvc: Manifest, wanted_class: str) -> list[Manifest]:
+        """The PVs ``FindMatchingVolume`` can accept for ``pvc``: of its class, and without a
+        claimRef or with one naming it (a PV claimed by another claim is skipped there first)."""
+        mine = self.claimed.get(wanted_class, {}).get((pvc.namespace or "default", pvc.name), [])
+        return [*mine, *self.free.get(wanted_class, ())]
+
+
+_PVS_CACHE = "volume-binding/pvs"
+
+
+def _pvs_by_class(ctx: PodContext) -> _PvsByClass:
+    cluster = ctx.index.cluster
+    found: _PvsByClass | None = ctx.index.cache.get(_PVS_CACHE)
+    if found is None or found.version != cluster.pvs_version:
+        found = ctx.index.cache[_PVS_CACHE] = _PvsByClass(cluster.pvs.values(), cluster.pvs_version)
     return found
 
 
-def _candidate_volumes(ctx: PodContext, pvc: Manifest, wanted_class: str) -> list[Manifest]:
-    """The PVs ``FindMatchingVolume`` can accept for ``pvc``: of its class, and without a
-    claimRef or with one naming it (a PV claimed by another claim is skipped there first)."""
+def _reads_node_identity(ctx: PodContext, state: BindingState) -> bool:
+    """Whether this cycle's VolumeBinding verdict can differ between nodes of one shape: a bound
+    or candidate PV whose node affinity reads the node's name or hostname label, a claim already
+    given a node (``volume.kubernetes.io/selected-node``), or a class whose allowedTopologies or
+    CSIStorageCapacity topology reads the hostname label."""
     pvs = _pvs_by_class(ctx)
-    mine = pvs.claimed.get(wanted_class, {}).get((pvc.namespace or "default", pvc.name), [])
-    return [*mine, *pvs.free.get(wanted_class, ())]
+    if any(pv is not None and pvs.node_affinity(pv)[1] for _, pv in state.bound):
+        return True
+    for pvc, sc in state.delayed:
+        if ANN_SELECTED_NODE in pvc.annotations:
+            return True
+        wanted_class = claim_class(pvc)
+        if wanted_class in pvs.free_identity:
+            return True
+        mine = pvs.claimed.get(wanted_class, {}).get((pvc.namespace or "default", pvc.name), ())
+        if any(pvs.node_affinity(pv)[1] for pv in mine):
+            return True
+        if _topology_reads_hostname(sc.data.get("allowedTopologies")) or sc.name in _capacity_identity(ctx):
+            return True
+    return False
+
+
+def _topology_reads_hostname(topologies: object) -> bool:
+    """Whether a StorageClass's allowedTopologies names the hostname label."""
+    if not isinstance(topologies, list):
+        return False
+    return any(
+        isinstance(e, dict) and e.get("key") == HOSTNAME_LABEL
+        for term in topologies
+        if isinstance(term, dict)
+        for e in term.get("matchLabelExpressions") or ()
+    )
+
+
+_CAPACITY_IDENTITY = "volume-binding/capacity-identity"
+
+
+def _capacity_identity(ctx: PodContext) -> frozenset[str]:
+    """The classes with a CSIStorageCapacity whose ``nodeTopology`` reads the hostname label
+    (the cluster's objects other than PVs and PVCs never change, so this is built once)."""
+    found: frozenset[str] | None = ctx.index.cache.get(_CAPACITY_IDENTITY)
+    if found is None:
+        names: set[str] = set()
+        for cap in ctx.index.cluster.by_kind("CSIStorageCapacity", "storage.k8s.io"):
+            topology = cap.data.get("nodeTopology")
+            if not isinstance(topology, dict):
+                continue
+            labels = topology.get("matchLabels")
+            exprs = topology.get("matchExpressions")
+            keys = set(labels) if isinstance(labels, dict) else set()
+            if isinstance(exprs, list):
+                keys.update(e.get("key") for e in exprs if isinstance(e, dict))
+            if HOSTNAME_LABEL in keys:
+                names.add(str(cap.data.get("storageClassName")))
+        found = ctx.index.cache[_CAPACITY_IDENTITY] = frozenset(names)
+    return found
 
 
 def _matching_volume(ctx: PodContext, pvc: Manifest, node: NodeInfo, excluded: set[str]) -> Manifest | None:
     """``FindMatchingVolume`` on the scheduler path (a node, delayBinding true). The candidates
-    come from :func:`_candidate_volumes`; their order differs from the cluster's only in that the
+    come from :meth:`_PvsByClass.candidates`; their order differs from the cluster's only in that the
     PVs naming this claim come first, which changes nothing: such a PV is returned at once (or
     skipped), never compared as the smallest."""
     want = _storage(pvc, "spec", "resources", "requests", "storage")
@@ -309,7 +432,8 @@ def _matching_volume(ctx: PodContext, pvc: Manifest, node: NodeInfo, excluded: s
     modes = set(pvc.get("spec", "accessModes") or ())
     smallest: Manifest | None = None
     smallest_size = 0
-    for pv in _candidate_volumes(ctx, pvc, wanted_class):  # ListPVs(storageClassName): the claim's class
+    pvs = _pvs_by_class(ctx)
+    for pv in pvs.candidates(pvc, wanted_class):  # ListPVs(storageClassName): the claim's class
         if pv.name in excluded:
             continue
         if pv.get("spec", "claimRef") and not _bound_to_claim(pv, pvc):
@@ -321,7 +445,7 @@ def _matching_volume(ctx: PodContext, pvc: Manifest, node: NodeInfo, excluded: s
             continue
         if pv.metadata.get("deletionTimestamp"):
             continue
-        node_selector = pv_node_selector(pv_node_affinity(pv))
+        node_selector = pvs.node_affinity(pv)[0]
         affinity_ok = node_selector is None or node_selector_matches(node_selector, node.node)
         if _bound_to_claim(pv, pvc):
             return pv if affinity_ok else None

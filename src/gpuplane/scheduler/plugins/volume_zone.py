@@ -11,16 +11,22 @@ must exist. Lister NotFound errors become UnschedulableAndUnresolvable with thei
 (``getErrorAsStatus``): ``persistentvolume "<name>" not found``. VolumeBinding's PreFilter runs
 first and already rejects the unbound cases, so in practice only the missing PV reaches here
 (and DynamicResources' PreFilter never runs after it).
+
+Filter reads the node's zone and region labels only, so the Filter stage asks it once per node
+shape (``filter_nodes``, the ``NodeSetFilter`` capability).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
-from gpuplane.scheduler.plugins.volumes import claim_class, get_pvc
+from gpuplane.scheduler.plugins.volumes import by_node_shape, claim_class, get_pvc
 
 NAME = "VolumeZone"
 # volume_zone.go ErrReasonConflict
@@ -94,6 +100,11 @@ class VolumeZone(FilterPlugin):
         ctx.state.write(ZoneState(wanted))
         return None, None
 
+    def reprieve_neutral(self, ctx: PodContext, pod: Pod) -> bool:
+        """Always: the verdict reads the pod's claims, the PVs and the node's labels, never the
+        pods on the node, so preemption's reprieve need not re-run it."""
+        return True
+
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         labels = node.labels
         if not any(key in labels for key in TOPOLOGY_LABELS):
@@ -106,3 +117,11 @@ class VolumeZone(FilterPlugin):
             if node_value is None or node_value not in values:
                 return unresolvable(NAME, ERR_REASON_CONFLICT)
         return None
+
+    def filter_nodes(self, ctx: PodContext, nodes: np.ndarray) -> list[tuple[np.ndarray, Status]]:
+        """:meth:`filter` on every node of ``nodes`` at once, once per node shape: it reads only
+        the topology labels, never the hostname."""
+        state = ctx.state.read(ZoneState)
+        if state is None or not state.wanted:
+            return []
+        return by_node_shape(ctx, nodes, lambda node: self.filter(ctx, node), per_node=False)

@@ -1,12 +1,20 @@
-"""Shared PVC / PV / StorageClass lookups for the volume plugins (one place, read once per pod)."""
+"""Shared PVC / PV / StorageClass lookups for the volume plugins (one place, read once per pod),
+and their node-set Filter over node shapes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from gpuplane.k8s.objects import Pod
 from gpuplane.scheduler.context import PodContext
+from gpuplane.scheduler.framework import NodeInfo, Status
+from gpuplane.scheduler.index import ClusterIndex
 from gpuplane.sources.manifest import Manifest
+
+_SHAPE_IDS = "volumes/shape-ids"
 
 
 def pod_claim_names(pod: Pod) -> list[tuple[str, bool]]:
@@ -60,3 +68,46 @@ def fully_bound(pvc: Manifest) -> bool:
     ``pv.kubernetes.io/bind-completed`` annotation. A claim naming a volume without it is
     pre-bound, which the binder treats as an unbound Immediate claim."""
     return bool(pvc.get("spec", "volumeName")) and ANN_BIND_COMPLETED in pvc.annotations
+
+
+def _shape_ids(index: ClusterIndex) -> np.ndarray:
+    """``index.shapes.shape_of`` as an array, built once (adding a node clears the cache)."""
+    ids: np.ndarray | None = index.cache.get(_SHAPE_IDS)
+    if ids is None or len(ids) != index.num_nodes:
+        ids = index.cache[_SHAPE_IDS] = np.array(index.shapes.shape_of, dtype=np.int64)
+    return ids
+
+
+def by_node_shape(
+    ctx: PodContext, nodes: np.ndarray, judge: Callable[[NodeInfo], Status | None], *, per_node: bool
+) -> list[tuple[np.ndarray, Status]]:
+    """A ``NodeSetFilter`` answer from a per-node verdict ``judge``: each distinct failing Status
+    with its nodes (ascending, as ``nodes`` is), in the order of their first node.
+
+    Why: the volume plugins' verdicts read node labels only (PV node affinity, allowed
+    topologies, zone labels), so nodes of one shape (``k8s/node_shapes``: equal labels but the
+    hostname) get one verdict, asked of the shape's first node instead of every node for every
+    Pending pod. ``per_node``: the verdict reads the node's name or hostname label this cycle,
+    so each node is judged itself."""
+    infos = ctx.index.node_infos
+    if per_node:
+        groups: dict[Status, list[int]] = {}
+        for j in nodes.tolist():
+            status = judge(infos[j])
+            if status is not None:
+                groups.setdefault(status, []).append(j)
+        return [(np.array(where, dtype=np.int64), status) for status, where in groups.items()]
+    shapes = ctx.index.shapes
+    of_nodes = _shape_ids(ctx.index)[nodes]
+    numbers: dict[Status, int] = {}
+    code = np.full(len(shapes), -1, dtype=np.int64)
+    for sid in np.unique(of_nodes).tolist():
+        status = judge(infos[shapes.reps[sid]])
+        if status is not None:
+            code[sid] = numbers.setdefault(status, len(numbers))
+    if not numbers:
+        return []
+    per = code[of_nodes]
+    found = [(nodes[per == k], status) for status, k in numbers.items()]
+    found.sort(key=lambda item: int(item[0][0]))
+    return found

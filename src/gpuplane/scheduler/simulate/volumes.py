@@ -100,7 +100,7 @@ def bind_claims(state: ClusterState, pod: Pod, node: Node) -> bool:
         data["spec"] = {**(pv.get("spec") or {}), "claimRef": {"namespace": namespace, "name": claim}}
         data["status"] = {"phase": "Bound"}
         bound_pv = _copy(pv, data)
-        state.pvs[bound_pv.name] = bound_pv
+        state.put_pv(bound_pv)
         claim_data = dict(pvc.data)
         meta = dict(pvc.metadata)
         # the PV controller marks the binding complete (pv.kubernetes.io/bind-completed), which the
