@@ -167,7 +167,6 @@ def plain_dry_run(
 
 def plain_reprieve(
     ctx: PodContext,
-    dynamic: list[FilterPlugin],
     info: NodeInfo,
     lower: list[Pod],
     violating: list[Pod],
@@ -175,12 +174,15 @@ def plain_reprieve(
     extra: np.ndarray | None,
     freed_all: np.ndarray,
     vector: list[FilterPlugin],
+    checks: list[list[FilterPlugin]] | None = None,
 ) -> tuple[list[Pod], int]:
-    """The reprieve with every plugin run at each step on the pods still removed, each PDB group
+    """The reprieve with every dynamic plugin of the cycle (``_DYNAMIC``, whatever ``checks`` says)
+    run at each step on the pods still removed, each PDB group
     in its own ``MoreImportantPod`` order (priority, then the earlier start; the test's start
     times share one RFC 3339 form, so they compare as text, a pod without one last), victims
     sorted again when both groups were tried, as ``SelectVictimsOnNode`` does."""
     _EXTRA["now"] = extra
+    dynamic = list(_DYNAMIC)
 
     def importance(p: Pod) -> tuple[int, bool, str]:
         return (-ctx.index.priority(p), p.status.start_time is None, p.status.start_time or "")
@@ -211,7 +213,7 @@ def plain_reprieve_resources(
 ) -> tuple[list[Pod], int]:
     """The resource-only reprieve replaced by the plain walk with every dynamic plugin (only
     NodeResourcesFit there), so the oracle covers the victim order of that path too."""
-    return plain_reprieve(ctx, _DYNAMIC, info, lower, violating, safe, _EXTRA.get("now"), np.zeros(0), [])
+    return plain_reprieve(ctx, info, lower, violating, safe, _EXTRA.get("now"), np.zeros(0), [])
 
 
 def outcome(docs: list[dict]) -> tuple[Any, ...]:
@@ -300,3 +302,55 @@ def test_a_counted_victim_is_reprieved_only_when_every_plugin_still_passes() -> 
         mp.setattr(preemption, "_reprieve_filters", plain_reprieve)
         mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
         assert outcome(docs) == result
+
+
+def test_a_node_without_counted_victims_is_reprieved_on_resources_alone() -> None:
+    """A preemptor with a topology spread whose selector counts none of a node's lower pods gets
+    the resource-only reprieve there (no Filter plugin run pod by pod), and shares its memo with
+    a replica that has no constraint at all: the second answer is a lookup."""
+    docs = [node(f"n{i}", cpu="4", labels={ZONE: f"z{i % 2}"}) for i in range(3)]
+    for i in range(3):
+        for k in range(4):
+            docs.append(pod(f"b{i}-{k}", node_name=f"n{i}", cpu="1", priority=0, labels={"app": "batch"}))
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    docs.append(
+        pod(
+            "spread",
+            cpu="2",
+            priority=100,
+            labels={"app": "web"},
+            spec={"topologySpreadConstraints": [spread]},
+        )
+    )
+    docs.append(pod("plain", cpu="2", priority=100, labels={"app": "web"}))
+    sched = scheduler(docs)
+    by_name = {p.metadata.name: p for p in sched.cluster.pending_pods}
+    calls = {"filter_node": 0, "resources": 0}
+    filter_node, reprieve_resources = preemption._filter_node, preemption._reprieve_resources
+
+    def counting_filter_node(*args: Any, **kwargs: Any) -> Status | None:
+        calls["filter_node"] += 1
+        return filter_node(*args, **kwargs)
+
+    def counting_resources(*args: Any, **kwargs: Any) -> tuple[list[Pod], int]:
+        calls["resources"] += 1
+        return reprieve_resources(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(preemption, "_filter_node", counting_filter_node)
+        mp.setattr(preemption, "_reprieve_resources", counting_resources)
+        first = sched.evaluate(by_name["spread"]).preemption
+        assert calls == {"filter_node": 0, "resources": 3}
+        second = sched.evaluate(by_name["plain"]).preemption
+        assert calls == {"filter_node": 0, "resources": 3}
+    assert first is not None and second is not None
+    assert first.nominated_node == second.nominated_node == "n0"
+    assert [v.metadata.name for v in first.victims] == [
+        "b0-2",
+        "b0-3",
+    ]  # the first pods in node order are put back

@@ -460,11 +460,13 @@ def _pick(
     and the preemptor's priority, and the resource-only reprieve only on those pods, the
     node's free resources and the preemptor's requests: both are memoized in the index
     cache, so identical preemptors (replicas of one job) and repeated nodes cost a lookup.
+    The resource-only reprieve is exact on a node where no lower pod can change a per-node
+    plugin's verdict (:func:`_sensitive_plugins`), whatever the plugins are: a preemptor with
+    a topology spread shares the memo with its replicas that have none.
     """
     index = fw.index
     dynamic = [p for p in active if not p.static]
     vector: list[FilterPlugin] = [p for p in dynamic if isinstance(p, VectorFilter)]
-    only_fit = len(vector) == len(dynamic)
     levels, cum, _ = index.priority_levels()
     level = int(np.searchsorted(levels, ctx.priority, side="left"))
     below = cum[level]  # per node, the requests (and count) of the pods below the preemptor
@@ -476,10 +478,12 @@ def _pick(
     best_out: PreemptionOutcome | None = None
     non_violating = violating_count = 0
     pods_row = index.resource_index[PODS]
+    per_node = [p for p in dynamic if p not in vector]
     for j in candidates:
         info = index.node_infos[j]
         lower, violating, safe = _lower_pods(fw, j, level, ctx.priority)
-        if only_fit:
+        checks = _sensitive_plugins(ctx, per_node, violating, safe) if per_node else None
+        if checks is None:
             held: tuple[int, ...] = ()
             if extra is not None and extra[:, j].any():
                 rows = [index.resource_index.get(n) for n in names]
@@ -493,7 +497,7 @@ def _pick(
             victims, violations = hit
         else:
             victims, violations = _importance_ordered(
-                _reprieve_filters(ctx, dynamic, info, lower, violating, safe, extra, below[:, j], vector),
+                _reprieve_filters(ctx, info, lower, violating, safe, extra, below[:, j], vector, checks),
                 violating,
                 safe,
                 index,
@@ -626,9 +630,23 @@ def _reprieve_resources(
     return victims, violations
 
 
+def _sensitive_plugins(
+    ctx: PodContext, per_node: list[FilterPlugin], violating: list[Pod], safe: list[Pod]
+) -> list[list[FilterPlugin]] | None:
+    """Per potential victim in reprieve order (``violating`` then ``safe``), the per-node plugins
+    whose verdict putting it back may change (not :meth:`FilterPlugin.reprieve_neutral`); None
+    when there is none for any victim: the reprieve is then on resources alone."""
+    checks: list[list[FilterPlugin]] = []
+    any_sensitive = False
+    for pod in (*violating, *safe):
+        sensitive = [p for p in per_node if not p.reprieve_neutral(ctx, pod)]
+        any_sensitive = any_sensitive or bool(sensitive)
+        checks.append(sensitive)
+    return checks if any_sensitive else None
+
+
 def _reprieve_filters(
     ctx: PodContext,
-    dynamic: list[FilterPlugin],
     info,
     lower: list[Pod],
     violating: list[Pod],
@@ -636,22 +654,27 @@ def _reprieve_filters(
     extra: np.ndarray | None,
     freed_all: np.ndarray,
     vector: list[FilterPlugin],
+    checks: list[list[FilterPlugin]],
 ) -> tuple[list[Pod], int]:
-    """``SelectVictimsOnNode``'s reprieve loop with every dynamic plugin: add each pod back (PDB-
-    violating ones first, most important first) and keep it when the preemptor still passes.
+    """``SelectVictimsOnNode``'s reprieve loop: add each pod back (PDB-violating ones first, most
+    important first) and keep it when the preemptor still passes.
 
     ``freed_all``: the requests and count of all of ``lower`` (``ClusterIndex.priority_levels``);
     the requests of the pods still removed are kept up to date pod by pod, so NodeResourcesFit
     never sums the removed pods again (upstream's RemovePod/AddPod keep NodeInfo the same way).
-    ``vector``: the plugins of ``dynamic`` that are :class:`VectorFilter` (NodeResourcesFit)."""
+    ``vector``: the dynamic plugins that are :class:`VectorFilter` (NodeResourcesFit), run at
+    every step; ``checks``: per pod in reprieve order, the per-node plugins its return may
+    affect (:func:`_sensitive_plugins`). The node passes every plugin in the current state, and
+    a plugin the pod is neutral to keeps that verdict, so only the resource fit and those run.
+    Only whether the node passes matters here, not which plugin fails first."""
     index = ctx.index
     rows = index.resource_index
     pods_row = rows[PODS]
-    per_node = [p for p in dynamic if p not in vector]
     removed = list(lower)
     freed: list[int] = freed_all.tolist()
     victims: list[Pod] = []
     violations = 0
+    step = 0
     for group, is_violating in ((violating, True), (safe, False)):
         for pod in group:
             trial = [p for p in removed if p is not pod]
@@ -661,10 +684,9 @@ def _reprieve_filters(
                 if row is not None:
                     trial_freed[row] -= amount
             trial_freed[pods_row] -= 1
-            # The node passes every plugin in the current state; a pod no per-node plugin
-            # counts can only change the resource fit (see FilterPlugin.reprieve_neutral).
-            neutral = all(p.reprieve_neutral(ctx, pod) for p in per_node)
-            plugins = vector if neutral else dynamic
+            sensitive = checks[step]
+            step += 1
+            plugins = [*vector, *sensitive] if sensitive else vector
             fits = _filter_node(ctx, plugins, info, trial, extra, trial_freed) is None
             if fits:
                 removed, freed = trial, trial_freed
