@@ -166,22 +166,13 @@ def plain_dry_run(
 
 
 def plain_reprieve(
-    ctx: PodContext,
-    info: NodeInfo,
-    lower: list[Pod],
-    violating: list[Pod],
-    safe: list[Pod],
-    extra: np.ndarray | None,
-    freed_all: np.ndarray,
-    vector: list[FilterPlugin],
-    checks: list[list[FilterPlugin]] | None = None,
+    ctx: PodContext, info: NodeInfo, lower: list[Pod], violating: list[Pod], safe: list[Pod]
 ) -> tuple[list[Pod], int]:
-    """The reprieve with every dynamic plugin of the cycle (``_DYNAMIC``, whatever ``checks`` says)
-    run at each step on the pods still removed, each PDB group
+    """The reprieve with every dynamic plugin of the cycle (``_DYNAMIC``) run at each step on
+    the pods still removed, each PDB group
     in its own ``MoreImportantPod`` order (priority, then the earlier start; the test's start
     times share one RFC 3339 form, so they compare as text, a pod without one last), victims
     sorted again when both groups were tried, as ``SelectVictimsOnNode`` does."""
-    _EXTRA["now"] = extra
     dynamic = list(_DYNAMIC)
 
     def importance(p: Pod) -> tuple[int, bool, str]:
@@ -210,10 +201,12 @@ def plain_reprieve_resources(
     violating: list[Pod],
     safe: list[Pod],
     held: tuple[int, ...] = (),
+    checks: list[list[FilterPlugin]] | None = None,
 ) -> tuple[list[Pod], int]:
-    """The resource-only reprieve replaced by the plain walk with every dynamic plugin (only
-    NodeResourcesFit there), so the oracle covers the victim order of that path too."""
-    return plain_reprieve(ctx, info, lower, violating, safe, _EXTRA.get("now"), np.zeros(0), [])
+    """gpuplane's reprieve (resource arithmetic, plus the plugins ``checks`` names for the pods
+    some per-node plugin counts) replaced by the plain walk with every dynamic plugin at every
+    step, so the oracle covers the victim order and the plugin choice of every path."""
+    return plain_reprieve(ctx, info, lower, violating, safe)
 
 
 def outcome(docs: list[dict]) -> tuple[Any, ...]:
@@ -239,7 +232,38 @@ def test_preemption_fast_paths_equal_the_plain_walk(spec: dict[str, Any]) -> Non
     fast = outcome(docs)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preemption, "dry_run", plain_dry_run)
-        mp.setattr(preemption, "_reprieve_filters", plain_reprieve)
+        mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
+        plain = outcome(docs)
+    assert fast == plain
+
+
+spread_cluster_st = st.fixed_dictionaries(
+    {
+        "nodes": st.integers(2, 4),
+        "pods": st.lists(
+            existing_st.map(lambda p: {**p, "priority": min(p["priority"], 10), "anti": False}),
+            min_size=4,
+            max_size=16,
+        ),
+        "pdb": st.sampled_from((None, 0, 1)),
+        "nominated": st.lists(st.tuples(st.integers(0, 5), st.sampled_from(("1", "2"))), max_size=1),
+        "incoming": incoming_st.map(
+            lambda inc: {**inc, "spread": inc["spread"] or HOSTNAME, "priority": 100, "affinity": None}
+        ),
+    }
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spread_cluster_st)
+def test_preemption_with_a_spread_equals_the_plain_walk(spec: dict[str, Any]) -> None:
+    """The same on clusters where the preemptor always has a topology spread and every existing
+    pod is a potential victim: the nodes the constraint counts (``reprieve_nodes``) and the
+    others take different reprieve paths side by side."""
+    docs, _ = build(spec)
+    fast = outcome(docs)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(preemption, "dry_run", plain_dry_run)
         mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
         plain = outcome(docs)
     assert fast == plain
@@ -247,7 +271,8 @@ def test_preemption_fast_paths_equal_the_plain_walk(spec: dict[str, Any]) -> Non
 
 def test_a_counted_victim_is_reprieved_only_when_every_plugin_still_passes() -> None:
     """The reprieve checks a pod the spread constraint counts with every plugin, the others by
-    their resources alone. n0 runs web-low (counted), db-low and batch-low; n1 two db pods; both
+    their resources alone, and asks the constraint about the pods of a node only where it counts
+    one (``reprieve_nodes``). n0 runs web-low (counted), db-low and batch-low; n1 two db pods; both
     are full. The incoming web pod (hostname spread, maxSkew 1) fits on either once the lower
     pods are gone. Put back on n0, web-low would make n0's count 1 against n1's 0 (skew 2): it
     stays the victim, db-low and batch-low fit back, so n0 costs one victim of priority 0; n1
@@ -288,18 +313,11 @@ def test_a_counted_victim_is_reprieved_only_when_every_plugin_still_passes() -> 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(PodTopologySpread, "reprieve_neutral", recording)
         result = outcome(docs)
-    # most important first, equal priorities in node order
-    assert checked == [
-        ("web-low", False),
-        ("db-low", True),
-        ("batch-low", True),
-        ("db-a", True),
-        ("db-b", True),
-    ]
+    # most important first, equal priorities in node order; n1 holds no counted pod
+    assert checked == [("web-low", False), ("db-low", True), ("batch-low", True)]
     assert result[1:4] == ("n0", ["web-low"], 0)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preemption, "dry_run", plain_dry_run)
-        mp.setattr(preemption, "_reprieve_filters", plain_reprieve)
         mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
         assert outcome(docs) == result
 

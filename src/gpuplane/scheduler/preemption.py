@@ -467,9 +467,8 @@ def _pick(
     index = fw.index
     dynamic = [p for p in active if not p.static]
     vector: list[FilterPlugin] = [p for p in dynamic if isinstance(p, VectorFilter)]
-    levels, cum, _ = index.priority_levels()
+    levels, _, _ = index.priority_levels()
     level = int(np.searchsorted(levels, ctx.priority, side="left"))
-    below = cum[level]  # per node, the requests (and count) of the pods below the preemptor
     victims_cache: dict[tuple, tuple[list[Pod], int]] = index.cache.setdefault("preemption/victims", {})
     names = tuple(sorted(n for n, v in ctx.requests.items() if v > 0))
     want = tuple(ctx.requests[n] for n in names)
@@ -479,15 +478,18 @@ def _pick(
     non_violating = violating_count = 0
     pods_row = index.resource_index[PODS]
     per_node = [p for p in dynamic if p not in vector]
+    # Per per-node plugin, the nodes where some pod may not be neutral to it (None: any node).
+    watched = [p.reprieve_nodes(ctx) for p in per_node]
     for j in candidates:
         info = index.node_infos[j]
         lower, violating, safe = _lower_pods(fw, j, level, ctx.priority)
-        checks = _sensitive_plugins(ctx, per_node, violating, safe) if per_node else None
+        ask = [p for p, nodes in zip(per_node, watched, strict=True) if nodes is None or j in nodes]
+        checks = _sensitive_plugins(ctx, ask, violating, safe) if ask else None
+        held: tuple[int, ...] = ()
+        if extra is not None and extra[:, j].any():
+            rows = [index.resource_index.get(n) for n in names]
+            held = (*(0 if r is None else int(extra[r, j]) for r in rows), int(extra[pods_row, j]))
         if checks is None:
-            held: tuple[int, ...] = ()
-            if extra is not None and extra[:, j].any():
-                rows = [index.resource_index.get(n) for n in names]
-                held = (*(0 if r is None else int(extra[r, j]) for r in rows), int(extra[pods_row, j]))
             key = (j, level, names, want, held)
             hit = victims_cache.get(key)
             if hit is None:
@@ -497,10 +499,7 @@ def _pick(
             victims, violations = hit
         else:
             victims, violations = _importance_ordered(
-                _reprieve_filters(ctx, info, lower, violating, safe, extra, below[:, j], vector, checks),
-                violating,
-                safe,
-                index,
+                _reprieve_resources(ctx, info, lower, violating, safe, held, checks), violating, safe, index
             )
         if not victims:
             tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=info.name),), NAME)
@@ -597,9 +596,23 @@ def _lower_pods(fw: Framework, j: int, level: int, priority: int) -> tuple[list[
 
 
 def _reprieve_resources(
-    ctx: PodContext, info, lower: list[Pod], violating: list[Pod], safe: list[Pod], held: tuple[int, ...] = ()
+    ctx: PodContext,
+    info: NodeInfo,
+    lower: list[Pod],
+    violating: list[Pod],
+    safe: list[Pod],
+    held: tuple[int, ...] = (),
+    checks: list[list[FilterPlugin]] | None = None,
 ) -> tuple[list[Pod], int]:
-    """Reprieve on resources only: add each pod back while the preemptor still fits.
+    """``SelectVictimsOnNode``'s reprieve loop: add each pod back (PDB-violating ones first, most
+    important first) and keep it when the preemptor still passes.
+
+    The node passes every plugin with all of ``lower`` removed (the dry run said so), so at each
+    step only the plugins whose verdict that pod's return can change need asking: the resource
+    fit (NodeResourcesFit, here arithmetic on the node's free requests, as upstream's AddPod
+    keeps NodeInfo) and, from ``checks`` (per pod in reprieve order, :func:`_sensitive_plugins`;
+    None: none for any pod), the per-node plugins the pod is not neutral to, run with the pods
+    still removed. Only whether the node passes matters, not which plugin fails first.
 
     ``held``: what nominated pods of >= priority hold on the node, per requested resource in
     sorted-name order, then their pod count (empty: none)."""
@@ -617,13 +630,21 @@ def _reprieve_resources(
             free[n] += req.get(n, 0)
     victims: list[Pod] = []
     violations = 0
+    back: set[int] = set()  # ids of the pods put back so far (only tracked for ``checks``)
+    step = 0
     for group, is_violating in ((violating, True), (safe, False)):
         for pod in group:
             req = index.pod_requests(pod)
-            if free_pods - 1 >= 1 and all(free[n] - req.get(n, 0) >= ctx.requests[n] for n in names):
+            fits = free_pods - 1 >= 1 and all(free[n] - req.get(n, 0) >= ctx.requests[n] for n in names)
+            if fits and checks is not None and checks[step]:
+                trial = [p for p in lower if p is not pod and id(p) not in back]
+                fits = _filter_node(ctx, checks[step], info, trial, None) is None
+            step += 1
+            if fits:
                 for n in names:
                     free[n] -= req.get(n, 0)
                 free_pods -= 1
+                back.add(id(pod))
             else:
                 victims.append(pod)
                 violations += is_violating
@@ -643,54 +664,3 @@ def _sensitive_plugins(
         any_sensitive = any_sensitive or bool(sensitive)
         checks.append(sensitive)
     return checks if any_sensitive else None
-
-
-def _reprieve_filters(
-    ctx: PodContext,
-    info,
-    lower: list[Pod],
-    violating: list[Pod],
-    safe: list[Pod],
-    extra: np.ndarray | None,
-    freed_all: np.ndarray,
-    vector: list[FilterPlugin],
-    checks: list[list[FilterPlugin]],
-) -> tuple[list[Pod], int]:
-    """``SelectVictimsOnNode``'s reprieve loop: add each pod back (PDB-violating ones first, most
-    important first) and keep it when the preemptor still passes.
-
-    ``freed_all``: the requests and count of all of ``lower`` (``ClusterIndex.priority_levels``);
-    the requests of the pods still removed are kept up to date pod by pod, so NodeResourcesFit
-    never sums the removed pods again (upstream's RemovePod/AddPod keep NodeInfo the same way).
-    ``vector``: the dynamic plugins that are :class:`VectorFilter` (NodeResourcesFit), run at
-    every step; ``checks``: per pod in reprieve order, the per-node plugins its return may
-    affect (:func:`_sensitive_plugins`). The node passes every plugin in the current state, and
-    a plugin the pod is neutral to keeps that verdict, so only the resource fit and those run.
-    Only whether the node passes matters here, not which plugin fails first."""
-    index = ctx.index
-    rows = index.resource_index
-    pods_row = rows[PODS]
-    removed = list(lower)
-    freed: list[int] = freed_all.tolist()
-    victims: list[Pod] = []
-    violations = 0
-    step = 0
-    for group, is_violating in ((violating, True), (safe, False)):
-        for pod in group:
-            trial = [p for p in removed if p is not pod]
-            trial_freed = freed.copy()
-            for name, amount in index.pod_requests(pod).items():
-                row = rows.get(name)
-                if row is not None:
-                    trial_freed[row] -= amount
-            trial_freed[pods_row] -= 1
-            sensitive = checks[step]
-            step += 1
-            plugins = [*vector, *sensitive] if sensitive else vector
-            fits = _filter_node(ctx, plugins, info, trial, extra, trial_freed) is None
-            if fits:
-                removed, freed = trial, trial_freed
-            else:
-                victims.append(pod)
-                violations += is_violating
-    return victims, violations

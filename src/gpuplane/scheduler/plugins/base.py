@@ -11,6 +11,7 @@ The runtime and preemption never test a plugin's name or class: they ask for cap
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
@@ -65,6 +66,14 @@ class FilterPlugin:
         state every plugin passes; a pod neutral to every per-node plugin then only needs the
         resource fit checked. False (always check) unless a plugin knows better."""
         return False
+
+    def reprieve_nodes(self, ctx: PodContext) -> Collection[int] | None:
+        """The indexes of the nodes holding a pod for which :meth:`reprieve_neutral` may be False
+        (a superset is fine); None when only asking pod by pod can tell.
+
+        Preemption asks once per preemptor, so the pods of a node outside the set cost no
+        question each: on a node with pods nothing counts, the reprieve is arithmetic."""
+        return None
 
     def static_key(self, ctx: PodContext) -> bool:
         """For static plugins: True when node labels beyond the shared class key matter

@@ -20,6 +20,7 @@ global minimum is computed once in PreFilter (upstream's ``TpKeyToCriticalPaths`
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -189,6 +190,13 @@ class PodTopologySpread(FilterPlugin):
     def reprieve_neutral(self, ctx: PodContext, pod: Pod) -> bool:
         """A pod no constraint counts changes no domain count when removed or put back."""
         return id(pod) not in ctx.state.require(SpreadState).counted
+
+    def reprieve_nodes(self, ctx: PodContext) -> Collection[int] | None:
+        """The nodes of the counted pods (``on_node`` lists them per constraint)."""
+        on_node = ctx.state.require(SpreadState).on_node
+        if len(on_node) == 1:
+            return on_node[0].keys()
+        return set().union(*(by_node.keys() for by_node in on_node))
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         state = ctx.state.require(SpreadState)
