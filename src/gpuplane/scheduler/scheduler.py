@@ -42,7 +42,8 @@ class Evaluation:
     it is never tried, no message; ``pre_enqueue`` says why), ``scheduler-error`` (a PreFilter
     error aborted the cycle),
     ``schedulable`` (``feasible_nodes`` pass every filter). ``groups`` holds each distinct
-    failing Status with the names of its nodes. The why-pending layer builds its explanation
+    failing Status with the names of its nodes, ``group_nodes`` the same nodes' indexes in the
+    cluster index (for numpy over its matrices, without looking names up). The why-pending layer builds its explanation
     (causes, fixes) on top of this; the core knows nothing of it.
     """
 
@@ -53,6 +54,7 @@ class Evaluation:
     preemption: PreemptionOutcome | None = None
     feasible_nodes: list[str] = field(default_factory=list)
     pre_enqueue: Status | None = None
+    group_nodes: list[np.ndarray] = field(default_factory=list)
 
 
 class Scheduler:
@@ -226,23 +228,42 @@ class Scheduler:
         diag = fw.run(ctx, self._nominated_extra(ctx))
         if diag.error:
             return Evaluation(diag.error, stage="scheduler-error")
-        infos = self.index.node_infos
-        groups = [(status, [infos[j].name for j in nodes]) for status, nodes in diag.groups.items()]
+        # Names for the report, indexes for the causes: one C pass per group each (a pod's
+        # verdicts name every node of the cluster).
+        names = self.node_names()
+        verdicts = [(status, np.asarray(nodes, dtype=np.intp)) for status, nodes in diag.groups.items()]
         if diag.absent_status is not None and diag.absent:
-            groups.append((diag.absent_status, [infos[j].name for j in diag.absent]))
+            verdicts.append((diag.absent_status, np.asarray(diag.absent, dtype=np.intp)))
+        groups = [(status, names[ids].tolist()) for status, ids in verdicts]
+        group_nodes = [ids for _, ids in verdicts]
         if len(diag.feasible):
-            feasible = [infos[j].name for j in diag.feasible.tolist()]
-            return Evaluation("", stage="schedulable", groups=groups, feasible_nodes=feasible)
+            feasible = names[diag.feasible].tolist()
+            return Evaluation(
+                "", stage="schedulable", groups=groups, feasible_nodes=feasible, group_nodes=group_nodes
+            )
         fit = self.fit_error(ctx, diag)
         scheduler_name = pod.spec.scheduler_name or DEFAULT_SCHEDULER
         if scheduler_name != DEFAULT_SCHEDULER:
             # Another scheduler answers this pod: no kube-scheduler PostFilter; Volcano words
             # the same filter verdicts its own way.
             message = volcano_message(fit) if scheduler_name == "volcano" else ""
-            return Evaluation(message, groups=groups, fit_error=fit)
+            return Evaluation(message, groups=groups, fit_error=fit, group_nodes=group_nodes)
         outcome = run_postfilter(fw, ctx, diag, ctx.active_plugins)
         fit.postfilter_msg = outcome.message
-        return Evaluation(fit.message(), groups=groups, fit_error=fit, preemption=outcome)
+        return Evaluation(
+            fit.message(), groups=groups, fit_error=fit, preemption=outcome, group_nodes=group_nodes
+        )
+
+    def node_names(self) -> np.ndarray:
+        """Node index -> name, as an object array (kept in the index cache, which a new node
+        clears)."""
+        cache = self.index.cache
+        names = cache.get("node-names")
+        if names is None or len(names) != self.index.num_nodes:
+            names = cache["node-names"] = np.array(
+                [info.name for info in self.index.node_infos], dtype=object
+            )
+        return names
 
 
 def volcano_message(fit: FitError) -> str:

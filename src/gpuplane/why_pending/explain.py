@@ -64,4 +64,5 @@ def scheduler_explanation(sched: Scheduler, pod: Pod) -> Explanation:
         preemption=found.preemption,
         feasible_nodes=found.feasible_nodes,
         plugin_order=sched.plugin_order,
+        node_ids=found.group_nodes,
     )

@@ -61,6 +61,9 @@ class Explanation:
     plugin_order: list[str] = field(default_factory=list)
     # the controller object explained, when no pod exists yet (Kueue, quota)
     subject: dict[str, Any] | None = None
+    # per group, its nodes' indexes in the scheduler's index (``Evaluation.group_nodes``):
+    # the causes read the index's matrices with them; empty when the groups came without
+    node_ids: list[Any] = field(default_factory=list)
 
     def cause_texts(self) -> list[str]:
         """The causes as the reports print them, in order."""
