@@ -25,7 +25,7 @@ from sched_helpers import node, obj, pod, scheduler
 
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.scheduler.framework import Status
-from gpuplane.scheduler.plugins.volume_binding import VolumeBinding, _pvs_by_class, _PvsByClass
+from gpuplane.scheduler.plugins.volume_binding import BindingState, VolumeBinding, _pvs_by_class, _PvsByClass
 from gpuplane.scheduler.plugins.volume_zone import VolumeZone
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.scheduler.simulate.volumes import bind_claims
@@ -209,11 +209,11 @@ def build(spec: dict[str, Any]) -> tuple[Scheduler, Any]:
     return sched, incoming
 
 
-def per_node(plugin: Any, ctx: Any, sched: Scheduler, nodes: list[int]) -> list[tuple[Status, list[int]]]:
+def per_node(judge: Any, sched: Scheduler, nodes: list[int]) -> list[tuple[Status, list[int]]]:
     """The framework's per-node loop: each failing Status with its nodes, in first-node order."""
     groups: dict[Status, list[int]] = {}
     for j in nodes:
-        status = plugin.filter(ctx, sched.index.node_infos[j])
+        status = judge(sched.index.node_infos[j])
         if status is not None:
             groups.setdefault(status, []).append(j)
     return list(groups.items())
@@ -224,6 +224,9 @@ def per_node(plugin: Any, ctx: Any, sched: Scheduler, nodes: list[int]) -> list[
 def test_volume_binding_filter_nodes_equals_filter_per_node(
     spec: dict[str, Any], data: st.DataObject
 ) -> None:
+    """``filter_nodes`` and the per-shape memo of ``filter`` against ``FindPodVolumes`` run on
+    every node itself (``_judge``), whatever nodes the caller asks about and in whatever order
+    (the Filter stage: the nodes still alive; preemption's dry runs: candidates in any order)."""
     sched, incoming = build(spec)
     ctx = sched.context(incoming)
     plugin = VolumeBinding()
@@ -232,11 +235,17 @@ def test_volume_binding_filter_nodes_equals_filter_per_node(
     _, status = plugin.pre_filter(ctx)
     if status is not None:
         return
-    # The Filter stage hands the plugin the nodes still alive: any ascending subset.
+    state = ctx.state.require(BindingState)
     n = sched.index.num_nodes
     alive = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1)))
+    naive = per_node(lambda info: plugin._judge(ctx, state, info), sched, alive)
     found = plugin.filter_nodes(ctx, np.array(alive, dtype=np.int64))
-    assert [(s, where.tolist()) for where, s in found] == per_node(plugin, ctx, sched, alive)
+    assert [(s, where.tolist()) for where, s in found] == naive
+    fresh = sched.context(incoming)
+    plugin.pre_filter(fresh)
+    for j in data.draw(st.permutations(range(n))):
+        info = sched.index.node_infos[j]
+        assert plugin.filter(fresh, info) == plugin._judge(ctx, state, info)
 
 
 @SETTINGS
@@ -252,7 +261,9 @@ def test_volume_zone_filter_nodes_equals_filter_per_node(spec: dict[str, Any]) -
         return
     nodes = list(range(sched.index.num_nodes))
     found = plugin.filter_nodes(ctx, np.array(nodes, dtype=np.int64))
-    assert [(s, where.tolist()) for where, s in found] == per_node(plugin, ctx, sched, nodes)
+    assert [(s, where.tolist()) for where, s in found] == per_node(
+        lambda i: plugin.filter(ctx, i), sched, nodes
+    )
 
 
 def _same_index(cached: _PvsByClass, fresh: _PvsByClass) -> None:
@@ -376,17 +387,24 @@ def test_a_volume_bound_by_simulate_is_seen_by_the_next_cycle() -> None:
 
 
 def test_filter_runs_once_per_node_shape(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bound PV with zone affinity: 6 nodes of 2 shapes cost 2 verdicts; a PV with hostname
-    affinity makes every node answer for itself."""
+    """A bound PV with zone affinity: 6 nodes of 2 shapes cost 2 verdicts, in the Filter stage
+    and in the preemption dry runs after it; a PV with hostname affinity makes every node answer
+    for itself."""
     calls: list[str] = []
-    original = VolumeBinding.filter
+    original = VolumeBinding._judge
 
-    def counting(self: VolumeBinding, ctx: Any, info: Any) -> Status | None:
+    def counting(self: VolumeBinding, ctx: Any, state: Any, info: Any) -> Status | None:
         calls.append(info.name)
-        return original(self, ctx, info)
+        return original(self, ctx, state, info)
 
-    monkeypatch.setattr(VolumeBinding, "filter", counting)
-    for key, value, expected in ((ZONE, "z1", 2), (HOSTNAME, "n1", 6)):
+    monkeypatch.setattr(VolumeBinding, "_judge", counting)
+    claim = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}]}
+    for key, value, full, expected in (
+        (ZONE, "z1", False, 2),
+        (HOSTNAME, "n1", False, 6),
+        (ZONE, "z1", True, 2),  # NodeResourcesFit fails every node: preemption's dry runs judge them
+        (HOSTNAME, "n1", True, 6),
+    ):
         affinity = {
             "required": {
                 "nodeSelectorTerms": [
@@ -394,7 +412,9 @@ def test_filter_runs_once_per_node_shape(monkeypatch: pytest.MonkeyPatch) -> Non
                 ]
             }
         }
-        docs = [node(f"n{i}", labels={ZONE: f"z{i % 2}"}) for i in range(6)]
+        docs = [node(f"n{i}", cpu="1", labels={ZONE: f"z{i % 2}"}) for i in range(6)]
+        if full:
+            docs += [pod(f"v{i}", node_name=f"n{i}", cpu="1", priority=0) for i in range(6)]
         docs += [
             obj(
                 "PersistentVolume",
@@ -408,9 +428,11 @@ def test_filter_runs_once_per_node_shape(monkeypatch: pytest.MonkeyPatch) -> Non
                 spec={"volumeName": "pv"},
                 metadata={"annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
             ),
-            pod("p", spec={"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}]}),
+            pod("p", cpu="500m", priority=100, spec=claim),
         ]
         sched = scheduler(docs)
         calls.clear()
-        sched.evaluate(sched.cluster.pending_pods[0])
+        found = sched.evaluate(sched.cluster.pending_pods[0])
         assert len(calls) == expected
+        if full:
+            assert found.stage == "scheduler"

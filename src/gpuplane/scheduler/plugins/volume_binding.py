@@ -31,14 +31,15 @@ Speed: a verdict reads the node's labels only (PV node affinity, allowed topolog
 CSIStorageCapacity topology) unless a PV's affinity names the node (hostname label or
 ``matchFields``) or a claim has a selected node, so the Filter stage asks it once per node
 shape (``filter_nodes``); the PVs by class are indexed once per ClusterIndex and rebuilt only
-when ``ClusterState.pvs_version`` moves. Preemption's dry runs keep calling ``filter``, and its
-reprieve skips this plugin (no pod on the node changes the verdict).
+when ``ClusterState.pvs_version`` moves. Preemption's dry runs keep calling ``filter``, which
+remembers the cycle's verdict per node shape (no pod on the node changes it, so the reprieve
+skips this plugin too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 import numpy as np
@@ -97,10 +98,16 @@ def _storage(pvc_or_pv: Manifest, *path: str) -> int:
 @dataclass(slots=True)
 class BindingState:
     """PreFilter's ``stateData``: bound claims with their PV (None: missing) and the
-    WaitForFirstConsumer claims with their StorageClass."""
+    WaitForFirstConsumer claims with their StorageClass; then, for this cycle, whether the
+    verdict reads node identity (None: not asked yet) and the verdict per node shape.
+
+    Why the memo: preemption's dry runs and the nominated-pods pass call ``filter`` node by
+    node; the verdict reads no pod on the node, so every node of a shape gets its shape's."""
 
     bound: list[tuple[Manifest, Manifest | None]]
     delayed: list[tuple[Manifest, Manifest]]
+    reads_identity: bool | None = None
+    by_shape: dict[int, Status | None] = field(default_factory=dict)
 
 
 def _controlled_by(obj: Manifest, uid: str) -> bool:
@@ -181,6 +188,31 @@ class VolumeBinding(FilterPlugin):
         state = ctx.state.require(BindingState)
         if not state.bound and not state.delayed:
             return None
+        if state.reads_identity is None:
+            state.reads_identity = _reads_node_identity(ctx, state)
+        index = ctx.index
+        j = node.index
+        if state.reads_identity or not 0 <= j < index.num_nodes or index.node_infos[j] is not node:
+            return self._judge(ctx, state, node)  # a template node (autoscaler) has no shape
+        sid = index.shapes.shape_of[j]
+        if sid in state.by_shape:
+            return state.by_shape[sid]
+        verdict = state.by_shape[sid] = self._judge(ctx, state, node)
+        return verdict
+
+    def filter_nodes(self, ctx: PodContext, nodes: np.ndarray) -> list[tuple[np.ndarray, Status]]:
+        """:meth:`filter` on every node of ``nodes`` at once: a verdict reads the node's labels
+        only (PV node affinity, allowed topologies, CSIStorageCapacity topology), so it is asked
+        once per node shape, unless this pod's volumes read the node's name or hostname."""
+        state = ctx.state.require(BindingState)
+        if not state.bound and not state.delayed:
+            return []
+        if state.reads_identity is None:
+            state.reads_identity = _reads_node_identity(ctx, state)
+        return by_node_shape(ctx, nodes, lambda node: self.filter(ctx, node), per_node=state.reads_identity)
+
+    def _judge(self, ctx: PodContext, state: BindingState, node: NodeInfo) -> Status | None:
+        """``FindPodVolumes`` on one node, as the Filter's reasons."""
         bound_ok, pvs_found = self._check_bound(ctx, state.bound, node)
         unbound_ok, enough_storage = self._check_unbound(ctx, state.delayed, node)
         reasons: list[str] = []
@@ -193,17 +225,6 @@ class VolumeBinding(FilterPlugin):
         if not pvs_found:
             reasons.append(ERR_REASON_PV_NOT_EXIST)
         return unresolvable(NAME, *reasons) if reasons else None
-
-    def filter_nodes(self, ctx: PodContext, nodes: np.ndarray) -> list[tuple[np.ndarray, Status]]:
-        """:meth:`filter` on every node of ``nodes`` at once: a verdict reads the node's labels
-        only (PV node affinity, allowed topologies, CSIStorageCapacity topology), so it is asked
-        once per node shape, unless this pod's volumes read the node's name or hostname."""
-        state = ctx.state.require(BindingState)
-        if not state.bound and not state.delayed:
-            return []
-        return by_node_shape(
-            ctx, nodes, lambda node: self.filter(ctx, node), per_node=_reads_node_identity(ctx, state)
-        )
 
     @staticmethod
     def _check_bound(
