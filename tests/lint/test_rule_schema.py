@@ -147,11 +147,13 @@ def _validator_unknowns(kind: str, api_version: str, data: dict) -> list[tuple[t
     return sorted(found)
 
 
-def _walk_unknowns(kind: str, api_version: str, data: dict) -> list[tuple[tuple, list[str]]]:
+def _walk_unknowns(
+    kind: str, api_version: str, data: dict, memo: dict | None = None
+) -> list[tuple[tuple, list[str]]]:
     from gpuplane.lint.rules.gpu.manifest_schema import _skeleton, unknown_fields
 
     schema, defs = _skeleton(SCHEMA_VERSION, kind, api_version)  # the stripped schema the rule walks
-    found = unknown_fields(data, schema, defs)
+    found = unknown_fields(data, schema, defs, memo=memo)
     return sorted((p, sorted(names)) for p, names in found)
 
 
@@ -199,10 +201,12 @@ def test_walk_matches_jsonschema_rs_on_random_documents() -> None:
     @given(spec=st.dictionaries(st.sampled_from(_FIELD_NAMES), tree, max_size=4))
     def check(spec: dict) -> None:
         data = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}
-        assert _walk_unknowns("Deployment", "apps/v1", data) == _validator_unknowns(
-            "Deployment", "apps/v1", data
-        )
+        expected = _validator_unknowns("Deployment", "apps/v1", data)
+        assert _walk_unknowns("Deployment", "apps/v1", data) == expected
+        # the rule keeps one memo of resolved schema nodes for the whole run: never a stale answer
+        assert _walk_unknowns("Deployment", "apps/v1", data, shared) == expected
 
+    shared: dict = {}
     check()
 
 

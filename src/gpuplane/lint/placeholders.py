@@ -53,11 +53,6 @@ def _walk(value: Any, path: FieldPath) -> Iterator[FieldPath]:
         yield path
 
 
-# Every placeholder puts one of these in the object's JSON text: ``${``, ``{{``, or a string that
-# starts with ``$`` (its opening quote then ``$``). JSON escapes none of ``$``, ``{`` or ``"``-free text.
-_PLACEHOLDER_MARKS = (b"${", b"{{", b'"$')
-
-
 def _may_hold_placeholder(data: Any) -> bool:
     """False when no string of ``data`` can hold a placeholder: one pass of a C encoder instead of
     a Python walk of every field (diagnose lints every object of a 100,000-pod snapshot)."""
@@ -71,7 +66,10 @@ def _may_hold_placeholder(data: Any) -> bool:
             text = json.dumps(data, ensure_ascii=False, check_circular=False).encode()
     except Exception:  # not plain JSON data (YAML timestamps, odd keys, deep nesting): walk it
         return True
-    return any(mark in text for mark in _PLACEHOLDER_MARKS)
+    # Every placeholder puts one of these in the object's JSON text: ``${``, ``{{``, or a string
+    # that starts with ``$`` (its opening quote then ``$``); JSON escapes none of ``$``, ``{`` or
+    # ``"``-free text. ``$`` first: one memchr pass rules out two of the three in most objects.
+    return (b"$" in text and (b"${" in text or b'"$' in text)) or b"{{" in text
 
 
 def placeholder_fields(obj: Manifest) -> list[FieldPath]:

@@ -209,7 +209,7 @@ def _resolve(schema: Any, defs: dict[str, Any]) -> Any:
 
 
 def unknown_fields(
-    data: Any, schema: Any, defs: dict[str, Any], path: FieldPath = ()
+    data: Any, schema: Any, defs: dict[str, Any], path: FieldPath = (), memo: _Shapes | None = None
 ) -> Iterator[tuple[FieldPath, list[str]]]:
     """``(object path, [unknown keys])`` wherever ``data`` has keys its strict schema forbids,
     depth first in the data's key order.
@@ -219,27 +219,67 @@ def unknown_fields(
     strict schemas that reach nested objects (``oneOf`` there is int-or-string only), so it
     finds what a compiled validator's AdditionalProperties errors find (tests/lint/rules
     compare it with jsonschema-rs) without compiling 1.3 MB of definitions for each run.
+
+    ``memo`` keeps each schema node's resolved parts for a whole run: diagnose walks every GPU
+    pod of a snapshot, and the same few dozen nodes (container, resources, metadata) would
+    otherwise have their ``$ref`` chains matched again at every level of every pod.
     """
-    schema = _resolve(schema, defs)
-    if not isinstance(schema, dict):
+    found: list[tuple[FieldPath, list[str]]] = []
+    _walk_unknown(data, schema, defs, path, {} if memo is None else memo, found)
+    return iter(found)
+
+
+# A schema node's resolved parts: ``(properties, additionalProperties, items)``, or None when it
+# resolves to no schema. Keyed by the node's id, the node kept beside its parts so a recycled
+# id (a skeleton evicted from its cache mid-run) is never mistaken for it.
+_Shape = tuple[dict[str, Any], Any, Any]
+_Shapes = dict[int, tuple[Any, _Shape | None]]
+
+
+def _shape(schema: Any, defs: dict[str, Any], memo: _Shapes) -> _Shape | None:
+    entry = memo.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    resolved = _resolve(schema, defs)
+    shape: _Shape | None = None
+    if isinstance(resolved, dict):
+        props = resolved.get("properties")
+        items = resolved.get("items")
+        shape = (
+            props if isinstance(props, dict) else {},
+            resolved.get("additionalProperties", True),
+            items if isinstance(items, dict) else None,
+        )
+    memo[id(schema)] = (schema, shape)
+    return shape
+
+
+def _walk_unknown(
+    data: Any,
+    schema: Any,
+    defs: dict[str, Any],
+    path: FieldPath,
+    memo: _Shapes,
+    found: list[tuple[FieldPath, list[str]]],
+) -> None:
+    shape = _shape(schema, defs, memo)
+    if shape is None:
         return
+    props, extra, items = shape
     if isinstance(data, dict):
-        props = schema.get("properties")
-        props = props if isinstance(props, dict) else {}
-        extra = schema.get("additionalProperties", True)
-        unexpected = [k for k in data if k not in props] if extra is False else []
-        if unexpected:
-            yield path, [str(k) for k in unexpected]
+        if extra is False:
+            unexpected = [k for k in data if k not in props]
+            if unexpected:
+                found.append((path, [str(k) for k in unexpected]))
         for key, value in data.items():
-            sub = props.get(key) if key in props else (extra if isinstance(extra, dict) else None)
-            if sub is not None and isinstance(value, dict | list):
-                yield from unknown_fields(value, sub, defs, (*path, key))
-    elif isinstance(data, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for i, value in enumerate(data):
-                if isinstance(value, dict | list):
-                    yield from unknown_fields(value, items, defs, (*path, i))
+            if isinstance(value, dict | list):
+                sub = props.get(key) if key in props else (extra if isinstance(extra, dict) else None)
+                if sub is not None:
+                    _walk_unknown(value, sub, defs, (*path, key), memo, found)
+    elif isinstance(data, list) and items is not None:
+        for i, value in enumerate(data):
+            if isinstance(value, dict | list):
+                _walk_unknown(value, items, defs, (*path, i), memo, found)
 
 
 def _dotted(path: FieldPath) -> str:
@@ -273,12 +313,13 @@ def manifest_unknown_field(ctx: LintContext) -> Iterator[Finding]:
     version = _target_version(ctx)
     if version is None:
         return
+    memo: _Shapes = {}  # one per run: every pod of a snapshot walks the same schema nodes
     for src in sources:
         found = _skeleton(version, src.kind, src.api_version)
         if found is None:
             continue
         schema, defs = found
-        errors = list(unknown_fields(src.data, schema, defs))
+        errors = list(unknown_fields(src.data, schema, defs, memo=memo))
         label = obj_label(src)
         api = src.api_version.rsplit("/", 1)[-1]
         for parent, names in errors:
