@@ -7,9 +7,9 @@ computed once per PodSet here and cached, and kind indexes are built once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplane.k8s.validation import ResourceError, container_resource_errors
 from gpuplane.lint import kinds
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import ExpansionProblem, PodSet
     from gpuplane.lint.cluster_nodes import ClusterNodes
     from gpuplane.ruleset import RuleMeta
+
+_T = TypeVar("_T")
 
 APP_AND_INIT = ("initContainers", "containers")
 ALL_SECTIONS = ("initContainers", "containers", "ephemeralContainers")
@@ -126,6 +128,17 @@ class LintContext:
         self._gpu_ids: set[int] | None = None
         self._overrides: dict[int, list[tuple[FieldPath, Manifest, FieldPath]]] | None = None
         self._cluster_nodes: ClusterNodes | None = None
+        self._once: dict[str, Any] = {}
+
+    def once(self, key: str, build: Callable[[], _T]) -> _T:
+        """``build()``, computed on the first call of the run and shared by every rule that asks
+        with the same ``key`` (by convention the helper's qualified name). For the walks several
+        rules of a theme make over every pod set (diagnose lints every pod of a snapshot); the
+        value is shared, so callers must not mutate it."""
+        if key in self._once:
+            return self._once[key]
+        found = self._once[key] = build()
+        return found
 
     # -- objects -------------------------------------------------------------------------------
 

@@ -20,17 +20,27 @@ if TYPE_CHECKING:
     from gpuplane.k8s.workloads import PodSet
 
 
-def _api_errors(
-    ctx: LintContext, check: str
-) -> Iterator[tuple[PodSet, Manifest, ContainerRef, ResourceError]]:
+_Located = tuple["PodSet", Manifest, ContainerRef, ResourceError]
+
+
+def _api_errors(ctx: LintContext, check: str) -> Iterator[_Located]:
     """``(pod set, holder, container, error)`` for each API error of kind ``check`` on a field the
     manifest writes (defaulted requests repeat their limit's error: one finding, on the written field)."""
-    for ps in ctx.podsets:
-        holder = ctx.holder(ps)
-        for c in ctx.containers(ps):
-            for err in c.api_errors():
-                if err.check == check and not err.defaulted:
-                    yield ps, holder, c, err
+    for found in ctx.once("gpu.requests.api_errors", lambda: _written_api_errors(ctx)):
+        if found[3].check == check:
+            yield found
+
+
+def _written_api_errors(ctx: LintContext) -> list[_Located]:
+    """Every written API error of every container, in pod set and container order: one walk for
+    the three rules (each pod set's containers were walked once per rule)."""
+    return [
+        (ps, ctx.holder(ps), c, err)
+        for ps in ctx.podsets
+        for c in ctx.containers(ps)
+        for err in c.api_errors()
+        if not err.defaulted
+    ]
 
 
 @rule(

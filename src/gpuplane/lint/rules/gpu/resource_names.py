@@ -25,9 +25,18 @@ def _advertised(ctx: LintContext) -> set[str]:
     return names
 
 
-def _named_resources(ctx: LintContext) -> Iterator[tuple[PodSet, Manifest, ContainerRef, str, str]]:
+_Named = tuple["PodSet", "Manifest", "ContainerRef", str, str]
+
+
+def _named_resources(ctx: LintContext) -> list[_Named]:
     """Every resource name each container asks for, once per container: a name in both limits and
-    requests is given with its limit (the section a finding should point at)."""
+    requests is given with its limit (the section a finding should point at). One walk per run
+    for both rules of this module (do not mutate)."""
+    return ctx.once("gpu.resource_names.named_resources", lambda: _walk_named_resources(ctx))
+
+
+def _walk_named_resources(ctx: LintContext) -> list[_Named]:
+    found: list[_Named] = []
     for ps in ctx.podsets:
         holder = ctx.holder(ps)
         for c in ctx.containers(ps):
@@ -36,7 +45,8 @@ def _named_resources(ctx: LintContext) -> Iterator[tuple[PodSet, Manifest, Conta
                 for name, _value in container_resource_items(c, section):
                     if section == "requests" and name in other:
                         continue  # reported once, on the limit
-                    yield ps, holder, c, section, name
+                    found.append((ps, holder, c, section, name))
+    return found
 
 
 def _is_mig_profile(name: str) -> bool:

@@ -48,7 +48,12 @@ def _configmap_data(cm: Manifest) -> dict[str, Any]:
 
 def _referenced_dp_configmaps(ctx: LintContext) -> dict[str, list[tuple[Manifest, FieldPath]]]:
     """ConfigMap name -> (object, field) that points the device plugin at it: ClusterPolicy
-    ``devicePlugin.config.name`` and configMap volumes of device-plugin DaemonSets."""
+    ``devicePlugin.config.name`` and configMap volumes of device-plugin DaemonSets. Gathered once
+    per run for the device-plugin rules (each walked every pod set; do not mutate)."""
+    return ctx.once("sharing.referenced_dp_configmaps", lambda: _gather_dp_configmaps(ctx))
+
+
+def _gather_dp_configmaps(ctx: LintContext) -> dict[str, list[tuple[Manifest, FieldPath]]]:
     refs: dict[str, list[tuple[Manifest, FieldPath]]] = {}
     for cp in ctx.by_kind("ClusterPolicy", "nvidia.com", include_cluster=True):
         name = cp.get("spec", "devicePlugin", "config", "name")
