@@ -41,10 +41,11 @@ class WhyPendingOutcome:
     scheduler: Scheduler
     bad_input: bool  # the cluster source had errors: the CLI exits 2 after its report
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, streamed: bool = False) -> dict[str, Any]:
+        """The JSON document; ``streamed``: for ``emit_json(..., spread=3)`` (see ``to_json``)."""
         from gpuplane.report.why_pending_text import to_json  # deferred for start-up time
 
-        return to_json(self.explanations, self.scheduler)
+        return to_json(self.explanations, self.scheduler, streamed=streamed)
 
 
 def run(

@@ -259,18 +259,39 @@ def finish_report(
     sys.exit(EXIT_FINDINGS if result.reaches(fail_on) else EXIT_OK)
 
 
-def emit_json(document: Any) -> None:
-    """Write one JSON document to stdout (UTF-8, newline-terminated)."""
+def emit_json(document: Any, *, spread: int = 0) -> None:
+    """Write one JSON document to stdout (UTF-8, indent 2, newline-terminated).
+
+    ``spread`` > 0 writes the same bytes in pieces as they are formatted, the top ``spread``
+    levels walked (report/json_pieces.py): for documents too big to hold formatted whole."""
     import msgspec  # deferred for start-up time
 
     try:
-        sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document), indent=2))
-        sys.stdout.buffer.write(b"\n")
+        out = sys.stdout.buffer
+        if spread > 0:
+            from gpuplane.report.json_pieces import pieces  # deferred for start-up time
+
+            pending: list[bytes] = []
+            size = 0
+            for piece in pieces(document, spread):
+                pending.append(piece)
+                size += len(piece)
+                if size >= _WRITE_CHUNK:
+                    out.write(b"".join(pending))
+                    pending, size = [], 0
+            out.write(b"".join(pending))
+        else:
+            out.write(msgspec.json.format(msgspec.json.encode(document), indent=2))
+        out.write(b"\n")
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader went away (``| head``): that is not an error of ours. Point stdout at
         # /dev/null so the interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+# emit_json(spread=...) writes about this much at a time.
+_WRITE_CHUNK = 1 << 20
 
 
 def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:

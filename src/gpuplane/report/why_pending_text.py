@@ -13,14 +13,25 @@ if TYPE_CHECKING:
     from gpuplane.why_pending.model import Explanation
 
 
-def to_json(explanations: list[Explanation], scheduler: Scheduler) -> dict[str, Any]:
-    """``{"pods": [{"pod", "message", "nodes", "causes", "fixes", ...}], "kubernetes_version"}``."""
+def to_json(
+    explanations: list[Explanation], scheduler: Scheduler, *, streamed: bool = False
+) -> dict[str, Any]:
+    """``{"pods": [{"pod", "message", "nodes", "causes", "fixes", ...}], "kubernetes_version"}``.
+
+    ``streamed``: each pod's ``nodes`` is a :class:`~gpuplane.report.why_pending_nodes.NodeReasons`
+    that renders itself per Status when the document is written in pieces
+    (``emit_json(..., spread=3)``), instead of a map with an entry per node."""
+    codes = None
+    if streamed:
+        from gpuplane.report.why_pending_nodes import NameCodes, NodeReasons  # deferred for start-up time
+
+        codes = NameCodes(scheduler)
     pods = []
     for expl in explanations:
         item: dict[str, Any] = {
             "pod": expl.pod.key,
             "message": expl.message,
-            "nodes": expl.nodes(),
+            "nodes": NodeReasons(expl, codes) if codes is not None else expl.nodes(),
             "causes": expl.cause_texts(),
             "fixes": expl.fixes,
             "stage": expl.stage,
