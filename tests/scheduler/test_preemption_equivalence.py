@@ -9,9 +9,10 @@ The plain walk is upstream's shape (defaultpreemption/default_preemption.go ``Se
   own ``MoreImportantPod`` key: priority, then start time) and run every plugin again, summing
   the removed pods' requests each time; it stands in for both of gpuplane's reprieves.
 What gpuplane does instead: step one plugin by plugin over the node set (NodeResourcesFit on all
-nodes at once, the freed requests from ``ClusterIndex.priority_levels``), and a reprieve that keeps
-the freed requests up to date and checks only the resource fit for a pod no per-node plugin counts
-(``FilterPlugin.reprieve_neutral``).
+nodes at once, the freed requests from ``ClusterIndex.priority_levels``; topology spread at once on
+the nodes holding no pod it counts, ``FilterPlugin.reprieve_nodes``), and a reprieve that is
+arithmetic on the node's free requests and runs a per-node plugin only for a pod it counts
+(``FilterPlugin.reprieve_neutral``), memoized across preemptors where no pod is counted.
 """
 
 from __future__ import annotations

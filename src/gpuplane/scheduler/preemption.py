@@ -43,7 +43,7 @@ from gpuplane.k8s.selectors import label_selector_matches
 from gpuplane.k8s.timestamps import rfc3339_seconds
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, U, build_fit_message
-from gpuplane.scheduler.plugins.base import FilterPlugin, VectorFilter
+from gpuplane.scheduler.plugins.base import FilterPlugin, NodeSetFilter, VectorFilter
 from gpuplane.scheduler.plugins.dynamic_resources import postfilter_text
 from gpuplane.scheduler.plugins.node_resources_fit import PODS
 from gpuplane.scheduler.runtime import Diagnosis, Framework
@@ -305,7 +305,8 @@ def dry_run(
     # Plugin by plugin over the nodes still passing, as the Filter stage runs: a node's Status
     # is its first failing plugin either way, and NodeResourcesFit judges every node at once
     # (the freed requests are ``cum[k]``), so the per-node plugins see only the nodes where
-    # the pod fits once every lower-priority pod is gone.
+    # the pod fits once every lower-priority pod is gone; a node-set plugin judges at once the
+    # nodes where it counts none of the pods (``reprieve_nodes``), whose removal changes nothing.
     infos = index.node_infos
     below = cum[k]  # the requests (and count) of exactly the pods removed, per node
     found: dict[int, Status] = {}
@@ -315,16 +316,21 @@ def dry_run(
             break
         if isinstance(plugin, VectorFilter):
             failed = plugin.filter_vector(ctx, remaining, -below if extra is None else extra - below)
-            if failed:
-                drop = np.zeros(index.num_nodes, dtype=bool)
-                for node_idx, status in failed:
-                    for j in node_idx.tolist():
-                        found[j] = status
-                    drop[node_idx] = True
-                remaining = remaining[~drop[remaining]]
+            remaining = _drop_failed(index.num_nodes, remaining, failed, found)
             continue
+        per_node, judged = remaining, remaining[:0]
+        watched = plugin.reprieve_nodes(ctx)
+        if watched is not None and isinstance(plugin, NodeSetFilter):
+            # A node holding no pod the plugin counts keeps the verdict it has with all its
+            # pods there (``reprieve_neutral``): those nodes are judged at once, nothing removed.
+            loud = np.zeros(index.num_nodes, dtype=bool)
+            loud[np.fromiter(watched, dtype=np.int64, count=len(watched))] = True
+            quiet = remaining[~loud[remaining]]
+            per_node = remaining[loud[remaining]]
+            failed = plugin.filter_nodes(ctx, quiet) if len(quiet) else []
+            judged = _drop_failed(index.num_nodes, quiet, failed, found)
         keep: list[int] = []
-        for j in remaining.tolist():
+        for j in per_node.tolist():
             info = infos[j]
             ctx.removed = {j: _lower_set(index, j, k, ctx.priority)}
             ctx.freed = {j: below[:, j]}
@@ -337,10 +343,24 @@ def dry_run(
                 keep.append(j)
             else:
                 found[j] = verdict
-        remaining = np.array(keep, dtype=np.int64)
+        remaining = np.union1d(judged, np.array(keep, dtype=np.int64))
     for j in has_victims.tolist():
         out[j] = found.get(j)
     return out
+
+
+def _drop_failed(
+    num_nodes: int, nodes: np.ndarray, failed: list[tuple[np.ndarray, Status]], found: dict[int, Status]
+) -> np.ndarray:
+    """Record the failing Status of each node of ``failed`` in ``found``; the others of ``nodes``."""
+    if not failed:
+        return nodes
+    drop = np.zeros(num_nodes, dtype=bool)
+    for node_idx, status in failed:
+        for j in node_idx.tolist():
+            found[j] = status
+        drop[node_idx] = True
+    return nodes[~drop[nodes]]
 
 
 def _dry_run_full(
