@@ -2,46 +2,97 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuplane.app.inputs import ClusterCache, check_rule_ids, lint_config, load_manifests, read_cluster
 from gpuplane.app.outcome import Messages, Surface
+from gpuplane.records import FrozenRecord, Record, set_field
 
 if TYPE_CHECKING:
     from gpuplane.lint.engine import LintResult
     from gpuplane.sources.loader import LoadResult
 
 
-@dataclass(frozen=True, slots=True)
-class LintRequest:
+class LintRequest(FrozenRecord):
     """What to lint and how. ``config_start`` is where ``.gpuplane.yaml`` is looked for when
-    ``config`` is not given (None: the working directory)."""
+    ``config`` is not given (None: the working directory). ``enable_all``: run the opt-in rules
+    too (profile: all)."""
 
-    paths: tuple[str, ...] = ()
-    inline: str | None = None
-    cluster: str | None = None
-    context: str | None = None
-    kubeconfig: str | None = None
-    disable: frozenset[str] = frozenset()
-    enable: frozenset[str] = frozenset()
-    config: str | None = None
-    config_start: str | None = None
-    fail_on: str | None = None
-    skip_non_manifests: bool = False
-    enable_all: bool = False  # run the opt-in rules too (profile: all)
-    progress: bool = False
+    __slots__ = (
+        "cluster",
+        "config",
+        "config_start",
+        "context",
+        "disable",
+        "enable",
+        "enable_all",
+        "fail_on",
+        "inline",
+        "kubeconfig",
+        "paths",
+        "progress",
+        "skip_non_manifests",
+    )
+    paths: tuple[str, ...]
+    inline: str | None
+    cluster: str | None
+    context: str | None
+    kubeconfig: str | None
+    disable: frozenset[str]
+    enable: frozenset[str]
+    config: str | None
+    config_start: str | None
+    fail_on: str | None
+    skip_non_manifests: bool
+    enable_all: bool
+    progress: bool
+
+    def __init__(
+        self,
+        paths: tuple[str, ...] = (),
+        inline: str | None = None,
+        cluster: str | None = None,
+        context: str | None = None,
+        kubeconfig: str | None = None,
+        disable: frozenset[str] = frozenset(),
+        enable: frozenset[str] = frozenset(),
+        config: str | None = None,
+        config_start: str | None = None,
+        fail_on: str | None = None,
+        skip_non_manifests: bool = False,
+        enable_all: bool = False,
+        progress: bool = False,
+    ) -> None:
+        set_field(self, "paths", paths)
+        set_field(self, "inline", inline)
+        set_field(self, "cluster", cluster)
+        set_field(self, "context", context)
+        set_field(self, "kubeconfig", kubeconfig)
+        set_field(self, "disable", disable)
+        set_field(self, "enable", enable)
+        set_field(self, "config", config)
+        set_field(self, "config_start", config_start)
+        set_field(self, "fail_on", fail_on)
+        set_field(self, "skip_non_manifests", skip_non_manifests)
+        set_field(self, "enable_all", enable_all)
+        set_field(self, "progress", progress)
 
 
-@dataclass(slots=True)
-class LintOutcome:
+class LintOutcome(Record):
     """The engine's result plus what the front ends decide on: the ``--fail-on`` threshold in
     force (flag, else config, else ``error``) and whether any input was unusable (exit 2)."""
 
+    __slots__ = ("bad_input", "loaded", "result", "threshold")
     result: LintResult
     loaded: LoadResult
     threshold: str
     bad_input: bool
+
+    def __init__(self, result: LintResult, loaded: LoadResult, threshold: str, bad_input: bool) -> None:
+        self.result = result
+        self.loaded = loaded
+        self.threshold = threshold
+        self.bad_input = bad_input
 
 
 def run(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
+
+from gpuplane.records import FrozenRecord, Record, set_field
 
 Result = TypeVar("Result")
 
@@ -16,8 +17,7 @@ class AppError(ValueError):
 MessageKind = Literal["note", "warning", "error", "input-error"]
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(FrozenRecord):
     """One thing worth telling the user, in the order it happened.
 
     ``note``: informational (a skipped file, nothing found in a folder). ``warning``: the
@@ -26,16 +26,27 @@ class Message:
     :class:`~gpuplane.sources.loader.LoadError` whose text already starts with its file name.
     """
 
+    __slots__ = ("kind", "text")
     kind: MessageKind
     text: str
 
+    def __init__(self, kind: MessageKind, text: str) -> None:
+        set_field(self, "kind", kind)
+        set_field(self, "text", text)
 
-@dataclass(slots=True)
-class Messages:
+
+class Messages(Record):
     """The messages of one command, kept in order and passed to ``listener`` as they come."""
 
-    listener: Callable[[Message], None] | None = None
-    items: list[Message] = field(default_factory=list)
+    __slots__ = ("items", "listener")
+    listener: Callable[[Message], None] | None
+    items: list[Message]
+
+    def __init__(
+        self, listener: Callable[[Message], None] | None = None, items: list[Message] | None = None
+    ) -> None:
+        self.listener = listener
+        self.items = [] if items is None else items
 
     def add(self, kind: MessageKind, text: str) -> None:
         message = Message(kind, text)
@@ -61,8 +72,7 @@ class Messages:
         return [m.text for m in self.items if m.kind in ("error", "input-error")]
 
 
-@dataclass(frozen=True, slots=True)
-class Surface:
+class Surface(FrozenRecord):
     """How the calling front end names options and where it points for the rule list.
 
     ``streams`` is True when the caller shows each message as it comes (the CLI's stderr): an
@@ -72,11 +82,26 @@ class Surface:
     findings"); the CLI prints the errors and exits 2 itself.
     """
 
+    __slots__ = ("option_prefix", "refuse_empty", "rules_hint", "streams", "word_separator")
     option_prefix: str
     rules_hint: str
     streams: bool
     refuse_empty: bool
-    word_separator: str = "-"  # kubernetes-version (CLI) or kubernetes_version (MCP)
+    word_separator: str  # kubernetes-version (CLI) or kubernetes_version (MCP)
+
+    def __init__(
+        self,
+        option_prefix: str,
+        rules_hint: str,
+        streams: bool,
+        refuse_empty: bool,
+        word_separator: str = "-",
+    ) -> None:
+        set_field(self, "option_prefix", option_prefix)
+        set_field(self, "rules_hint", rules_hint)
+        set_field(self, "streams", streams)
+        set_field(self, "refuse_empty", refuse_empty)
+        set_field(self, "word_separator", word_separator)
 
     def option(self, name: str) -> str:
         """The option as this front end spells it: ``--kubernetes-version``, ``kubernetes_version``."""
@@ -94,13 +119,17 @@ MCP = Surface(
 )
 
 
-@dataclass(slots=True)
-class Served(Generic[Result]):
+class Served(Record, Generic[Result]):
     """A service's result and whether some input was bad (the cluster source had errors: the
     CLI still reports on what was read, then exits 2)."""
 
+    __slots__ = ("bad_input", "result")
     result: Result
     bad_input: bool
+
+    def __init__(self, result: Result, bad_input: bool) -> None:
+        self.result = result
+        self.bad_input = bad_input
 
 
 def plural(n: int, noun: str) -> str:

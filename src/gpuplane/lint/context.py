@@ -8,12 +8,12 @@ computed once per PodSet here and cached, and kind indexes are built once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplane.k8s.validation import ResourceError, container_resource_errors
 from gpuplane.lint import kinds
 from gpuplane.lint.finding import Finding, PatchOp
+from gpuplane.records import Record
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -28,22 +28,32 @@ APP_AND_INIT = ("initContainers", "containers")
 ALL_SECTIONS = ("initContainers", "containers", "ephemeralContainers")
 
 
-@dataclass(slots=True)
-class ContainerRef:
+class ContainerRef(Record):
     """One container of a pod template and where it sits in its object.
 
     ``path`` is relative to the object root (``Manifest.data``), e.g.
     ``("spec", "template", "spec", "containers", 0)``. The context hands out the
-    same refs to every rule, so per-container facts (GPU requests) are computed once.
+    same refs to every rule, so per-container facts (GPU requests) are computed once
+    (the ``_`` caches, which equality and ``repr`` leave out).
     """
 
+    __slots__ = ("_api_errors", "_blocks", "_gpu", "data", "index", "path", "section")
     data: dict[str, Any]
     path: FieldPath
     section: str
     index: int
-    _gpu: dict[str, int] | None = None
-    _blocks: dict[str, dict[str, Any]] | None = None
-    _api_errors: list[ResourceError] | None = None
+    _gpu: dict[str, int] | None
+    _blocks: dict[str, dict[str, Any]] | None
+    _api_errors: list[ResourceError] | None
+
+    def __init__(self, data: dict[str, Any], path: FieldPath, section: str, index: int) -> None:
+        self.data = data
+        self.path = path
+        self.section = section
+        self.index = index
+        self._gpu = None
+        self._blocks = None
+        self._api_errors = None
 
     def gpu_requests(self) -> dict[str, int]:
         """:func:`kinds.container_gpu_requests` of this container, computed once (do not mutate)."""
@@ -384,7 +394,7 @@ class LintContext:
         def moved(p: FieldPath) -> FieldPath:
             return (*owner_path, *p[cut:]) if p[:cut] == prefix else p
 
-        new_patch = tuple(replace(op, path=moved(op.path)) for op in patch)
+        new_patch = tuple(op.at(moved(op.path)) for op in patch)
         return owner, moved(path), new_patch
 
 

@@ -15,10 +15,10 @@ listed: no GPU rule is about them, and listing them would bury the objects that 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuplane.lint.placeholders import placeholder_fields, under_placeholder
+from gpuplane.records import Record
 from gpuplane.sources.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -40,12 +40,16 @@ KIND_REASONS: dict[tuple[str, str], str] = {
 }
 
 
-@dataclass(slots=True)
-class Skipped:
+class Skipped(Record):
     """One object no rule could analyse."""
 
+    __slots__ = ("reason", "source")
     source: Manifest
     reason: str
+
+    def __init__(self, source: Manifest, reason: str) -> None:
+        self.source = source
+        self.reason = reason
 
     def to_json(self) -> dict[str, object]:
         """The object's reference (``Manifest.ref``) with where it is and why it was skipped,

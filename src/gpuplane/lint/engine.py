@@ -9,7 +9,6 @@ applies suppression (``gpuplane.io/ignore`` annotation, config file, --disable /
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuplane.lint.config import LintConfig
@@ -19,6 +18,7 @@ from gpuplane.lint.finding import SEVERITY_RANK, Finding
 from gpuplane.lint.placeholders import placeholder_fields, under_placeholder
 from gpuplane.lint.reads import READS_SOURCES, needed, reads_of_module
 from gpuplane.progress import task
+from gpuplane.records import Record
 from gpuplane.ruleset import RuleMeta, load
 from gpuplane.ruleset.registry import module_reads
 from gpuplane.sources.gc_policy import paused_gc
@@ -36,12 +36,16 @@ IGNORE_ANNOTATION = "gpuplane.io/ignore"
 RULE_IGNORE_PREFIX = "ignore-rule.gpuplane.io/"
 
 
-@dataclass(slots=True)
-class Suppressed:
+class Suppressed(Record):
     """A finding an annotation silenced: counted and listed, so a suppression stays visible."""
 
+    __slots__ = ("finding", "reason")
     finding: Finding
     reason: str
+
+    def __init__(self, finding: Finding, reason: str) -> None:
+        self.finding = finding
+        self.reason = reason
 
     def to_json(self) -> dict[str, object]:
         f = self.finding
@@ -55,21 +59,41 @@ class Suppressed:
         }
 
 
-@dataclass(slots=True)
-class RuleFailure:
+class RuleFailure(Record):
     """A rule that raised on this input: reported on stderr, the run goes on."""
 
+    __slots__ = ("message", "rule")
     rule: str
     message: str
 
+    def __init__(self, rule: str, message: str) -> None:
+        self.rule = rule
+        self.message = message
 
-@dataclass(slots=True)
-class LintResult:
+
+class LintResult(Record):
+    """The findings of one run, what failed, what was silenced and what no rule could analyse."""
+
+    __slots__ = ("failures", "findings", "objects", "skipped", "suppressed")
     findings: list[Finding]
     objects: int
-    failures: list[RuleFailure] = field(default_factory=list)
-    suppressed: list[Suppressed] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
+    failures: list[RuleFailure]
+    suppressed: list[Suppressed]
+    skipped: list[Skipped]
+
+    def __init__(
+        self,
+        findings: list[Finding],
+        objects: int,
+        failures: list[RuleFailure] | None = None,
+        suppressed: list[Suppressed] | None = None,
+        skipped: list[Skipped] | None = None,
+    ) -> None:
+        self.findings = findings
+        self.objects = objects
+        self.failures = [] if failures is None else failures
+        self.suppressed = [] if suppressed is None else suppressed
+        self.skipped = [] if skipped is None else skipped
 
     def summary(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuplane.records import FrozenRecord, set_field
 from gpuplane.ruleset.registry import SEVERITIES as SEVERITIES
 from gpuplane.sources.manifest import FieldPath, Manifest
 
@@ -19,35 +20,67 @@ from gpuplane.sources.manifest import FieldPath, Manifest
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
 
 
-@dataclass(frozen=True, slots=True)
-class SetValue:
+# Records, not dataclasses: every lint imports them (gpuplane.records).
+class SetValue(FrozenRecord):
     """Set the field at ``path`` to ``value``, creating missing maps on the way."""
 
+    __slots__ = ("path", "value")
     path: FieldPath
     value: Any
 
+    def __init__(self, path: FieldPath, value: Any) -> None:
+        set_field(self, "path", path)
+        set_field(self, "value", value)
 
-@dataclass(frozen=True, slots=True)
-class AppendItem:
+    def at(self, path: FieldPath) -> SetValue:
+        """The same operation on the field at ``path``."""
+        return SetValue(path, self.value)
+
+
+class AppendItem(FrozenRecord):
     """Append ``value`` to the list at ``path`` (the list is created when missing)."""
 
+    __slots__ = ("path", "value")
     path: FieldPath
     value: Any
 
+    def __init__(self, path: FieldPath, value: Any) -> None:
+        set_field(self, "path", path)
+        set_field(self, "value", value)
 
-@dataclass(frozen=True, slots=True)
-class RenameKey:
+    def at(self, path: FieldPath) -> AppendItem:
+        """The same operation on the list at ``path``."""
+        return AppendItem(path, self.value)
+
+
+class RenameKey(FrozenRecord):
     """Rename the last key of ``path`` to ``new_key``, keeping its value and position."""
 
+    __slots__ = ("new_key", "path")
     path: FieldPath
     new_key: str
 
+    def __init__(self, path: FieldPath, new_key: str) -> None:
+        set_field(self, "path", path)
+        set_field(self, "new_key", new_key)
 
-@dataclass(frozen=True, slots=True)
-class DeleteKey:
+    def at(self, path: FieldPath) -> RenameKey:
+        """The same operation on the key at ``path``."""
+        return RenameKey(path, self.new_key)
+
+
+class DeleteKey(FrozenRecord):
     """Remove the field at ``path``."""
 
+    __slots__ = ("path",)
     path: FieldPath
+
+    def __init__(self, path: FieldPath) -> None:
+        set_field(self, "path", path)
+
+    def at(self, path: FieldPath) -> DeleteKey:
+        """The same operation on the field at ``path``."""
+        return DeleteKey(path)
 
 
 # Paths of every operation are relative to the object root (``Manifest.data``).
@@ -70,6 +103,7 @@ def format_field(path: FieldPath) -> str:
     return "".join(out)
 
 
+# A dataclass: diagnose's ClusterFinding extends it with dataclass fields.
 @dataclass(slots=True)
 class Finding:
     """One problem: which rule, how bad, where (object + field), what and how to fix."""

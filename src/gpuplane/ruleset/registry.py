@@ -14,10 +14,10 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, TypeVar
 
+from gpuplane.records import FrozenRecord, set_field
 from gpuplane.ruleset import index
 
 # Severities of spec/rules.md, most severe first (gpuplane.lint.finding.SEVERITIES).
@@ -57,27 +57,64 @@ def _read_docs(path: str) -> str:
         return handle.read().strip() + "\n"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RuleMeta:
-    """A registered rule.
+class RuleMeta(FrozenRecord):
+    """A registered rule (a record: every command imports it, gpuplane.records).
 
     ``context``: ``none`` (manifests only), ``optional`` (exact with --cluster),
     ``required`` (silent without --cluster). ``docs_path`` is the rule's Markdown page body,
-    read on first use of :attr:`docs`.
+    read on first use of :attr:`docs`. ``fix_safety``: the default safety of the rule's fixes
+    (Ruff's model): "safe" keeps what the manifest means, "unsafe" may change how it behaves
+    and is applied only with --unsafe-fixes. ``check`` is not compared.
     """
 
+    __slots__ = (
+        "category",
+        "check",
+        "context",
+        "docs_path",
+        "fix_safety",
+        "fixable",
+        "id",
+        "severity",
+        "summary",
+        "tier",
+    )
+    _not_compared = ("check",)
     id: str
     severity: str
     category: str
     summary: str
     docs_path: str
-    context: str = "none"
-    fixable: bool = False
-    # the default safety of the rule's fixes (Ruff's model): "safe" keeps what the manifest means,
-    # "unsafe" may change how it behaves and is applied only with --unsafe-fixes
-    fix_safety: str = "safe"
-    tier: str = "default"
-    check: CheckFn = field(compare=False)
+    context: str
+    fixable: bool
+    fix_safety: str
+    tier: str
+    check: CheckFn
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        severity: str,
+        category: str,
+        summary: str,
+        docs_path: str,
+        check: CheckFn,
+        context: str = "none",
+        fixable: bool = False,
+        fix_safety: str = "safe",
+        tier: str = "default",
+    ) -> None:
+        set_field(self, "id", id)
+        set_field(self, "severity", severity)
+        set_field(self, "category", category)
+        set_field(self, "summary", summary)
+        set_field(self, "docs_path", docs_path)
+        set_field(self, "context", context)
+        set_field(self, "fixable", fixable)
+        set_field(self, "fix_safety", fix_safety)
+        set_field(self, "tier", tier)
+        set_field(self, "check", check)
 
     @property
     def docs(self) -> str:

@@ -26,7 +26,6 @@ import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -34,6 +33,7 @@ import yaml
 from gpuplane.k8s import kindless
 from gpuplane.k8s.manifest import FieldPath, LoadError, Manifest
 from gpuplane.lazy_pattern import LazyPattern
+from gpuplane.records import Record
 from gpuplane.sources import limits
 from gpuplane.sources.gc_policy import paused_gc
 from gpuplane.sources.locate import _ROOT, DocumentLocator, LineIndex
@@ -320,16 +320,32 @@ def _load_plain(body: str) -> tuple[Any, LineIndex | None]:
         loader.dispose()
 
 
-@dataclass(slots=True)
-class LoadResult:
-    objects: list[Manifest] = field(default_factory=list)
-    errors: list[LoadError] = field(default_factory=list)
-    files: int = 0
-    # ``metadata`` of each unpacked List (a snapshot records the server version there).
-    list_metadata: list[dict[str, Any]] = field(default_factory=list)
-    # files a folder walk skipped on purpose, each ``<path> (<why>)``: not errors, the caller
-    # notes them on stderr (``gpuplane: skipped <path> (<why>)``)
-    skipped: list[str] = field(default_factory=list)
+class LoadResult(Record):
+    """What was read: the objects, the errors, how many files; ``list_metadata``: the
+    ``metadata`` of each unpacked List (a snapshot records the server version there);
+    ``skipped``: files a folder walk skipped on purpose, each ``<path> (<why>)``: not errors,
+    the caller notes them on stderr (``gpuplane: skipped <path> (<why>)``)."""
+
+    __slots__ = ("errors", "files", "list_metadata", "objects", "skipped")
+    objects: list[Manifest]
+    errors: list[LoadError]
+    files: int
+    list_metadata: list[dict[str, Any]]
+    skipped: list[str]
+
+    def __init__(
+        self,
+        objects: list[Manifest] | None = None,
+        errors: list[LoadError] | None = None,
+        files: int = 0,
+        list_metadata: list[dict[str, Any]] | None = None,
+        skipped: list[str] | None = None,
+    ) -> None:
+        self.objects = [] if objects is None else objects
+        self.errors = [] if errors is None else errors
+        self.files = files
+        self.list_metadata = [] if list_metadata is None else list_metadata
+        self.skipped = [] if skipped is None else skipped
 
     def extend(self, other: LoadResult) -> None:
         self.objects.extend(other.objects)

@@ -3,11 +3,11 @@ gang is placed, and the gang minimums that therefore wait for them forever."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuplane.lint.rules._common import as_int
 from gpuplane.lint.rules.distributed._shared import _ns
+from gpuplane.records import FrozenRecord, set_field
 from gpuplane.sources.manifest import FieldPath, Manifest
 
 if TYPE_CHECKING:
@@ -32,16 +32,26 @@ def launcher_waits_for_workers(ps: PodSet) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LauncherDeadlock:
+class LauncherDeadlock(FrozenRecord):
     """A gang minimum (on the MPIJob or on a PodGroup its pods join) that counts the launcher."""
 
+    __slots__ = ("defaulted", "job", "minimum", "obj", "path", "workers")
     job: Manifest
     obj: Manifest
     path: FieldPath
     minimum: int
     workers: int
     defaulted: bool
+
+    def __init__(
+        self, job: Manifest, obj: Manifest, path: FieldPath, minimum: int, workers: int, defaulted: bool
+    ) -> None:
+        set_field(self, "job", job)
+        set_field(self, "obj", obj)
+        set_field(self, "path", path)
+        set_field(self, "minimum", minimum)
+        set_field(self, "workers", workers)
+        set_field(self, "defaulted", defaulted)
 
 
 def launcher_deadlocks(ctx: LintContext) -> list[LauncherDeadlock]:

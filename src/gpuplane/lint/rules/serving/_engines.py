@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import Any
 
 from gpuplane.lazy_pattern import LazyPattern
 from gpuplane.lint.rules._common import as_list, as_str, dict_items
+from gpuplane.records import Record
 from gpuplane.sources.manifest import FieldPath
 
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
@@ -85,15 +85,33 @@ _MULTI_NODE = LazyPattern(
 )
 
 
-@dataclass(slots=True)
-class EngineRun:
-    """One serving engine a container starts: which, its sizes, where its flags are written."""
+class EngineRun(Record):
+    """One serving engine a container starts: which, its sizes, where its flags are written.
 
-    engine: str  # key of ENGINE_NAMES
-    sizes: dict[str, int] = field(default_factory=dict)
-    switches: set[str] = field(default_factory=set)
-    unknown: bool = False  # a size flag whose value is not a literal integer, or a config file
-    path: FieldPath = ()  # the command/args/env item holding the first size flag (relative to the container)
+    ``engine``: a key of ENGINE_NAMES; ``unknown``: a size flag whose value is not a literal
+    integer, or a config file; ``path``: the command/args/env item holding the first size flag
+    (relative to the container)."""
+
+    __slots__ = ("engine", "path", "sizes", "switches", "unknown")
+    engine: str
+    sizes: dict[str, int]
+    switches: set[str]
+    unknown: bool
+    path: FieldPath
+
+    def __init__(
+        self,
+        engine: str,
+        sizes: dict[str, int] | None = None,
+        switches: set[str] | None = None,
+        unknown: bool = False,
+        path: FieldPath = (),
+    ) -> None:
+        self.engine = engine
+        self.sizes = {} if sizes is None else sizes
+        self.switches = set() if switches is None else switches
+        self.unknown = unknown
+        self.path = path
 
     @property
     def name(self) -> str:
