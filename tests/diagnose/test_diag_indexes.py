@@ -185,3 +185,121 @@ def test_free_room_is_read_once_per_node_whatever_the_pending_pods(monkeypatch: 
         fragment_frees(facts, pod, GPU)
     assert len(facts.pending_gpu_pods()) == 100
     assert reads == [f"n{i}" for i in range(40)]
+
+
+# -- the GPU-stack pods by component (gpu-node-not-advertising) -----------------------------------
+
+STACK = (
+    "nvidia-driver-daemonset",
+    "nvidia-container-toolkit-daemonset",
+    "nvidia-operator-validator",
+    "nvidia-device-plugin-daemonset",
+    "gpu-feature-discovery",
+    "gpu-operator",
+    "web",  # not a GPU-stack pod
+)
+stack_pod_st = st.fixed_dictionaries(
+    {
+        "app": st.sampled_from(STACK),
+        "node": st.none() | st.integers(0, 5),
+        "phase": st.sampled_from(("Running", "Failed", "Pending", "Succeeded")),
+    }
+)
+dark_node_st = st.fixed_dictionaries(
+    {
+        "present": st.booleans(),
+        "gpus": st.sampled_from((0, 0, 4)),
+        "ready": st.booleans(),
+        "plugin_label": st.sampled_from((None, "true", "false")),
+    }
+)
+
+
+def _dark_state(nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> ClusterState:
+    docs: list[dict[str, Any]] = []
+    for i, spec in enumerate(nodes):
+        labels = {"kubernetes.io/hostname": f"n{i}", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+        if spec["present"]:
+            labels["nvidia.com/gpu.present"] = "true"
+        if spec["plugin_label"] is not None:
+            labels["nvidia.com/gpu.deploy.device-plugin"] = spec["plugin_label"]
+        allocatable = {"cpu": "32", "memory": "64Gi", "pods": "110"}
+        if spec["gpus"]:
+            allocatable[GPU] = str(spec["gpus"])
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"n{i}", "labels": labels},
+                "status": {
+                    "allocatable": allocatable,
+                    "capacity": allocatable,
+                    "conditions": [{"type": "Ready", "status": "True" if spec["ready"] else "False"}],
+                },
+            }
+        )
+    for i, spec in enumerate(pods):
+        body: dict[str, Any] = {"containers": [{"name": "c", "image": "nvcr.io/nvidia/x"}]}
+        if spec["node"] is not None and spec["node"] < len(nodes):
+            body["nodeName"] = f"n{spec['node']}"
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{spec['app']}-{i}",
+                    "namespace": "gpu-operator",
+                    "labels": {"app": spec["app"]},
+                },
+                "spec": body,
+                "status": {"phase": spec["phase"]},
+            }
+        )
+    return ClusterState.from_objects([Manifest(doc) for doc in docs])
+
+
+def _not_advertising_json(state: ClusterState) -> list[dict[str, Any]]:
+    from gpuplane.lint.context import LintContext
+    from gpuplane.rule_catalog import get_rule
+
+    ctx = LintContext([], [], state)
+    ctx.rule = meta = get_rule("gpu-node-not-advertising")
+    assert meta is not None
+    return [finding.to_json() for finding in meta.check(ctx)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(dark_node_st, min_size=1, max_size=6), st.lists(stack_pod_st, max_size=14))
+def test_component_pods_of_equal_the_filter_of_every_stack_pod(
+    nodes: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> None:
+    state = _dark_state(nodes, pods)
+    facts = facts_for(state)
+    for cid in ("driver", "device-plugin", "gpu-operator", "dcgm", "no-such-component"):
+        assert facts.component_pods_of(cid) == [p for c, p in facts.component_pods() if c.id == cid]
+    # the rule over the index says exactly what it said over the filter
+    indexed = _not_advertising_json(state)
+    naive_state = _dark_state(nodes, pods)
+    naive = facts_for(naive_state)
+    naive.component_pods_of = lambda component: [  # type: ignore[method-assign]
+        p for c, p in naive.component_pods() if c.id == component
+    ]
+    assert indexed == _not_advertising_json(naive_state)
+
+
+def test_dark_nodes_read_the_stack_pods_once(monkeypatch: Any) -> None:
+    """60 labelled GPU nodes advertising nothing, half without a device-plugin pod: the stack
+    pods are filtered by component once, not once per dark node."""
+    nodes = [{"present": True, "gpus": 0, "ready": True, "plugin_label": None}] * 60
+    pods = [
+        {"app": app, "node": i, "phase": "Running"}
+        for i in range(60)
+        for app in ("nvidia-driver-daemonset", "nvidia-device-plugin-daemonset")
+        if app != "nvidia-device-plugin-daemonset" or i % 2 == 0
+    ]
+    state = _dark_state(nodes, pods)
+    walks: list[int] = []
+    every = ClusterFacts.component_pods
+    monkeypatch.setattr(ClusterFacts, "component_pods", lambda self: walks.append(1) or every(self))
+    assert len(_not_advertising_json(state)) == 60
+    assert len(walks) == 1

@@ -47,6 +47,7 @@ class ClusterFacts:
         self._node_inv: dict[str, NodeInventory] | None = None
         self._components: dict[str, list[tuple[Component, Pod]]] | None = None
         self._component_pods: list[tuple[Component, Pod]] | None = None
+        self._components_by_id: dict[str, list[Pod]] | None = None
         self._manifests: dict[int, Manifest] = {}
         self._objects: dict[tuple[str, str | None, str], Manifest] | None = None
         self._gpu_requests: dict[int, dict[str, int]] = {}
@@ -99,6 +100,17 @@ class ClusterFacts:
             self._index_components()
         assert self._component_pods is not None
         return self._component_pods
+
+    def component_pods_of(self, component: str) -> list[Pod]:
+        """The GPU-stack pods of one component id (``device-plugin``, ``gpu-operator`` ...) in
+        :meth:`component_pods` order. Indexed once: gpu-node-not-advertising asks for every dark
+        node, and a filter of every stack pod per node cost nodes x pods on a cluster-wide outage."""
+        found = self._components_by_id
+        if found is None:
+            found = self._components_by_id = {}
+            for comp, pod in self.component_pods():
+                found.setdefault(comp.id, []).append(pod)
+        return found.get(component, [])
 
     # -- objects ------------------------------------------------------------------------------
 

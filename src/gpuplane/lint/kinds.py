@@ -268,6 +268,8 @@ def is_daemon(ps: PodSet) -> bool:
         return True
     meta = data.get("metadata")
     owners = meta.get("ownerReferences") if type(meta) is dict else None
-    return isinstance(owners, list) and any(
-        isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in owners
-    )
+    if isinstance(owners, list):
+        for o in owners:  # a plain loop: about seven rules ask for each of a snapshot's pods
+            if isinstance(o, dict) and o.get("kind") == "DaemonSet":
+                return True
+    return False

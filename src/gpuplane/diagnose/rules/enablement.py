@@ -196,7 +196,7 @@ def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[st
                 "the plugin returns when the MIG change succeeds",
                 evidence,
             )
-        anywhere = [p for c, p in facts.component_pods() if c.id == "device-plugin"]
+        anywhere = facts.component_pods_of("device-plugin")
         if not anywhere:
             return (
                 "device plugin",
@@ -205,11 +205,7 @@ def _broken_link(facts: ClusterFacts, node: Node, *, labelled: bool) -> tuple[st
                 "NVIDIA device plugin DaemonSet",
                 evidence,
             )
-        if (
-            labelled
-            and GPU_PRESENT not in labels
-            and any(c.id == "gpu-operator" for c, _ in facts.component_pods())
-        ):
+        if labelled and GPU_PRESENT not in labels and facts.component_pods_of("gpu-operator"):
             return (
                 "node labelling",
                 f"the GPU Operator has not labelled the node ({GPU_PRESENT} missing): "
