@@ -38,7 +38,7 @@ skips this plugin too).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -183,6 +183,10 @@ class VolumeBinding(FilterPlugin):
         """Always: the verdict reads the pod's claims, the PVs and the node's labels, never the
         pods on the node, so preemption's reprieve need not re-run it."""
         return True
+
+    def reprieve_nodes(self, ctx: PodContext) -> Collection[int]:
+        """No node: no pod is ever one this plugin counts (:meth:`reprieve_neutral`)."""
+        return ()
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         state = ctx.state.require(BindingState)

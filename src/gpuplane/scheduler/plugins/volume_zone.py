@@ -18,6 +18,7 @@ shape (``filter_nodes``, the ``NodeSetFilter`` capability).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,6 +105,10 @@ class VolumeZone(FilterPlugin):
         """Always: the verdict reads the pod's claims, the PVs and the node's labels, never the
         pods on the node, so preemption's reprieve need not re-run it."""
         return True
+
+    def reprieve_nodes(self, ctx: PodContext) -> Collection[int]:
+        """No node: no pod is ever one this plugin counts (:meth:`reprieve_neutral`)."""
+        return ()
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         labels = node.labels
