@@ -312,7 +312,10 @@ def test_pv_index_equals_a_fresh_build_after_changes(spec: dict[str, Any], ops: 
         cached = _pvs_by_class(sched.context(incoming))
         if state.pvs_version == before:
             assert cached is _pvs_by_class(ctx)
-        _same_index(cached, _PvsByClass(state.pvs.values(), state.pvs_version))
+        fresh = _PvsByClass(state.pvs.values(), state.pvs_version)
+        _same_index(cached, fresh)
+        for pv in state.pvs.values():  # the parsed node affinities follow replaced PVs
+            assert cached.node_affinity(pv) == fresh.node_affinity(pv) == first.node_affinity(pv)
 
 
 def test_pvs_change_only_through_put_pv() -> None:
