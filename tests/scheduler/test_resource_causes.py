@@ -192,3 +192,47 @@ def test_causes_per_answer_equal_the_walk_over_every_node(
 
 def _same(sched: Scheduler, p: Any) -> Any:
     return next(q for q in sched.cluster.pending_pods if q.key == p.key)
+
+
+def test_node_facts_are_asked_once_per_shape_however_many_nodes(monkeypatch: Any) -> None:
+    """Twelve times the nodes of the same pools ask the same number of per-node questions (a
+    node's sharing and model, a class's untolerated taint): the causes' cost follows the node
+    shapes, not the nodes (a count of work, not a time)."""
+    from gpuplane.why_pending import node_facts
+
+    calls = {"replication": 0, "taint": 0}
+    real_replication, real_taint = node_facts.replication, gpu_causes.find_untolerated_taint
+
+    def counted_replication(*args: Any) -> Any:
+        calls["replication"] += 1
+        return real_replication(*args)
+
+    def counted_taint(*args: Any) -> Any:
+        calls["taint"] += 1
+        return real_taint(*args)
+
+    monkeypatch.setattr(node_facts, "replication", counted_replication)
+    monkeypatch.setattr(gpu_causes, "find_untolerated_taint", counted_taint)
+    pools = [
+        _n("gpu", 8, [6], taint="gpu"),
+        _n("l4", 4, [3]),
+        _n("sliced", 4, [4], pool="b"),
+        _n("mig-mixed", 7, [7], (MIGS[0], MIGS[1])),
+    ]
+    pending = [
+        _p(GPU, 4),
+        _p(GPU, 2, tolerate=True),
+        _p(MIGS[0], 1),
+        _p(SHARED, 2),
+        _p(GPU, 1, tolerate=True),
+    ]
+
+    def run(per_pool: int) -> dict[str, int]:
+        calls.update(replication=0, taint=0)
+        sched = scheduler(build([n for n in pools for _ in range(per_pool)], pending))
+        for p in sched.cluster.pending_pods:
+            assert explain_with(gpu_causes.add_causes, sched, p).causes
+        return dict(calls)
+
+    small = run(2)
+    assert small == run(24) and small["replication"] > 0 and small["taint"] > 0
