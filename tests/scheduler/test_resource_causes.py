@@ -47,6 +47,7 @@ node_st = st.fixed_dictionaries(
         "taint": st.sampled_from(("none", "none", "gpu", "other", "train", "evict")),
         "small_cpu": st.booleans(),
         "huge": st.integers(0, 9).map(lambda n: n == 0),
+        "app": st.booleans(),  # its running pods are the affinity targets of some Pending pods
     }
 )
 pending_st = st.fixed_dictionaries(
@@ -58,6 +59,7 @@ pending_st = st.fixed_dictionaries(
         "tolerate": st.booleans(),
         "priority": st.sampled_from((None, 0, 100)),
         "nominated": st.none() | st.integers(0, 7),
+        "affinity": st.booleans(),
     }
 )
 
@@ -100,7 +102,10 @@ def build(nodes: list[dict[str, Any]], pending: list[dict[str, Any]]) -> list[di
         for r, used in zip(resources, n["used"], strict=False):
             used = min(used, n["count"])
             if used:
-                docs.append(pod(f"run{i}-{r[-4:]}", node_name=f"n{i}", resources={r: str(used)}))
+                labels = {"app": "target"} if n.get("app") else None
+                docs.append(
+                    pod(f"run{i}-{r[-4:]}", node_name=f"n{i}", resources={r: str(used)}, labels=labels)
+                )
     for k, p in enumerate(pending):
         doc = pod(f"p{k}", cpu=p["cpu"], priority=p["priority"], resources={p["resource"]: str(p["count"])})
         if p["split"] and p["count"] > 1:
@@ -114,6 +119,14 @@ def build(nodes: list[dict[str, Any]], pending: list[dict[str, Any]]) -> list[di
             main["resources"]["requests"][p["resource"]] = rest
             main["resources"]["limits"][p["resource"]] = rest
             doc["spec"]["containers"].append(side)
+        if p.get("affinity"):
+            term = {
+                "labelSelector": {"matchLabels": {"app": "target"}},
+                "topologyKey": "kubernetes.io/hostname",
+            }
+            doc["spec"]["affinity"] = {
+                "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+            }
         if p["tolerate"]:
             doc["spec"]["tolerations"] = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
         if p["nominated"] is not None and p["nominated"] < len(nodes):
@@ -165,6 +178,10 @@ def _p(resource: str, count: int, **more: Any) -> dict[str, Any]:
         _n("mig-mixed", 2, [0], MIGS[1:2]),
     ],
     [_p(GPU, 1)],
+)
+# Preemption would evict the pods a higher-priority pod's required pod affinity needs.
+@example(
+    [_n("gpu", 4, [4], app=True), _n("gpu", 4, [3], app=True)], [_p(GPU, 2, priority=100, affinity=True)]
 )
 # A nominated pod of higher priority holds part of a node's free GPUs, too few to fit anyway.
 @example([_n("gpu", 4, [1]), _n("gpu", 4, [4])], [_p(GPU, 4), _p(GPU, 1, priority=100, nominated=0)])

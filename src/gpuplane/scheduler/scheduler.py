@@ -231,9 +231,9 @@ class Scheduler:
         # Names for the report, indexes for the causes: one C pass per group each (a pod's
         # verdicts name every node of the cluster).
         names = self.node_names()
-        verdicts = [(status, np.asarray(nodes, dtype=np.intp)) for status, nodes in diag.groups.items()]
+        verdicts = [(status, _indexes(nodes)) for status, nodes in diag.groups.items()]
         if diag.absent_status is not None and diag.absent:
-            verdicts.append((diag.absent_status, np.asarray(diag.absent, dtype=np.intp)))
+            verdicts.append((diag.absent_status, _indexes(diag.absent)))
         groups = [(status, names[ids].tolist()) for status, ids in verdicts]
         group_nodes = [ids for _, ids in verdicts]
         if len(diag.feasible):
@@ -264,6 +264,11 @@ class Scheduler:
                 [info.name for info in self.index.node_infos], dtype=object
             )
         return names
+
+
+def _indexes(nodes: list[int]) -> np.ndarray:
+    """Node indexes as an array, one C pass."""
+    return np.fromiter(nodes, dtype=np.intp, count=len(nodes))
 
 
 def volcano_message(fit: FitError) -> str:

@@ -16,6 +16,7 @@ from collections import Counter
 import numpy as np
 
 from gpuplane.gpu.resources import is_gpu_resource
+from gpuplane.k8s.objects import Pod
 from gpuplane.k8s.tolerations import find_untolerated_taint
 from gpuplane.scheduler.plugins.inter_pod_affinity import ERR_REASON_AFFINITY as AFFINITY_REASON
 from gpuplane.scheduler.plugins.inter_pod_affinity import NAME as AFFINITY_PLUGIN
@@ -160,7 +161,10 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
                 "give the job a higher PriorityClass only if it may evict other work",
             )
         )
-    if outcome is not None and outcome.nominated_node is None:
+    # InterPodAffinity fails a node for want of affinity targets only for a pod with required
+    # pod affinity terms (ErrReasonAffinityRulesNotMatch): no other pod's dry run can have lost
+    # them, and its statuses (one per node tried) need no reading.
+    if outcome is not None and outcome.nominated_node is None and _requires_pod_affinity(expl.pod):
         lost = [
             j
             for j, status in outcome.tried.items()
@@ -190,6 +194,13 @@ def add_causes(sched: Scheduler, expl: Explanation) -> None:
             expl.causes.append(cause)
             if cause.fix and cause.fix not in expl.fixes:
                 expl.fixes.append(cause.fix)
+
+
+def _requires_pod_affinity(pod: Pod) -> bool:
+    """The pod has required pod-affinity terms (what InterPodAffinity's affinity check reads)."""
+    affinity = pod.spec.affinity
+    block = affinity.pod_affinity if affinity is not None else None
+    return block is not None and bool(block.required_during_scheduling_ignored_during_execution)
 
 
 def _prefilter_fix(message: str) -> str | None:
