@@ -9,7 +9,7 @@ The plain walk is upstream's shape (defaultpreemption/default_preemption.go ``Se
   own ``MoreImportantPod`` key: priority, then start time) and run every plugin again, summing
   the removed pods' requests each time; it stands in for both of gpuplane's reprieves.
 What gpuplane does instead: step one plugin by plugin over the node set (NodeResourcesFit on all
-nodes at once, the freed requests from ``ClusterIndex.priority_levels``; topology spread at once on
+nodes at once, the freed requests from ``ClusterIndex.below_priority``; topology spread at once on
 the nodes holding no pod it counts, ``FilterPlugin.reprieve_nodes``), and a reprieve that is
 arithmetic on the node's free requests and runs a per-node plugin only for a pod it counts
 (``FilterPlugin.reprieve_neutral``), memoized across preemptors where no pod is counted.

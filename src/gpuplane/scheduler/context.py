@@ -32,7 +32,7 @@ class PodContext:
     # nominated pods): node index -> pods.
     removed: dict[int, list[Pod]] = field(default_factory=dict)
     # When ``removed[j]`` is every pod below this pod's priority (DefaultPreemption's first
-    # step), the sum of their requests, already known from ClusterIndex.priority_levels:
+    # step), the sum of their requests, already known from ClusterIndex.below_priority:
     # node index -> the resources column (NodeResourcesFit then adds nothing up itself).
     freed: dict[int, Any] = field(default_factory=dict)
     # Pods nominated to a node (status.nominatedNodeName) with priority >= this pod's, counted

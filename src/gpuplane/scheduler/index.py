@@ -16,6 +16,8 @@ Why: explaining 2,000 Pending pods on 5,000 nodes must not redo per-node work pe
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -78,7 +80,10 @@ class ClusterIndex:
             if pod.status.nominated_node_name in self.by_name
         ]
         self._anti_affinity: ExistingAntiAffinity | None = None
-        self._priority_levels: Any = None
+        # DefaultPreemption's step one, per priority level (``below_priority``).
+        self._by_priority: dict[int, list[tuple[int, Pod]]] | None = None
+        self._priority_values: list[int] = []
+        self._below: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._requests_cache: dict[int, dict[str, int]] = {}
         self._spec_requests: dict[int, tuple[Any, dict[str, int]]] = {}
 
@@ -98,15 +103,19 @@ class ClusterIndex:
         n = self.num_nodes
         alloc = np.zeros((len(names), n), dtype=np.int64)
         req = np.zeros((len(names), n), dtype=np.int64)
+        saturated = False
         for j, info in enumerate(self.node_infos):
             # Each amount is an int64 already (Quantity.Value saturates); a node's requested
             # sum of several saturated pods may not be, so it is clamped the same way.
             for name, amount in info.allocatable.items():
                 alloc[names[name], j] = saturate_int64(amount)
             for name, amount in info.requested.items():
-                req[names[name], j] = saturate_int64(amount)
+                req[names[name], j] = clamped = saturate_int64(amount)
+                saturated = saturated or clamped != amount
         self.alloc = alloc
         self.req = req
+        # True when some node's requests overflow int64: ``req`` is then no longer the sum.
+        self._req_saturated = saturated
 
     # -- static node classes ---------------------------------------------------------------
 
@@ -247,7 +256,8 @@ class ClusterIndex:
     def pods_changed(self) -> None:
         """Drop what is derived from the pods on nodes (priority tables, preemption's per-node
         memo); the pod index and the anti-affinity terms are updated in place instead."""
-        self._priority_levels = None
+        self._by_priority = None
+        self._below = {}
         self.cache.pop("preemption/lower", None)
         self.cache.pop("preemption/lower-set", None)
         self.cache.pop("preemption/victims", None)
@@ -286,36 +296,60 @@ class ClusterIndex:
             return str(obj.data["preemptionPolicy"])
         return "PreemptLowerPriority"
 
-    def priority_levels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per node, cumulative requests of pods by priority: ``(levels, cum, counts)``.
+    def below_priority(self, priority: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """What DefaultPreemption's step one removes from every node: ``(level, freed, count)``,
+        the summed requests (resources x nodes, the ``pods`` row one per pod) and the number of
+        the pods whose priority is strictly below ``priority``; ``level`` counts the distinct
+        pod priorities below it, so equal levels remove the same pods (a memo key).
 
-        ``cum[k]`` (resources x nodes) sums the pods whose priority is below ``levels[k]``;
-        ``counts[k]`` counts them. DefaultPreemption's first step removes exactly those.
-        """
-        if self._priority_levels is None:
+        Memoized per level. Whichever side of ``priority`` holds fewer pods is summed: the pods
+        at or above it, usually few, are taken off ``req``, which is exact as int64 arithmetic
+        wraps alike both ways; not when a node's sum saturated (``saturate_int64``), then the
+        pods below are summed."""
+        by_level = self._pods_by_priority()
+        levels = self._priority_values
+        level = bisect.bisect_left(levels, priority)
+        hit = self._below.get(level)
+        if hit is not None:
+            return level, hit[0], hit[1]
+        below = sum(len(by_level[p]) for p in levels[:level])
+        above = sum(len(by_level[p]) for p in levels[level:])
+        if above < below and not self._req_saturated:
+            freed = self.req.copy()
+            count = np.array([len(info.pods) for info in self.node_infos], dtype=np.int64)
+            self._add_requests(freed, count, (by_level[p] for p in levels[level:]), -1)
+        else:
+            freed = np.zeros_like(self.req)
+            count = np.zeros(self.num_nodes, dtype=np.int64)
+            self._add_requests(freed, count, (by_level[p] for p in levels[:level]), 1)
+        self._below[level] = (freed, count)
+        return level, freed, count
+
+    def _pods_by_priority(self) -> dict[int, list[tuple[int, Pod]]]:
+        """The pods on nodes by priority, each with its node index, in node order."""
+        if self._by_priority is None:
             by_level: dict[int, list[tuple[int, Pod]]] = {}
             for info in self.node_infos:
                 for pod in info.pods:
                     by_level.setdefault(self.priority(pod), []).append((info.index, pod))
-            levels = sorted(by_level)
-            shape = (len(levels) + 1, len(self.resource_index), self.num_nodes)
-            cum = np.zeros(shape, dtype=np.int64)
-            counts = np.zeros((len(levels) + 1, self.num_nodes), dtype=np.int64)
-            pods_row = self.resource_index[PODS]
-            for k, level in enumerate(levels):
-                cum[k + 1] = cum[k]
-                counts[k + 1] = counts[k]
-                for j, pod in by_level[level]:
-                    requests = self.pod_requests(pod)
-                    for name, amount in requests.items():
-                        row = self.resource_index.get(name)
-                        if row is not None:
-                            cum[k + 1, row, j] += amount
-                    cum[k + 1, pods_row, j] += 1
-                    counts[k + 1, j] += 1
-            # levels[k] pairs with cum[k]: pods strictly below levels[k] are cum[k].
-            self._priority_levels = (np.array([*levels, 2**62], dtype=np.int64), cum, counts)
-        return self._priority_levels
+            self._by_priority = by_level
+            self._priority_values = sorted(by_level)
+            self._below = {}
+        return self._by_priority
+
+    def _add_requests(
+        self, freed: np.ndarray, count: np.ndarray, groups: Iterable[list[tuple[int, Pod]]], sign: int
+    ) -> None:
+        rows = self.resource_index
+        pods_row = rows[PODS]
+        for group in groups:
+            for j, pod in group:
+                for name, amount in self.pod_requests(pod).items():
+                    row = rows.get(name)
+                    if row is not None:
+                        freed[row, j] += sign * amount
+                freed[pods_row, j] += sign
+                count[j] += sign
 
     # -- pods ------------------------------------------------------------------------------
 

@@ -278,37 +278,30 @@ def dry_run(
         combined = dry_run(fw, ctx, rest, active, None, extra) if len(rest) else {}
         combined.update(out_unrecorded)
         return combined
-    levels, cum, counts = index.priority_levels()
-    k = int(np.searchsorted(levels, ctx.priority, side="left"))
-    victims_count = counts[k]
-    out: dict[int, Status | None] = {}
+    k, below, victims_count = index.below_priority(ctx.priority)
+    # Filled in one order (no victims, then each failing Status, then the candidates: the
+    # why-pending causes read it in that order), with bulk dict updates: it holds every node.
     dynamic = [p for p in active if not p.static]
     only_fit = all(isinstance(p, VectorFilter) for p in dynamic)
     has_victims = nodes[victims_count[nodes] > 0]
-    for j in nodes[victims_count[nodes] == 0].tolist():
-        out[j] = _NO_VICTIMS_STATUS
+    out: dict[int, Status | None] = dict.fromkeys(
+        nodes[victims_count[nodes] == 0].tolist(), _NO_VICTIMS_STATUS
+    )
     if len(has_victims) == 0:
         return out
     if only_fit:
         fit = next(p for p in dynamic if isinstance(p, VectorFilter))
-        freed = cum[k]
-        failed = fit.filter_vector(ctx, has_victims, -freed if extra is None else extra - freed)
-        bad: set[int] = set()
+        failed = fit.filter_vector(ctx, has_victims, -below if extra is None else extra - below)
         for node_idx, status in failed:
-            for j in node_idx.tolist():
-                out[j] = status
-                bad.add(j)
-        for j in has_victims.tolist():
-            if j not in bad:
-                out[j] = None
+            out.update(dict.fromkeys(node_idx.tolist(), status))
+        out.update(dict.fromkeys([j for j in has_victims.tolist() if j not in out]))
         return out
     # Plugin by plugin over the nodes still passing, as the Filter stage runs: a node's Status
     # is its first failing plugin either way, and NodeResourcesFit judges every node at once
-    # (the freed requests are ``cum[k]``), so the per-node plugins see only the nodes where
+    # (the freed requests are ``below``), so the per-node plugins see only the nodes where
     # the pod fits once every lower-priority pod is gone; a node-set plugin judges at once the
     # nodes where it counts none of the pods (``reprieve_nodes``), whose removal changes nothing.
     infos = index.node_infos
-    below = cum[k]  # the requests (and count) of exactly the pods removed, per node
     found: dict[int, Status] = {}
     remaining = has_victims
     for plugin in dynamic:
@@ -344,8 +337,8 @@ def dry_run(
             else:
                 found[j] = verdict
         remaining = np.union1d(judged, np.array(keep, dtype=np.int64))
-    for j in has_victims.tolist():
-        out[j] = found.get(j)
+    listed = has_victims.tolist()
+    out.update(zip(listed, map(found.get, listed), strict=True))
     return out
 
 
@@ -357,8 +350,7 @@ def _drop_failed(
         return nodes
     drop = np.zeros(num_nodes, dtype=bool)
     for node_idx, status in failed:
-        for j in node_idx.tolist():
-            found[j] = status
+        found.update(dict.fromkeys(node_idx.tolist(), status))
         drop[node_idx] = True
     return nodes[~drop[nodes]]
 
@@ -487,8 +479,7 @@ def _pick(
     index = fw.index
     dynamic = [p for p in active if not p.static]
     vector: list[FilterPlugin] = [p for p in dynamic if isinstance(p, VectorFilter)]
-    levels, _, _ = index.priority_levels()
-    level = int(np.searchsorted(levels, ctx.priority, side="left"))
+    level = index.below_priority(ctx.priority)[0]
     victims_cache: dict[tuple, tuple[list[Pod], int]] = index.cache.setdefault("preemption/victims", {})
     names = tuple(sorted(n for n, v in ctx.requests.items() if v > 0))
     want = tuple(ctx.requests[n] for n in names)
