@@ -312,17 +312,28 @@ def dry_run(
             remaining = _drop_failed(index.num_nodes, remaining, failed, found)
             continue
         per_node, judged = remaining, remaining[:0]
+        quiet: list[int] = []  # nodes judged one by one with nothing removed
         watched = plugin.reprieve_nodes(ctx)
-        if watched is not None and isinstance(plugin, NodeSetFilter):
+        if watched is not None:
             # A node holding no pod the plugin counts keeps the verdict it has with all its
-            # pods there (``reprieve_neutral``): those nodes are judged at once, nothing removed.
+            # pods there (``reprieve_neutral``): a node-set plugin judges those nodes at once,
+            # any other without the removed pods to walk.
             loud = np.zeros(index.num_nodes, dtype=bool)
             loud[np.fromiter(watched, dtype=np.int64, count=len(watched))] = True
-            quiet = remaining[~loud[remaining]]
             per_node = remaining[loud[remaining]]
-            failed = plugin.filter_nodes(ctx, quiet) if len(quiet) else []
-            judged = _drop_failed(index.num_nodes, quiet, failed, found)
+            rest = remaining[~loud[remaining]]
+            if isinstance(plugin, NodeSetFilter):
+                failed = plugin.filter_nodes(ctx, rest) if len(rest) else []
+                judged = _drop_failed(index.num_nodes, rest, failed, found)
+            else:
+                quiet = rest.tolist()
         keep: list[int] = []
+        for j in quiet:
+            verdict = plugin.filter(ctx, infos[j])
+            if verdict is None:
+                keep.append(j)
+            else:
+                found[j] = verdict
         for j in per_node.tolist():
             info = infos[j]
             ctx.removed = {j: _lower_set(index, j, k, ctx.priority)}
@@ -336,7 +347,7 @@ def dry_run(
                 keep.append(j)
             else:
                 found[j] = verdict
-        remaining = np.union1d(judged, np.array(keep, dtype=np.int64))
+        remaining = np.union1d(judged, np.array(keep, dtype=np.int64))  # ascending, as before
     listed = has_victims.tolist()
     out.update(zip(listed, map(found.get, listed), strict=True))
     return out

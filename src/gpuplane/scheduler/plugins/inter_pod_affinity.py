@@ -20,6 +20,7 @@ not every pod of the cluster.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -309,6 +310,17 @@ class InterPodAffinity(FilterPlugin):
         if any(t.matches(pod, ns_labels) for t in state.anti):
             return False
         return not any(owner is pod for _, _, owner in state.existing)
+
+    def reprieve_nodes(self, ctx: PodContext) -> Collection[int] | None:
+        """The nodes of the pods :meth:`reprieve_neutral` may call counted: those matching the
+        first affinity term (a superset of those matching all), those matching an anti-affinity
+        term, and the owners of existing terms that match the incoming pod."""
+        state = ctx.state.require(AffinityState)
+        index = ctx.index
+        nodes = {j for _, j, _ in state.existing}
+        for t in (*state.affinity[:1], *state.anti):
+            nodes.update(j for _, j in t.matching(index))
+        return nodes
 
     def filter(self, ctx: PodContext, node: NodeInfo) -> Status | None:
         state = ctx.state.require(AffinityState)
