@@ -29,6 +29,47 @@ from gpuplane.records import FrozenRecord, Record, _fields_of
 # sets it to its default itself (its ``__init__`` does not take it), and leaves it out of
 # equality and ``repr`` (ContainerRef's dataclass compared and showed its caches).
 SPECS: dict[str, tuple[bool, tuple[str, ...]]] = {
+    "gpuplane.k8s.manifest.LoadError": (False, ("path", "line", "message")),
+    "gpuplane.k8s.validation.ResourceError": (
+        True,
+        ("check", "section", "name", "value", "detail", "defaulted=False"),
+    ),
+    "gpuplane.gpu.resources.MigProfileName": (
+        True,
+        ("compute_slices", "memory_gb", "attributes=()", "ci_slices=None"),
+    ),
+    "gpuplane.gpu.resources.GpuResource": (True, ("name", "vendor", "kind", "mig_profile=None")),
+    "gpuplane.k8s.workloads.model.Gang": (False, ("mechanism", "name", "min_member", "queue=None")),
+    "gpuplane.k8s.workloads.model.PodSet": (
+        False,
+        (
+            "source",
+            "name",
+            "role",
+            "count",
+            "template",
+            "template_path",
+            "gang=None",
+            "queue=None",
+            "distributed=False",
+            "volume_claim_templates*list",
+            "count_known=True",
+            "max_count=None",
+            "priority_class=None",
+            "template_source=None",
+            "synthetic=False",
+            "injected=None",
+            "overrides=()",
+            "pod_error=None",
+            "suspended=False",
+            "resume_count=0",
+            "managed_shm=None",
+            "closed=False",
+            "_pod=None!c!r",
+        ),
+    ),
+    "gpuplane.k8s.workloads.model.ExpansionProblem": (False, ("source", "path", "detail", "got=None")),
+    "gpuplane.k8s.workloads.model.ExpandContext": (False, ("nodes=None", "related=None", "problems=None")),
     "gpuplane.app.lint.LintRequest": (
         True,
         (

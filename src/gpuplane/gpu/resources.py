@@ -24,10 +24,10 @@ Upstream facts used here:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 from gpuplane.lazy_pattern import LazyPattern
+from gpuplane.records import FrozenRecord, set_field
 
 NVIDIA_GPU = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"
@@ -72,8 +72,7 @@ _ATTR_TOKEN_RE = LazyPattern(r"[+-][a-z]+(?:\.[a-z]+)*")
 _RESOURCE_ATTR_TOKENS = ((".me.all", "+me.all"), (".me", "+me"), (".gfx", "+gfx"), ("-me", "-me"))
 
 
-@dataclass(frozen=True, slots=True)
-class MigProfileName:
+class MigProfileName(FrozenRecord):
     """A parsed MIG profile name such as ``3g.40gb``, ``1g.10gb+me`` or ``1c.3g.20gb``.
 
     ``compute_slices`` is the GPU-instance size G; ``ci_slices`` is C in the
@@ -81,10 +80,23 @@ class MigProfileName:
     spelling (``+me``, ``+me.all``, ``+gfx``, ``-me``).
     """
 
+    __slots__ = ("attributes", "ci_slices", "compute_slices", "memory_gb")
     compute_slices: int
     memory_gb: int
-    attributes: tuple[str, ...] = ()
-    ci_slices: int | None = None
+    attributes: tuple[str, ...]
+    ci_slices: int | None
+
+    def __init__(
+        self,
+        compute_slices: int,
+        memory_gb: int,
+        attributes: tuple[str, ...] = (),
+        ci_slices: int | None = None,
+    ) -> None:
+        set_field(self, "compute_slices", compute_slices)
+        set_field(self, "memory_gb", memory_gb)
+        set_field(self, "attributes", attributes)
+        set_field(self, "ci_slices", ci_slices)
 
     @property
     def gi_name(self) -> str:
@@ -108,8 +120,7 @@ class MigProfileName:
         return MIG_PREFIX + self.gi_name.replace("+", ".")
 
 
-@dataclass(frozen=True, slots=True)
-class GpuResource:
+class GpuResource(FrozenRecord):
     """What a resource name means.
 
     ``kind``: ``gpu`` (whole device), ``mig``, ``shared`` (time-sliced/MPS replicas renamed
@@ -118,10 +129,17 @@ class GpuResource:
     plugin advertises).
     """
 
+    __slots__ = ("kind", "mig_profile", "name", "vendor")
     name: str
     vendor: str
     kind: str
-    mig_profile: str | None = None
+    mig_profile: str | None
+
+    def __init__(self, name: str, vendor: str, kind: str, mig_profile: str | None = None) -> None:
+        set_field(self, "name", name)
+        set_field(self, "vendor", vendor)
+        set_field(self, "kind", kind)
+        set_field(self, "mig_profile", mig_profile)
 
 
 @lru_cache(maxsize=256)

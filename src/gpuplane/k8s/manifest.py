@@ -2,16 +2,17 @@
 
 The bottom of the model: every layer (sources that read, engines that compute, reports) speaks
 in :class:`Manifest` and :class:`LoadError`, so they live here and import nothing of gpuplane but
-the field readers (``k8s/fields.py``, whose :func:`~gpuplane.k8s.fields.dig` is ``Manifest.get``'s walk).
+the field readers (``k8s/fields.py``, whose :func:`~gpuplane.k8s.fields.dig` is ``Manifest.get``'s walk)
+and the bottom layer's records (start-up time).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from gpuplane.k8s.fields import dig
+from gpuplane.records import Record
 
 # A field path inside an object, e.g. ("spec", "template", "spec", "containers", 0, "resources").
 FieldPath = tuple[str | int, ...]
@@ -109,13 +110,18 @@ class Manifest:
         return f"<Manifest {self.kind} {self.namespace or '-'}/{self.name} at {where}>"
 
 
-@dataclass(slots=True)
-class LoadError:
+class LoadError(Record):
     """One unusable piece of input: reported as ``path:line: message``."""
 
+    __slots__ = ("line", "message", "path")
     path: str
     line: int
     message: str
+
+    def __init__(self, path: str, line: int, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.message = message
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"

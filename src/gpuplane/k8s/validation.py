@@ -40,12 +40,12 @@ The error becomes the API's ``StatusError`` (apimachinery ``errors.NewInvalid``)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 from gpuplane.k8s.quantity import QuantityError, format_quantity, milli_value, parse_quantity
+from gpuplane.records import FrozenRecord, set_field
 
 MSG_LIMIT_REQUIRED = "Limit must be set for non overcommitable resources"
 MSG_NOT_EQUAL = "must be equal to {} limit of {}"
@@ -92,8 +92,7 @@ def is_extended_resource(name: str) -> bool:
     return _is_qualified_name("requests." + name)
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceError:
+class ResourceError(FrozenRecord):
     """One field error of a container's extended resources, as the API server reports it.
 
     ``section`` and ``name`` say which written (or defaulted) entry is at fault: for
@@ -101,12 +100,23 @@ class ResourceError:
     ``Quantity.String()``; ``detail`` the API's text after ``Invalid value: "<value>": ``.
     """
 
+    __slots__ = ("check", "defaulted", "detail", "name", "section", "value")
     check: str
     section: str
     name: str
     value: str
     detail: str
-    defaulted: bool = False
+    defaulted: bool
+
+    def __init__(
+        self, check: str, section: str, name: str, value: str, detail: str, defaulted: bool = False
+    ) -> None:
+        set_field(self, "check", check)
+        set_field(self, "section", section)
+        set_field(self, "name", name)
+        set_field(self, "value", value)
+        set_field(self, "detail", detail)
+        set_field(self, "defaulted", defaulted)
 
     def field(self, container_path: str) -> str:
         """The API's field path: keyed for quantity checks, the bare map for the pairing checks."""

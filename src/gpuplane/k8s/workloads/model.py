@@ -16,7 +16,6 @@ drivers, TrainJob trainer overrides): those are marked ``synthetic=True`` and th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -25,10 +24,10 @@ from gpuplane.k8s.fields import as_dict, as_int, as_list, as_str, child, dig
 from gpuplane.k8s.manifest import FieldPath, Manifest
 from gpuplane.k8s.objects import EmptyDirSource, Pod, Volume, VolumeMount, prune_nulls
 from gpuplane.lazy_pattern import LazyPattern
+from gpuplane.records import Record
 
 
-@dataclass(slots=True)
-class Gang:
+class Gang(Record):
     """Pods that a gang mechanism places all-or-nothing.
 
     ``mechanism`` says who enforces it: ``volcano`` (PodGroup + Volcano scheduler),
@@ -38,14 +37,20 @@ class Gang:
     ``min_member`` is the number of pods that must fit together (None = unknown).
     """
 
+    __slots__ = ("mechanism", "min_member", "name", "queue")
     mechanism: str
     name: str
     min_member: int | None
-    queue: str | None = None
+    queue: str | None
+
+    def __init__(self, mechanism: str, name: str, min_member: int | None, queue: str | None = None) -> None:
+        self.mechanism = mechanism
+        self.name = name
+        self.min_member = min_member
+        self.queue = queue
 
 
-@dataclass(slots=True)
-class PodSet:
+class PodSet(Record):
     """A group of identical pods created by one controller object.
 
     Extra fields beyond the shared contract:
@@ -82,29 +87,103 @@ class PodSet:
       to ``template``, so field paths stay true. Lists are appended, maps merged, scalars set when unset.
     """
 
+    __slots__ = (
+        "_pod",
+        "closed",
+        "count",
+        "count_known",
+        "distributed",
+        "gang",
+        "injected",
+        "managed_shm",
+        "max_count",
+        "name",
+        "overrides",
+        "pod_error",
+        "priority_class",
+        "queue",
+        "resume_count",
+        "role",
+        "source",
+        "suspended",
+        "synthetic",
+        "template",
+        "template_path",
+        "template_source",
+        "volume_claim_templates",
+    )
     source: Manifest
     name: str
     role: str
     count: int
     template: dict
     template_path: FieldPath
-    gang: Gang | None = None
-    queue: str | None = None
-    distributed: bool = False
-    volume_claim_templates: list[dict] = field(default_factory=list)
-    count_known: bool = True
-    max_count: int | None = None
-    priority_class: str | None = None
-    template_source: Manifest | None = None
-    synthetic: bool = False
-    injected: dict | None = None
-    overrides: tuple[tuple[FieldPath, Manifest, FieldPath], ...] = ()
-    pod_error: str | None = None
-    suspended: bool = False
-    resume_count: int = 0
-    managed_shm: str | None = None
-    closed: bool = False
-    _pod: Pod | None = field(default=None, repr=False, compare=False)
+    gang: Gang | None
+    queue: str | None
+    distributed: bool
+    volume_claim_templates: list[dict]
+    count_known: bool
+    max_count: int | None
+    priority_class: str | None
+    template_source: Manifest | None
+    synthetic: bool
+    injected: dict | None
+    overrides: tuple[tuple[FieldPath, Manifest, FieldPath], ...]
+    pod_error: str | None
+    suspended: bool
+    resume_count: int
+    managed_shm: str | None
+    closed: bool
+    _pod: Pod | None  # the typed pod, once converted
+
+    def __init__(
+        self,
+        source: Manifest,
+        name: str,
+        role: str,
+        count: int,
+        template: dict,
+        template_path: FieldPath,
+        gang: Gang | None = None,
+        queue: str | None = None,
+        distributed: bool = False,
+        volume_claim_templates: list[dict] | None = None,
+        count_known: bool = True,
+        max_count: int | None = None,
+        priority_class: str | None = None,
+        template_source: Manifest | None = None,
+        synthetic: bool = False,
+        injected: dict | None = None,
+        overrides: tuple[tuple[FieldPath, Manifest, FieldPath], ...] = (),
+        pod_error: str | None = None,
+        suspended: bool = False,
+        resume_count: int = 0,
+        managed_shm: str | None = None,
+        closed: bool = False,
+    ) -> None:
+        self.source = source
+        self.name = name
+        self.role = role
+        self.count = count
+        self.template = template
+        self.template_path = template_path
+        self.gang = gang
+        self.queue = queue
+        self.distributed = distributed
+        self.volume_claim_templates = [] if volume_claim_templates is None else volume_claim_templates
+        self.count_known = count_known
+        self.max_count = max_count
+        self.priority_class = priority_class
+        self.template_source = template_source
+        self.synthetic = synthetic
+        self.injected = injected
+        self.overrides = overrides
+        self.pod_error = pod_error
+        self.suspended = suspended
+        self.resume_count = resume_count
+        self.managed_shm = managed_shm
+        self.closed = closed
+        self._pod = None
 
     @property
     def spec_path(self) -> FieldPath:
@@ -193,8 +272,7 @@ def _add_managed_shm(pod: Pod, volume: str = MANAGED_SHM_VOLUME, *, sized: bool 
     first.volume_mounts = [*first.volume_mounts, VolumeMount(name=volume, mount_path=SHM_PATH)]
 
 
-@dataclass(slots=True)
-class ExpansionProblem:
+class ExpansionProblem(Record):
     """A controller field that keeps expansion from building a pod template (``template: 5``,
     a replica spec that is a list, an expander that failed on hostile input).
 
@@ -203,10 +281,17 @@ class ExpansionProblem:
     None when the failure is not a type error) and lint's ``pod-template-invalid`` reports it.
     """
 
+    __slots__ = ("detail", "got", "path", "source")
     source: Manifest
     path: FieldPath
     detail: str
-    got: str | None = None
+    got: str | None
+
+    def __init__(self, source: Manifest, path: FieldPath, detail: str, got: str | None = None) -> None:
+        self.source = source
+        self.path = path
+        self.detail = detail
+        self.got = got
 
 
 def json_type(value: Any) -> str:
@@ -391,14 +476,24 @@ def _repair(data: dict, message: str) -> bool:
     return False
 
 
-@dataclass(slots=True)
-class ExpandContext:
+class ExpandContext(Record):
     """What an expander may look at besides the object: cluster nodes and related objects;
     ``problems`` collects the fields that kept a template from being built (None: not wanted)."""
 
-    nodes: list | None = None
-    related: Related | None = None
-    problems: list[ExpansionProblem] | None = None
+    __slots__ = ("nodes", "problems", "related")
+    nodes: list | None
+    related: Related | None
+    problems: list[ExpansionProblem] | None
+
+    def __init__(
+        self,
+        nodes: list | None = None,
+        related: Related | None = None,
+        problems: list[ExpansionProblem] | None = None,
+    ) -> None:
+        self.nodes = nodes
+        self.related = related
+        self.problems = problems
 
     def template(self, obj: Manifest, container: Any, key: str | int, path: FieldPath) -> dict | None:
         """``container[key]`` when it is a pod template mapping. A value of another type
