@@ -22,6 +22,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "gpuplane"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("lazy_pattern",),  # regular expressions compiled on first use (start-up time)
     ("records",),  # value classes without dataclasses' import cost (start-up time)
+    ("pyyaml",),  # PyYAML with its costly pattern pre-compiled (start-up time)
     ("cache",),  # where derived data is kept between runs
     ("progress",),  # long work reports progress here; the CLI decides who shows it
     ("k8s",),  # the model: Manifest, LoadError, typed objects, workloads, ClusterState

@@ -28,11 +28,10 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from gpuplane.k8s import kindless
 from gpuplane.k8s.manifest import FieldPath, LoadError, Manifest
 from gpuplane.lazy_pattern import LazyPattern
+from gpuplane.pyyaml import yaml  # PyYAML with its costly pattern pre-compiled
 from gpuplane.records import Record
 from gpuplane.sources import limits
 from gpuplane.sources.gc_policy import paused_gc

@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import yaml
+from gpuplane.pyyaml import yaml  # first: PyYAML with its costly pattern pre-compiled
+
+# isort: split
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
