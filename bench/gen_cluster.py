@@ -24,6 +24,8 @@ What it produces, shaped like ``kubectl get nodes,pods,... -A -o json`` (about 1
   profiles, CPU-only, zone affinity, a missing PVC, time-sliced GPUs), each with, at their
   shares, topology spread (SPREADS), required/preferred pod (anti-)affinity, a PVC (bound or
   WaitForFirstConsumer) and a PriorityClass; ``PodScheduled=False/Unschedulable``;
+  ``--pending-replicas K`` makes each Pending workload K pods identical but for their identity
+  (name, uid, resourceVersion, creation time: the replicas of one Job), default 1;
 - Namespaces, PriorityClasses, ResourceQuotas, a StorageClass, the PVCs and their PVs.
 
 Usage::
@@ -1117,7 +1119,40 @@ def extra_objects(rng: random.Random) -> Iterator[dict[str, Any]]:
 # -- assembly ------------------------------------------------------------------------------------
 
 
-def generate(nodes: int, pods: int, pending: int, seed: int) -> Iterator[dict[str, Any]]:
+def replica(rng: random.Random, pod: dict[str, Any], number: int) -> dict[str, Any]:
+    """Replica ``number`` of the Pending ``pod``: the same pod of the same Job (labels, spec,
+    status), with a name, uid, resourceVersion and creation time of its own."""
+    copy = msgspec.json.decode(msgspec.json.encode(pod))
+    meta = copy["metadata"]
+    meta["name"] = f"{meta['generateName']}{rng.getrandbits(24):06x}"[: len(meta["generateName"]) + 5]
+    meta["uid"] = uid(rng)
+    meta["resourceVersion"] = f"{meta['resourceVersion']}{number:03d}"
+    meta["creationTimestamp"] = ts(86000 + number)
+    return copy
+
+
+def pending_workloads(
+    rng: random.Random, pending: int, replicas: int, claims: list[dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """``pending`` Pending pods, ``replicas`` of each workload (the last one may have fewer);
+    with one replica each pod is its own Job, drawn exactly as before the option existed."""
+    made = 0
+    index = 0
+    while made < pending:
+        pod = pending_pod(rng, index, claims)
+        index += 1
+        yield pod
+        made += 1
+        for number in range(1, replicas):
+            if made >= pending:
+                break
+            yield replica(rng, pod, number)
+            made += 1
+
+
+def generate(
+    nodes: int, pods: int, pending: int, seed: int, pending_replicas: int = 1
+) -> Iterator[dict[str, Any]]:
     """Every object of the snapshot, in kubectl order (namespaces and other kinds, nodes, pods)."""
     rng = random.Random(seed)
     yield from extra_objects(rng)
@@ -1154,8 +1189,7 @@ def generate(nodes: int, pods: int, pending: int, seed: int) -> Iterator[dict[st
         misses = 0
         placed += 1
         yield pod
-    for i in range(pending):
-        yield pending_pod(rng, i, claims)
+    yield from pending_workloads(rng, pending, pending_replicas, claims)
     for claim in claims:
         volume = claim.pop("_pv", None)
         yield claim
@@ -1194,13 +1228,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=100, help="number of nodes (default 100)")
     parser.add_argument("--pods", type=int, default=3000, help="number of pods incl. pending (default 3000)")
     parser.add_argument("--pending", type=int, default=0, help="how many of the pods are unscheduled")
+    parser.add_argument(
+        "--pending-replicas",
+        type=int,
+        default=1,
+        metavar="K",
+        help="pods per Pending workload, identical but for their identity (default 1: each its own Job)",
+    )
     parser.add_argument("--format", choices=("json", "yaml"), default="json")
     parser.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if args.nodes < 0 or args.pods < 0 or args.pending < 0 or args.pending > args.pods:
         parser.error("--nodes, --pods, --pending must be >= 0 and --pending <= --pods")
-    objects = generate(args.nodes, args.pods, args.pending, args.seed)
+    if args.pending_replicas < 1:
+        parser.error("--pending-replicas must be >= 1")
+    objects = generate(args.nodes, args.pods, args.pending, args.seed, args.pending_replicas)
     writer = write_json if args.format == "json" else write_yaml
     if args.output == "-":
         count = writer(objects, sys.stdout.buffer)

@@ -55,6 +55,7 @@ class ClusterFacts:
         self._free_by_name: dict[str, dict[str, int]] = {}
         self._explanations: dict[int, dict[str, Any]] = {}
         self._explained: dict[int, tuple[Any, str]] = {}
+        self._evaluations: Any = None  # the explaining session's memo (why_pending.evaluations)
         self._positions: dict[Key, Position] | None = None
         self._scheduler: Any = None
         self._scheduler_error: str | None = None
@@ -206,10 +207,13 @@ class ClusterFacts:
             if scheduler is None:
                 found = (None, self.scheduler_error or "")
             else:
-                from gpuplane.why_pending.explain import explain  # start-up time: the model loads on demand
+                from gpuplane.why_pending.evaluations import Evaluations  # start-up time: loaded on demand
+                from gpuplane.why_pending.explain import explain
 
+                if self._evaluations is None:
+                    self._evaluations = Evaluations(scheduler)
                 try:
-                    found = (explain(scheduler, pod), "")
+                    found = (explain(scheduler, pod, self._evaluations), "")
                 except Exception as exc:  # one pod the model cannot handle keeps the snapshot's own words
                     found = (None, f"scheduler model failed on this pod ({type(exc).__name__}: {exc})")
             self._explained[key] = found

@@ -46,6 +46,9 @@ class ClusterIndex:
         self.cluster = cluster
         # Per-cluster results a plugin computes once on first use (e.g. CSINode limits).
         self.cache: dict[Any, Any] = {}
+        # Bumped by every change of the pods on nodes or of the node set (``pods_changed``), so
+        # what is remembered outside the index (an explaining session's evaluations) knows.
+        self.generation = 0
         self.node_infos: list[NodeInfo] = []
         self.by_name: dict[str, int] = {}
         self.pods = PodIndex()
@@ -256,6 +259,7 @@ class ClusterIndex:
     def pods_changed(self) -> None:
         """Drop what is derived from the pods on nodes (priority tables, preemption's per-node
         memo); the pod index and the anti-affinity terms are updated in place instead."""
+        self.generation += 1
         self._by_priority = None
         self._below = {}
         self.cache.pop("preemption/lower", None)
