@@ -210,6 +210,12 @@ def plain_reprieve_resources(
     return plain_reprieve(ctx, info, lower, violating, safe)
 
 
+def no_batch(*args: Any, **kwargs: Any) -> None:
+    """``reprieve.reprieve_many`` declining every batch: each candidate is reprieved on its own,
+    by ``_reprieve_resources`` (the plain walk in the oracle)."""
+    return None
+
+
 def outcome(docs: list[dict]) -> tuple[Any, ...]:
     sched = scheduler(docs)
     incoming = next(p for p in sched.cluster.pending_pods if p.metadata.name == "incoming")
@@ -233,6 +239,7 @@ def test_preemption_fast_paths_equal_the_plain_walk(spec: dict[str, Any]) -> Non
     fast = outcome(docs)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preemption, "dry_run", plain_dry_run)
+        mp.setattr(preemption, "reprieve_many", no_batch)
         mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
         plain = outcome(docs)
     assert fast == plain
@@ -265,6 +272,7 @@ def test_preemption_with_a_spread_equals_the_plain_walk(spec: dict[str, Any]) ->
     fast = outcome(docs)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preemption, "dry_run", plain_dry_run)
+        mp.setattr(preemption, "reprieve_many", no_batch)
         mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
         plain = outcome(docs)
     assert fast == plain
@@ -319,14 +327,16 @@ def test_a_counted_victim_is_reprieved_only_when_every_plugin_still_passes() -> 
     assert result[1:4] == ("n0", ["web-low"], 0)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preemption, "dry_run", plain_dry_run)
+        mp.setattr(preemption, "reprieve_many", no_batch)
         mp.setattr(preemption, "_reprieve_resources", plain_reprieve_resources)
         assert outcome(docs) == result
 
 
 def test_a_node_without_counted_victims_is_reprieved_on_resources_alone() -> None:
     """A preemptor with a topology spread whose selector counts none of a node's lower pods gets
-    the resource-only reprieve there (no Filter plugin run pod by pod), and shares its memo with
-    a replica that has no constraint at all: the second answer is a lookup."""
+    the resource-only reprieve there (no Filter plugin run pod by pod, no node walked on its
+    own: the three candidates in one batch), as does a replica without the constraint; the
+    nodes' packed lower pods are shared (built once, for the first)."""
     docs = [node(f"n{i}", cpu="4", labels={ZONE: f"z{i % 2}"}) for i in range(3)]
     for i in range(3):
         for k in range(4):
@@ -349,8 +359,9 @@ def test_a_node_without_counted_victims_is_reprieved_on_resources_alone() -> Non
     docs.append(pod("plain", cpu="2", priority=100, labels={"app": "web"}))
     sched = scheduler(docs)
     by_name = {p.metadata.name: p for p in sched.cluster.pending_pods}
-    calls = {"filter_node": 0, "resources": 0}
+    calls = {"filter_node": 0, "resources": 0, "batched": 0, "packed": 0}
     filter_node, reprieve_resources = preemption._filter_node, preemption._reprieve_resources
+    reprieve_many, lower_pack = preemption.reprieve_many, preemption.lower_pack
 
     def counting_filter_node(*args: Any, **kwargs: Any) -> Status | None:
         calls["filter_node"] += 1
@@ -360,13 +371,23 @@ def test_a_node_without_counted_victims_is_reprieved_on_resources_alone() -> Non
         calls["resources"] += 1
         return reprieve_resources(*args, **kwargs)
 
+    def counting_many(ctx: PodContext, nodes: list[int], *args: Any) -> Any:
+        calls["batched"] += len(nodes)
+        return reprieve_many(ctx, nodes, *args)
+
+    def counting_pack(*args: Any) -> Any:
+        calls["packed"] += 1
+        return lower_pack(*args)
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preemption, "_filter_node", counting_filter_node)
         mp.setattr(preemption, "_reprieve_resources", counting_resources)
+        mp.setattr(preemption, "reprieve_many", counting_many)
+        mp.setattr(preemption, "lower_pack", counting_pack)
         first = sched.evaluate(by_name["spread"]).preemption
-        assert calls == {"filter_node": 0, "resources": 3}
+        assert calls == {"filter_node": 0, "resources": 0, "batched": 3, "packed": 3}
         second = sched.evaluate(by_name["plain"]).preemption
-        assert calls == {"filter_node": 0, "resources": 3}
+        assert calls == {"filter_node": 0, "resources": 0, "batched": 6, "packed": 3}
     assert first is not None and second is not None
     assert first.nominated_node == second.nominated_node == "n0"
     assert [v.metadata.name for v in first.victims] == [

@@ -264,7 +264,7 @@ class ClusterIndex:
         self._below = {}
         self.cache.pop("preemption/lower", None)
         self.cache.pop("preemption/lower-set", None)
-        self.cache.pop("preemption/victims", None)
+        self.cache.pop("preemption/lower-pack", None)
         self.cache.pop(INTER_POD_AFFINITY_COUNTS, None)
 
     # -- priorities ------------------------------------------------------------------------

@@ -32,8 +32,12 @@ Semantics (reference/scheduling.md §1.4, §3.6):
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import compress
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,6 +50,7 @@ from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, U, build_fi
 from gpuplane.scheduler.plugins.base import FilterPlugin, NodeSetFilter, VectorFilter
 from gpuplane.scheduler.plugins.dynamic_resources import postfilter_text
 from gpuplane.scheduler.plugins.node_resources_fit import PODS
+from gpuplane.scheduler.reprieve import LOWER_PACKS, LowerPack, lower_pack, reprieve_many
 from gpuplane.scheduler.runtime import Diagnosis, Framework
 from gpuplane.scheduler.versions import ABSENT_UNRECORDED
 
@@ -146,7 +151,9 @@ def preempt(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[Filter
     unrecorded = diag.absent if fw.wording.prefilter_absent == ABSENT_UNRECORDED else []
     extra = nominated_extra(index, ctx)
     tried = dry_run(fw, ctx, potential, active, unrecorded, extra)
-    candidates = [j for j, status in tried.items() if status is None]
+    # C-level walks of the dry-run map, which holds every potential node: the candidates (no
+    # Status), and the failing Statuses counted per object (a few distinct ones are shared).
+    candidates = list(compress(tried, map(partial(operator.is_, None), tried.values())))
     if candidates:
         candidates.sort()
         picked = _pick(fw, ctx, candidates, active, tried, num_candidates(len(potential)), extra)
@@ -157,10 +164,13 @@ def preempt(fw: Framework, ctx: PodContext, diag: Diagnosis, active: list[Filter
         text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
         return PreemptionOutcome(message=text, tried=tried, error=True)
     hist: Counter[str] = Counter()
-    for status in tried.values():
+    per_status = Counter(map(id, tried.values()))
+    by_id = dict(zip(map(id, tried.values()), tried.values(), strict=True))
+    for key, count in per_status.items():
+        status = by_id[key]
         assert status is not None
         for reason in status.reasons:
-            hist[reason] += 1
+            hist[reason] += count
     hist[NOT_HELPFUL] += n - len(tried)
     if hist[NOT_HELPFUL] == 0:
         del hist[NOT_HELPFUL]
@@ -291,7 +301,7 @@ def dry_run(
         return out
     if only_fit:
         fit = next(p for p in dynamic if isinstance(p, VectorFilter))
-        failed = fit.filter_vector(ctx, has_victims, -below if extra is None else extra - below)
+        failed = fit.filter_vector(ctx, has_victims, extra, below)
         for node_idx, status in failed:
             out.update(dict.fromkeys(node_idx.tolist(), status))
         out.update(dict.fromkeys([j for j in has_victims.tolist() if j not in out]))
@@ -308,7 +318,7 @@ def dry_run(
         if len(remaining) == 0:
             break
         if isinstance(plugin, VectorFilter):
-            failed = plugin.filter_vector(ctx, remaining, -below if extra is None else extra - below)
+            failed = plugin.filter_vector(ctx, remaining, extra, below)
             remaining = _drop_failed(index.num_nodes, remaining, failed, found)
             continue
         per_node, judged = remaining, remaining[:0]
@@ -479,75 +489,171 @@ def _pick(
     status in ``tried`` instead; when none is left the outcome has no nominated node.
     ``extra`` holds the nominated pods of >= priority, counted in every reprieve Filter pass.
 
-    Speed: the lower-priority pods of a node, sorted, split by PDB, depend only on the node
-    and the preemptor's priority, and the resource-only reprieve only on those pods, the
-    node's free resources and the preemptor's requests: both are memoized in the index
-    cache, so identical preemptors (replicas of one job) and repeated nodes cost a lookup.
-    The resource-only reprieve is exact on a node where no lower pod can change a per-node
-    plugin's verdict (:func:`_sensitive_plugins`), whatever the plugins are: a preemptor with
-    a topology spread shares the memo with its replicas that have none.
+    Speed: the candidates are judged ``limit`` at a time (the walk then stops within the first
+    batch unless candidates without victims or only PDB-violating ones are met). The lower-
+    priority pods of a node, sorted, split by PDB and packed as arrays, depend only on the node
+    and the preemptor's priority level (memoized in the index cache, :func:`reprieve.lower_pack`).
+    The resource-only reprieve, exact on a node where no lower pod can change a per-node plugin's
+    verdict (:func:`_sensitive_plugins`), runs for the whole batch at once
+    (:func:`reprieve.reprieve_many`), with the four keys and the start times per candidate; only
+    the other nodes are reprieved one by one with those plugins, and only the chosen node's
+    victims become a list.
     """
     index = fw.index
     dynamic = [p for p in active if not p.static]
     vector: list[FilterPlugin] = [p for p in dynamic if isinstance(p, VectorFilter)]
-    level = index.below_priority(ctx.priority)[0]
-    victims_cache: dict[tuple, tuple[list[Pod], int]] = index.cache.setdefault("preemption/victims", {})
-    names = tuple(sorted(n for n, v in ctx.requests.items() if v > 0))
-    want = tuple(ctx.requests[n] for n in names)
-    best: tuple | None = None
-    best_start = math.nan  # the best node's earliest top-victim start, once a tie needs it
-    best_out: PreemptionOutcome | None = None
-    non_violating = violating_count = 0
-    pods_row = index.resource_index[PODS]
+    level, freed, freed_count = index.below_priority(ctx.priority)
     per_node = [p for p in dynamic if p not in vector]
     # Per per-node plugin, the nodes where some pod may not be neutral to it (None: any node).
     watched = [p.reprieve_nodes(ctx) for p in per_node]
-    for j in candidates:
-        info = index.node_infos[j]
-        lower, violating, safe = _lower_pods(fw, j, level, ctx.priority)
-        ask = [p for p, nodes in zip(per_node, watched, strict=True) if nodes is None or j in nodes]
-        checks = _sensitive_plugins(ctx, ask, violating, safe) if ask else None
-        held: tuple[int, ...] = ()
-        if extra is not None and extra[:, j].any():
-            rows = [index.resource_index.get(n) for n in names]
-            held = (*(0 if r is None else int(extra[r, j]) for r in rows), int(extra[pods_row, j]))
-        if checks is None:
-            key = (j, level, names, want, held)
-            hit = victims_cache.get(key)
-            if hit is None:
-                hit = victims_cache[key] = _importance_ordered(
-                    _reprieve_resources(ctx, info, lower, violating, safe, held), violating, safe, index
-                )
-            victims, violations = hit
-        else:
-            victims, violations = _importance_ordered(
-                _reprieve_resources(ctx, info, lower, violating, safe, held, checks), violating, safe, index
-            )
-        if not victims:
-            tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=info.name),), NAME)
-            continue
-        prios = [index.priority(p) for p in victims]
-        # minSumPrioritiesScoreFunc offsets each priority by MaxInt32+1, so that more victims
-        # always cost more, negative priorities included.
-        rank = (violations, max(prios), sum(prios) + len(prios) * _PRIORITY_OFFSET, len(victims))
-        start = math.nan  # computed only on a tie of the first four keys
-        if best is not None and rank == best:
-            if math.isnan(best_start):
-                assert best_out is not None
-                best_start = _earliest_top_start(best_out.victims, index)
-            start = _earliest_top_start(victims, index)
-        if best is None or rank < best or start > best_start:
-            best, best_start = rank, start
-            best_out = PreemptionOutcome(
-                nominated_node=info.name, victims=victims, pdb_violations=violations, tried=tried
-            )
-        if violations:
-            violating_count += 1
-        else:
-            non_violating += 1
-        if non_violating > 0 and non_violating + violating_count >= limit:
-            break
-    return best_out if best_out is not None else PreemptionOutcome(tried=tried)
+    best: tuple[int, int, int, int] | None = None
+    best_start = math.nan
+    chosen: tuple[int, Callable[[], list[Pod]], int] | None = None  # node, its victims, violations
+    non_violating = violating_count = 0
+    for first in range(0, len(candidates), limit):
+        batch = candidates[first : first + limit]
+        for j, (violations, top, total, count, start), victims_of in _judge(
+            fw, ctx, batch, level, freed, freed_count, per_node, watched, extra
+        ):
+            if not count:
+                tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=index.node_infos[j].name),), NAME)
+                continue
+            rank = (violations, top, total, count)
+            if best is None or rank < best or (rank == best and start > best_start):
+                best, best_start = rank, start
+                chosen = (j, victims_of, violations)
+            if violations:
+                violating_count += 1
+            else:
+                non_violating += 1
+            if non_violating > 0 and non_violating + violating_count >= limit:
+                return _outcome(index, chosen, tried)
+    return _outcome(index, chosen, tried)
+
+
+_Judged = tuple[int, tuple[int, int, int, int, float], Callable[[], list[Pod]]]
+
+
+def _outcome(
+    index: ClusterIndex,
+    chosen: tuple[int, Callable[[], list[Pod]], int] | None,
+    tried: dict[int, Status | None],
+) -> PreemptionOutcome:
+    if chosen is None:
+        return PreemptionOutcome(tried=tried)
+    j, victims_of, violations = chosen
+    return PreemptionOutcome(
+        nominated_node=index.node_infos[j].name, victims=victims_of(), pdb_violations=violations, tried=tried
+    )
+
+
+def _pack(fw: Framework, j: int, level: int, priority: int) -> LowerPack:
+    """Node ``j``'s pods below ``priority`` (at ``level``) as :class:`reprieve.LowerPack`."""
+    index = fw.index
+    cache: dict[tuple[int, int, int], LowerPack] | None = index.cache.get(LOWER_PACKS)
+    hit = cache.get((j, level, len(index.resource_index))) if cache is not None else None
+    if hit is not None:
+        return hit
+    _, violating, safe = _lower_pods(fw, j, level, priority)
+    return lower_pack(index, j, level, violating, safe, start_time)
+
+
+def _judge(
+    fw: Framework,
+    ctx: PodContext,
+    batch: list[int],
+    level: int,
+    freed: np.ndarray,
+    freed_count: np.ndarray,
+    per_node: list[FilterPlugin],
+    watched: list[Collection[int] | None],
+    extra: np.ndarray | None,
+) -> list[_Judged]:
+    """Per candidate of ``batch`` (in order): its keys ``(violations, highest victim priority,
+    offset priority sum, victims, earliest top-victim start)`` and a function giving its victims
+    (``SelectVictimsOnNode``'s order)."""
+    index = fw.index
+    packs = [_pack(fw, j, level, ctx.priority) for j in batch]
+    checks_of: dict[int, list[list[FilterPlugin]]] = {}
+    if per_node:
+        for j, pack in zip(batch, packs, strict=True):
+            ask = [p for p, nodes in zip(per_node, watched, strict=True) if nodes is None or j in nodes]
+            if ask:
+                head = pack.violating
+                checks = _sensitive_plugins(ctx, ask, pack.order[:head], pack.order[head:])
+                if checks is not None:
+                    checks_of[j] = checks
+    plain = [(j, pack) for j, pack in zip(batch, packs, strict=True) if j not in checks_of]
+    judged: dict[int, _Judged] = {}
+    found = (
+        reprieve_many(
+            ctx, [j for j, _ in plain], [p for _, p in plain], freed, freed_count, extra, _PRIORITY_OFFSET
+        )
+        if plain
+        else None
+    )
+    if found is not None:
+        keys = zip(
+            found.violations.tolist(),
+            found.top.tolist(),
+            found.total.tolist(),
+            found.count.tolist(),
+            found.earliest.tolist(),
+            strict=True,
+        )
+        for row, ((j, pack), key) in enumerate(zip(plain, keys, strict=True)):
+            judged[j] = (j, key, partial(_victims_in, index, pack, found.victims[row]))
+    for j, pack in zip(batch, packs, strict=True):
+        if j not in judged:
+            judged[j] = _judge_one(fw, ctx, j, level, pack, checks_of.get(j), extra)
+    return [judged[j] for j in batch]
+
+
+def _victims_in(index: ClusterIndex, pack: LowerPack, mask: np.ndarray) -> list[Pod]:
+    """The victims a batch reprieve marked on one node, in ``SelectVictimsOnNode``'s order."""
+    victims = [pack.order[k] for k in np.flatnonzero(mask[: len(pack.order)]).tolist()]
+    head = pack.violating
+    return _importance_ordered((victims, 0), pack.order[:head], pack.order[head:], index)[0]
+
+
+def _judge_one(
+    fw: Framework,
+    ctx: PodContext,
+    j: int,
+    level: int,
+    pack: LowerPack,
+    checks: list[list[FilterPlugin]] | None,
+    extra: np.ndarray | None,
+) -> _Judged:
+    """One candidate reprieved on its own (per-node plugins to ask, or amounts too large for
+    the batch's int64 arithmetic)."""
+    index = fw.index
+    info = index.node_infos[j]
+    lower, violating, safe = _lower_pods(fw, j, level, ctx.priority)
+    held: tuple[int, ...] = ()
+    if extra is not None and extra[:, j].any():
+        names = sorted(n for n, v in ctx.requests.items() if v > 0)
+        rows = [index.resource_index.get(n) for n in names]
+        held = (
+            *(0 if r is None else int(extra[r, j]) for r in rows),
+            int(extra[index.resource_index[PODS], j]),
+        )
+    victims, violations = _importance_ordered(
+        _reprieve_resources(ctx, info, lower, violating, safe, held, checks), violating, safe, index
+    )
+    if not victims:
+        return j, (violations, 0, 0, 0, math.nan), list
+    prios = [index.priority(p) for p in victims]
+    # minSumPrioritiesScoreFunc offsets each priority by MaxInt32+1, so that more victims
+    # always cost more, negative priorities included.
+    key = (
+        violations,
+        max(prios),
+        sum(prios) + len(prios) * _PRIORITY_OFFSET,
+        len(victims),
+        _earliest_top_start(victims, index),
+    )
+    return j, key, lambda: victims
 
 
 # preemption.go pickOneNodeForPreemption, minSumPrioritiesScoreFunc: ``math.MaxInt32 + 1``.

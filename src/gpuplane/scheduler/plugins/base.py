@@ -87,13 +87,17 @@ class VectorFilter(Protocol):
     allocatable matrices, so it can judge many nodes at once.
 
     ``extra`` (resources x nodes, or None) is added to what the nodes already hold: nominated
-    pods' requests (positive) or a preemption dry run's victims (negative). Returns each
-    distinct failing Status with its node indexes. Preemption uses it to re-filter every
-    candidate node in one pass when no other plugin's verdict can change.
+    pods' requests; ``freed`` (the same shape, or None) is taken off: a preemption dry run's
+    victims. Returns each distinct failing Status with its node indexes. Preemption uses it to
+    re-filter every candidate node in one pass when no other plugin's verdict can change.
     """
 
     def filter_vector(
-        self, ctx: PodContext, nodes: np.ndarray, extra: np.ndarray | None = None
+        self,
+        ctx: PodContext,
+        nodes: np.ndarray,
+        extra: np.ndarray | None = None,
+        freed: np.ndarray | None = None,
     ) -> list[tuple[np.ndarray, Status]]: ...
 
 

@@ -92,28 +92,47 @@ class NodeResourcesFit(FilterPlugin):
         return Status(code, tuple(reasons), NAME)
 
     def filter_vector(
-        self, ctx: PodContext, nodes: np.ndarray, extra: np.ndarray | None = None
+        self,
+        ctx: PodContext,
+        nodes: np.ndarray,
+        extra: np.ndarray | None = None,
+        freed: np.ndarray | None = None,
     ) -> list[tuple[np.ndarray, Status]]:
         """All ``nodes`` (indexes) at once; ``extra`` (resources x nodes) adds requests of
-        nominated pods. Returns each distinct failing Status with its nodes."""
+        nominated pods, ``freed`` (the same shape) takes off those of a dry run's removed pods.
+        Returns each distinct failing Status with its nodes.
+
+        Only the rows of the resources the pod asks for (and ``pods``) are read: a cluster's
+        resource list (every MIG profile, every extended resource) is much longer than a pod's."""
         index = ctx.index
-        alloc = index.alloc[:, nodes]
-        req = index.req[:, nodes]
-        if extra is not None:
-            req = req + extra[:, nodes]
         names = ctx.state.require(FitState).resources
-        pods_row = index.resource_index[PODS]
-        failing = [req[pods_row] + 1 > alloc[pods_row]]
+        resource_index = index.resource_index
+        pods_row = resource_index[PODS]
+        at: dict[str, int] = {}  # resource -> its row in the matrices below
+        rows = [pods_row]
+        for name in names:
+            row = resource_index.get(name)
+            if row is not None:
+                at[name] = len(rows)
+                rows.append(row)
+        cells = np.ix_(np.array(rows, dtype=np.intp), nodes)
+        alloc = index.alloc[cells]
+        req = index.req[cells]
+        if extra is not None:
+            req = req + extra[cells]
+        if freed is not None:
+            req = req - freed[cells]
+        failing = [req[0] + 1 > alloc[0]]
         over: list[np.ndarray] = [np.zeros(len(nodes), dtype=bool)]
         for name in names:
             want = ctx.requests[name]
-            row = index.resource_index.get(name)
-            if row is None:
+            k = at.get(name)
+            if k is None:
                 failing.append(np.ones(len(nodes), dtype=bool))
                 over.append(np.ones(len(nodes), dtype=bool))
                 continue
-            failing.append(want > alloc[row] - req[row])
-            over.append(want > alloc[row])
+            failing.append(want > alloc[k] - req[k])
+            over.append(want > alloc[k])
         fail = np.stack(failing)
         any_fail = fail.any(axis=0)
         if not any_fail.any():
