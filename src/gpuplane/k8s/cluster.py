@@ -114,6 +114,9 @@ class ClusterState:
         self._allocatable: dict[str, dict[str, int]] = {}
         self._capacity: dict[str, dict[str, int]] = {}
         self._requested: dict[str, dict[str, int]] = {}
+        # Each summed pod's own requests, by id with the pod itself (so an id is never read
+        # for another object): the scheduler index reads them instead of summing them again.
+        self._pod_requests: dict[int, tuple[Pod, dict[str, int]]] = {}
         # What engines above compute once per state (diagnose's facts): kept on the state so it
         # goes away with it. A WeakKeyDictionary keyed by the state would not do: its values
         # refer back to the state, so the weak key is held strongly and no state is ever freed.
@@ -226,12 +229,20 @@ class ClusterState:
         plus ``pods``: how many they are (``NodeInfo.Requested`` and ``len(Pods)``)."""
         cached = self._requested.get(node)
         if cached is None:
-            cached = self._sum_requests(self.pods_by_node.get(node, ()))
+            cached = self._sum_requests(self.pods_by_node.get(node, ()), self._pod_requests)
             self._requested[node] = cached
         return cached
 
+    def summed_requests(self, pod: Pod) -> dict[str, int] | None:
+        """``pod_requests(pod)`` as :meth:`requested` computed it for the pod's node (None when
+        it did not: the pod is not on a node, or its quantities did not parse)."""
+        entry = self._pod_requests.get(id(pod))
+        return entry[1] if entry is not None and entry[0] is pod else None
+
     @staticmethod
-    def _sum_requests(pods: Iterable[Pod]) -> dict[str, int]:
+    def _sum_requests(
+        pods: Iterable[Pod], seen: dict[int, tuple[Pod, dict[str, int]]] | None = None
+    ) -> dict[str, int]:
         from gpuplane.k8s.requests import pod_requests  # deferred for start-up time
 
         total: dict[str, int] = {}
@@ -245,6 +256,8 @@ class ClusterState:
                 # A quantity the API server would have rejected: such a pod cannot exist
                 # in a real cluster; count it, but do not guess its size.
                 continue
+            if seen is not None:
+                seen[id(pod)] = (pod, requests)
             for name, amount in requests.items():
                 total[name] = get(name, 0) + amount
         total[_PODS] = get(_PODS, 0) + count

@@ -364,6 +364,10 @@ class ClusterIndex:
         key = id(pod)
         cached = self._requests_cache.get(key)
         if cached is None:
+            cached = self.cluster.summed_requests(pod)  # a pod on a node: summed at load
+            if cached is not None:
+                self._requests_cache[key] = cached
+                return cached
             spec = pod.spec
             by_spec = self._spec_requests.get(id(spec))
             if by_spec is not None and by_spec[0] is spec:

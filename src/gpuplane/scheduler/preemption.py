@@ -38,7 +38,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -512,26 +512,39 @@ def _pick(
     non_violating = violating_count = 0
     for first in range(0, len(candidates), limit):
         batch = candidates[first : first + limit]
-        for j, (violations, top, total, count, start), victims_of in _judge(
+        (violations, top, total, count, earliest), victims_of = _judge(
             fw, ctx, batch, level, freed, freed_count, per_node, watched, extra
-        ):
-            if not count:
-                tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=index.node_infos[j].name),), NAME)
-                continue
-            rank = (violations, top, total, count)
+        )
+        # The walk in order, at once: where it stops (the first candidate with victims after
+        # which a PDB-respecting one is held and ``limit`` in all), which candidates before
+        # that have no victim (an Error each), and the least of the others by the five keys
+        # (the latest start wins, so it sorts negated; lexsort is stable: the first on a tie).
+        has = count > 0
+        held_ok = np.cumsum(has & (violations == 0)) + non_violating
+        held_all = held_ok + np.cumsum(has & (violations > 0)) + violating_count
+        stops = np.flatnonzero(has & (held_ok > 0) & (held_all >= limit))
+        end = int(stops[0]) + 1 if len(stops) else len(batch)
+        for pos in np.flatnonzero(~has[:end]).tolist():
+            j = batch[pos]
+            tried[j] = Status(Code.ERROR, (NO_VICTIM_ERROR.format(node=index.node_infos[j].name),), NAME)
+        live = np.flatnonzero(has[:end])
+        if len(live):
+            pos = int(
+                live[np.lexsort((-earliest[live], count[live], total[live], top[live], violations[live]))[0]]
+            )
+            rank = (int(violations[pos]), int(top[pos]), int(total[pos]), int(count[pos]))
+            start = float(earliest[pos])
             if best is None or rank < best or (rank == best and start > best_start):
                 best, best_start = rank, start
-                chosen = (j, victims_of, violations)
-            if violations:
-                violating_count += 1
-            else:
-                non_violating += 1
-            if non_violating > 0 and non_violating + violating_count >= limit:
-                return _outcome(index, chosen, tried)
+                chosen = (batch[pos], partial(victims_of, pos), rank[0])
+        non_violating = int(held_ok[end - 1])
+        violating_count = int(held_all[end - 1]) - non_violating
+        if len(stops):
+            break
     return _outcome(index, chosen, tried)
 
 
-_Judged = tuple[int, tuple[int, int, int, int, float], Callable[[], list[Pod]]]
+_Keys = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def _outcome(
@@ -568,45 +581,73 @@ def _judge(
     per_node: list[FilterPlugin],
     watched: list[Collection[int] | None],
     extra: np.ndarray | None,
-) -> list[_Judged]:
-    """Per candidate of ``batch`` (in order): its keys ``(violations, highest victim priority,
-    offset priority sum, victims, earliest top-victim start)`` and a function giving its victims
-    (``SelectVictimsOnNode``'s order)."""
+) -> tuple[_Keys, Callable[[int], list[Pod]]]:
+    """Per candidate of ``batch`` (arrays in its order): PDB violations, highest victim priority,
+    offset priority sum, victims and the earliest start of the highest-priority victims; and a
+    function giving a candidate's victims (by its position, ``SelectVictimsOnNode``'s order)."""
     index = fw.index
     packs = [_pack(fw, j, level, ctx.priority) for j in batch]
     checks_of: dict[int, list[list[FilterPlugin]]] = {}
     if per_node:
-        for j, pack in zip(batch, packs, strict=True):
+        for pos, (j, pack) in enumerate(zip(batch, packs, strict=True)):
             ask = [p for p, nodes in zip(per_node, watched, strict=True) if nodes is None or j in nodes]
             if ask:
                 head = pack.violating
                 checks = _sensitive_plugins(ctx, ask, pack.order[:head], pack.order[head:])
                 if checks is not None:
-                    checks_of[j] = checks
-    plain = [(j, pack) for j, pack in zip(batch, packs, strict=True) if j not in checks_of]
-    judged: dict[int, _Judged] = {}
-    found = (
-        reprieve_many(
-            ctx, [j for j, _ in plain], [p for _, p in plain], freed, freed_count, extra, _PRIORITY_OFFSET
+                    checks_of[pos] = checks
+    plain = [pos for pos in range(len(batch)) if pos not in checks_of]
+    found = None
+    if plain:
+        found = reprieve_many(
+            ctx,
+            [batch[pos] for pos in plain],
+            [packs[pos] for pos in plain],
+            freed,
+            freed_count,
+            extra,
+            _PRIORITY_OFFSET,
         )
-        if plain
-        else None
-    )
-    if found is not None:
-        keys = zip(
-            found.violations.tolist(),
-            found.top.tolist(),
-            found.total.tolist(),
-            found.count.tolist(),
-            found.earliest.tolist(),
-            strict=True,
-        )
-        for row, ((j, pack), key) in enumerate(zip(plain, keys, strict=True)):
-            judged[j] = (j, key, partial(_victims_in, index, pack, found.victims[row]))
-    for j, pack in zip(batch, packs, strict=True):
-        if j not in judged:
-            judged[j] = _judge_one(fw, ctx, j, level, pack, checks_of.get(j), extra)
-    return [judged[j] for j in batch]
+    if found is not None and not checks_of:
+        keys: _Keys = (found.violations, found.top, found.total, found.count, found.earliest)
+
+        def victims_of(pos: int) -> list[Pod]:
+            assert found is not None
+            return _victims_in(index, packs[pos], found.victims[pos])
+
+        return keys, victims_of
+    size = len(batch)
+    ints = [np.zeros(size, dtype=np.int64) for _ in range(4)]
+    earliest = np.full(size, np.nan)
+    lists: dict[int, list[Pod]] = {}
+    row_of = {pos: row for row, pos in enumerate(plain)} if found is not None else {}
+    for pos, j in enumerate(batch):
+        row = row_of.get(pos)
+        values: tuple[Any, ...]
+        if row is not None:
+            assert found is not None
+            values = (
+                found.violations[row],
+                found.top[row],
+                found.total[row],
+                found.count[row],
+                found.earliest[row],
+            )
+        else:
+            violations, top, total, count, start, lists[pos] = _judge_one(
+                fw, ctx, j, level, checks_of.get(pos), extra
+            )
+            values = (violations, top, total, count, start)
+        for array, value in zip((*ints, earliest), values, strict=True):
+            array[pos] = value
+
+    def victims_listed(pos: int) -> list[Pod]:
+        if pos in lists:
+            return lists[pos]
+        assert found is not None
+        return _victims_in(index, packs[pos], found.victims[row_of[pos]])
+
+    return (ints[0], ints[1], ints[2], ints[3], earliest), victims_listed
 
 
 def _victims_in(index: ClusterIndex, pack: LowerPack, mask: np.ndarray) -> list[Pod]:
@@ -621,12 +662,11 @@ def _judge_one(
     ctx: PodContext,
     j: int,
     level: int,
-    pack: LowerPack,
     checks: list[list[FilterPlugin]] | None,
     extra: np.ndarray | None,
-) -> _Judged:
+) -> tuple[int, int, int, int, float, list[Pod]]:
     """One candidate reprieved on its own (per-node plugins to ask, or amounts too large for
-    the batch's int64 arithmetic)."""
+    the batch's int64 arithmetic): its five keys and its victims."""
     index = fw.index
     info = index.node_infos[j]
     lower, violating, safe = _lower_pods(fw, j, level, ctx.priority)
@@ -642,18 +682,12 @@ def _judge_one(
         _reprieve_resources(ctx, info, lower, violating, safe, held, checks), violating, safe, index
     )
     if not victims:
-        return j, (violations, 0, 0, 0, math.nan), list
+        return violations, 0, 0, 0, math.nan, victims
     prios = [index.priority(p) for p in victims]
     # minSumPrioritiesScoreFunc offsets each priority by MaxInt32+1, so that more victims
     # always cost more, negative priorities included.
-    key = (
-        violations,
-        max(prios),
-        sum(prios) + len(prios) * _PRIORITY_OFFSET,
-        len(victims),
-        _earliest_top_start(victims, index),
-    )
-    return j, key, lambda: victims
+    total = sum(prios) + len(prios) * _PRIORITY_OFFSET
+    return violations, max(prios), total, len(victims), _earliest_top_start(victims, index), victims
 
 
 # preemption.go pickOneNodeForPreemption, minSumPrioritiesScoreFunc: ``math.MaxInt32 + 1``.

@@ -149,26 +149,38 @@ def reprieve_many(
     sizes = np.array([len(p.order) for p in packs], dtype=np.intp)
     width = int(sizes.max())
     count = len(nodes)
-    valid = np.arange(width)[None, :] < sizes[:, None]
-    # The packs' pods side by side, padded to the longest: requests (asked resources x
-    # candidates x positions), priorities, starts.
-    asked = np.zeros((len(rows), count, width), dtype=np.int64)
+    # Longest pack first, so that at position k only the first ``alive[k]`` candidates (those
+    # with more than k lower pods) take part: the work is the packs' total, not count x width.
+    ranked = np.argsort(-sizes, kind="stable")
+    place = np.empty(count, dtype=np.intp)
+    place[ranked] = np.arange(count)
+    alive = (sizes[ranked][:, None] > np.arange(width)[None, :]).sum(axis=0).tolist()
+    # The packs' pods side by side, padded to the longest: requests (positions x asked
+    # resources, then one pod each, x ranked candidates), priorities and starts (candidates x
+    # positions). ``slack`` is what each candidate has beyond the preemptor's ask, the last
+    # row its pod slots beyond the preemptor's own (``free_pods - 1 >= 1``): a pod fits back
+    # when it asks no more than the slack of every row.
+    asked = np.zeros((width, len(rows) + 1, count), dtype=np.int64)
     priorities = np.zeros((count, width), dtype=np.int64)
     starts = np.full((count, width), np.inf)
     if width:
         at_row = np.repeat(np.arange(count), sizes)
         at_col = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        asked[:, at_row, at_col] = np.concatenate([p.requests[row_ids] for p in packs], axis=1)
+        asked[at_col, :-1, place[at_row]] = np.concatenate([p.requests[row_ids] for p in packs], axis=1).T
+        asked[at_col, -1, place[at_row]] = 1
         priorities[at_row, at_col] = np.concatenate([p.priorities for p in packs])
         starts[at_row, at_col] = np.concatenate([p.starts for p in packs])
-    victims = np.zeros((count, width), dtype=bool)
-    need = want[:, None]
+    slack = np.vstack([free - want[:, None], (free_pods - 1)[None, :]])[:, ranked]
+    kept = np.zeros((width, count), dtype=bool)  # positions x ranked candidates: put back
     for k in range(width):
-        back = asked[:, :, k]
-        fits = valid[:, k] & (free_pods - 1 >= 1) & ((free - back) >= need).all(axis=0)
-        free = free - back * fits
-        free_pods = free_pods - fits
-        victims[:, k] = valid[:, k] & ~fits
+        n = alive[k]
+        back = asked[k, :, :n]
+        room = slack[:, :n]
+        fits = (room >= back).all(axis=0)
+        room -= back * fits
+        kept[k, :n] = fits
+    valid = np.arange(width)[None, :] < sizes[:, None]
+    victims = valid & ~kept.T[place]
     heads = np.array([p.violating for p in packs], dtype=np.intp)
     violations = (victims & (np.arange(width)[None, :] < heads[:, None])).sum(axis=1)
     number = victims.sum(axis=1)
