@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from sched_helpers import disruption_budget, node, obj, pod, scheduler
 
 from gpuplane.k8s.objects import pod_from_dict
+from gpuplane.report.json_pieces import pieces
 from gpuplane.report.why_pending_text import to_json
 from gpuplane.scheduler.equivalence import scheduling_key
 from gpuplane.why_pending.evaluations import Evaluations
@@ -197,6 +198,10 @@ def test_memo_equals_each_pod_alone(
     evaluations = Evaluations(shared)
     got = [explain(shared, p, evaluations) for p in shared.cluster.pending_pods]
     assert _view(shared, got) == _view(alone, expected)
+    # The JSON as the CLI writes it (each pod's nodes rendered per Status group; a replica
+    # next to its twin reuses the bytes rendered for it), byte for byte.
+    written = b"".join(pieces(to_json(got, shared, streamed=True), 3))
+    assert written == b"".join(pieces(to_json(expected, alone, streamed=True), 3))
     # One cycle per key: replicas without an identity the scheduler reads share theirs.
     keys = {scheduling_key(p) for p in shared.cluster.pending_pods}
     assert evaluations.cycles == len(keys)

@@ -22,13 +22,18 @@ if TYPE_CHECKING:
 
 
 class NameCodes:
-    """Node index -> its name as a JSON string (bytes), encoded once per run."""
+    """Node index -> its name as a JSON string (bytes), encoded once per run; and the last
+    ``nodes`` map rendered, with the verdict groups it was rendered from: scheduling-equivalent
+    Pending pods share one evaluation (``why_pending.evaluations``), so a replica next to the
+    pod rendered before it gets the same bytes without joining them again (one entry only, so
+    the document is never held twice)."""
 
-    __slots__ = ("_codes", "_sched")
+    __slots__ = ("_codes", "_sched", "last")
 
     def __init__(self, sched: Scheduler | None) -> None:
         self._sched = sched
         self._codes: np.ndarray | None = None
+        self.last: tuple[Any, Any, int, bytes] | None = None  # groups, node ids, depth, bytes
 
     def names_unique(self) -> bool:
         """Every node of the index has a name of its own (a dump may repeat one)."""
@@ -63,6 +68,15 @@ class NodeReasons(Formatted):
         return self._expl.nodes()
 
     def render(self, depth: int) -> bytes:
+        expl = self._expl
+        last = self._codes.last
+        if last is not None and last[0] is expl.groups and last[1] is expl.node_ids and last[2] == depth:
+            return last[3]
+        out = self._render(depth)
+        self._codes.last = (expl.groups, expl.node_ids, depth, out)
+        return out
+
+    def _render(self, depth: int) -> bytes:
         import msgspec  # deferred for start-up time
 
         expl = self._expl
