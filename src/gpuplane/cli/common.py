@@ -357,13 +357,19 @@ def run_guarded(body: Callable[[], object], *, step: Callable[[], str], debug: C
     Any exception that escapes ``body`` is a bug of gpuplane, not a finding: one line on stderr
     (:func:`internal_error_line`, naming ``step()``) and exit 3, never 1 (which CI reads as
     "findings found"); the traceback only when ``debug()``. One command, then exit: a big
-    cluster may leave the cyclic GC (``allow_freeze``).
+    cluster may leave the cyclic GC (``allow_freeze``), and its command end the process without
+    freeing it (``exit_at_once``: every command exits by ``SystemExit``, which keeps its frames).
     """
     from gpuplane.sources.gc_policy import allow_freeze  # deferred for start-up time
 
     allow_freeze()
     try:
         body()
+    except SystemExit as exc:
+        from gpuplane.sources.gc_policy import exit_at_once  # deferred for start-up time
+
+        exit_at_once(exc)  # a big cluster's command: the process ends here, nothing freed
+        raise
     except Exception as exc:
         if debug():
             import traceback  # deferred for start-up time: only a crash needs it

@@ -54,6 +54,18 @@ def main() -> None:
             TOP_HELP = TOP_HELP.replace("Usage: gpuplane ", "Usage: kubectl gpuplane ", 1)
         sys.stdout.write(TOP_HELP)
         return
+    # deferred for start-up time (--version and --help above do without it)
+    from gpuplane.sources.gc_policy import allow_fast_exit
+
+    allow_fast_exit()  # one command, then the process ends (gc_policy.exit_at_once)
+    try:
+        _run(args)
+    finally:
+        allow_fast_exit(False)  # a caller in-process (a test) goes on: never end it later
+
+
+def _run(args: list[str]) -> None:
+    """The command itself: ``gpuplane lint PATH...`` without click, anything else with it."""
     if args[:1] == ["lint"]:
         import gc
 

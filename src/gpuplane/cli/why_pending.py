@@ -92,5 +92,6 @@ def why_pending(
         from gpuplane.report.why_pending_text import render_text  # deferred for start-up time
 
         render_text(outcome.explanations, outcome.scheduler)
-    if outcome.bad_input:
-        raise SystemExit(2)
+    # SystemExit even for 0: its traceback keeps this frame, so a big cluster's process can end
+    # without freeing the outcome (gc_policy.exit_at_once, under run_guarded)
+    raise SystemExit(2 if outcome.bad_input else 0)

@@ -23,7 +23,6 @@ long-lived caller (the MCP server, tests, an embedding) that read a
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 from collections.abc import Iterable
@@ -36,7 +35,7 @@ from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.objects import Node, Pod, is_typed_kind
 from gpuplane.progress import task
 from gpuplane.sources import limits
-from gpuplane.sources.gc_policy import freeze_allowed, paused_gc
+from gpuplane.sources.gc_policy import freeze_allowed, freeze_big_cluster, paused_gc
 from gpuplane.sources.loader import (
     STDIN,
     STDIN_NAME,
@@ -133,7 +132,7 @@ def read_cluster(
                     # before it stay, the file is named, the rest is still read.
                     cluster.errors.append(unexpected_error(STDIN_NAME if path == STDIN else path, exc))
     if freeze_allowed() and len(cluster.pods) + len(cluster.objects) + len(cluster.nodes) > FREEZE_ABOVE:
-        gc.freeze()
+        freeze_big_cluster()
     return cluster
 
 

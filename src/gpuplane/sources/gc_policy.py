@@ -22,7 +22,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_STATE = {"freeze": False}
+_STATE = {"freeze": False, "fast_exit": False, "big": False}
 
 
 def allow_freeze(enabled: bool = True) -> None:
@@ -32,6 +32,48 @@ def allow_freeze(enabled: bool = True) -> None:
 
 def freeze_allowed() -> bool:
     return _STATE["freeze"]
+
+
+def freeze_big_cluster() -> None:
+    """Freeze what a big cluster read left alive (:func:`allow_freeze` given), and remember that
+    this process holds one: :func:`exit_at_once` may then skip freeing it."""
+    if freeze_allowed():
+        gc.freeze()
+        _STATE["big"] = True
+
+
+def allow_fast_exit(enabled: bool = True) -> None:
+    """The console script (``gpuplane.cli.entry.main``) only: one command, then the process ends."""
+    _STATE["fast_exit"] = enabled
+
+
+def exit_at_once(exc: SystemExit) -> None:
+    """End the process now with ``exc``'s code, without freeing what the command built, when the
+    console script read a big cluster; otherwise return (the caller re-raises ``exc``).
+
+    Why: after the last byte of a 5,000-node report the interpreter spent ~2 s of CPU freeing
+    millions of objects (the command's locals as its frames unwound, then the modules' at
+    shutdown) only for the process to end. ``exc`` is caught while it propagates, so the frames
+    it passed through still hold their locals: nothing is freed. Nothing is lost: stdout and
+    stderr are flushed first (a closed pipe then ends the process by SIGPIPE as before, or, with
+    SIGPIPE ignored, the flush's error returns to the ordinary exit), and the atexit handlers
+    run (gpuplane registers none; a library might). An exit code that is not an int (a message
+    for Python to print) takes the ordinary path."""
+    code = 0 if exc.code is None else exc.code
+    if not (_STATE["fast_exit"] and _STATE["big"]) or not isinstance(code, int) or isinstance(code, bool):
+        return
+    import os
+    import sys
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    import atexit
+
+    atexit._run_exitfuncs()
+    os._exit(code & 0xFF)
 
 
 @contextmanager
