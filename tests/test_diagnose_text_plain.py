@@ -136,3 +136,64 @@ def test_terminal_report_is_styled(monkeypatch: pytest.MonkeyPatch) -> None:
         assert "\x1b[1;31merror" in text
     first = text.splitlines()[0]
     assert first.startswith("\x1b[1mgpuplane diagnose: ")
+
+
+def _render_each_line(result: Any, console: Any) -> None:
+    """The report as it was printed before: one rich print per line of every finding."""
+    from rich.text import Text
+
+    from gpuplane.report.console import wrap_hanging
+    from gpuplane.report.inventory_text import render_inventory
+
+    width = console.width
+    for line in wrap_hanging(diagnose_text.header_line(result), width, 2):
+        console.print(Text(line, style="bold"))
+    console.print()
+    for title, findings in (
+        ("Cluster findings", result.cluster_findings),
+        ("Workload findings", result.workload_findings),
+    ):
+        console.print(Text(f"{title} ({len(findings)})", style="bold underline"))
+        if not findings:
+            console.print("  none")
+        for finding in findings:
+            lines = diagnose_text.finding_lines(finding, width)
+            head = Text(lines[0])
+            head.stylize(diagnose_text._STYLE.get(finding.severity, ""), 2, 9)
+            console.print(head, soft_wrap=True)
+            for line in lines[1:]:
+                console.print(Text(line), soft_wrap=True)
+        console.print()
+    render_inventory(result.inventory, console)
+    console.print()
+    for line in wrap_hanging(diagnose_text.summary_line(result), width, 2):
+        console.print(Text(line, style="bold"))
+
+
+def _terminal(width: int) -> tuple[Any, io.StringIO]:
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    return Console(
+        file=buffer, force_terminal=True, color_system="standard", highlight=False, width=width
+    ), buffer
+
+
+@settings(max_examples=30, deadline=None)
+@given(texts=st.lists(st.tuples(_TEXT, _TEXT), max_size=6), width=st.integers(30, 200))
+def test_terminal_report_as_printed_line_by_line(texts: list[tuple[str, str]], width: int) -> None:
+    """On a terminal each section's lines go to rich in one print: the same bytes, styles and all."""
+    result = _demo_result()
+    findings = [*result.cluster_findings, *result.workload_findings]
+    saved = [(f.message, f.fix) for f in findings]
+    try:
+        for finding, (message, fix) in zip(findings, texts, strict=False):
+            finding.message, finding.fix = message, fix
+        now, now_buffer = _terminal(width)
+        diagnose_text.render(result, now)
+        before, before_buffer = _terminal(width)
+        _render_each_line(result, before)
+        assert now_buffer.getvalue() == before_buffer.getvalue()
+    finally:
+        for finding, (message, fix) in zip(findings, saved, strict=True):
+            finding.message, finding.fix = message, fix

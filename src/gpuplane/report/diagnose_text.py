@@ -128,6 +128,7 @@ def render(result: DiagnoseResult, console: Console) -> None:
         if not findings:
             console.print("  none")
         plain: list[str] = []  # lines written as they are (no terminal: rich prints no style)
+        styled: list[Text] = []  # on a terminal: the section's lines, printed by rich at once
         for finding in findings:
             lines = finding_lines(finding, width)
             if not console.is_terminal and all(simple(line) for line in lines):
@@ -136,10 +137,19 @@ def render(result: DiagnoseResult, console: Console) -> None:
             _write(console, plain)
             head = Text(lines[0])
             head.stylize(_STYLE.get(finding.severity, ""), 2, 9)
+            if console.is_terminal:
+                styled.append(head)
+                styled.extend(Text(line) for line in lines[1:])
+                continue
             console.print(head, soft_wrap=True)
             for line in lines[1:]:
                 console.print(Text(line), soft_wrap=True)
         _write(console, plain)
+        if styled:
+            # one print of the joined lines: the same bytes as a print of each (soft wrap: none
+            # folded or cropped; tabs expanded per line), without rich's cost per print (3.6 s
+            # of a 1,000-node report's 28,000 prints on a terminal)
+            console.print(Text("\n").join(styled), soft_wrap=True)
         console.print()
     render_inventory(result.inventory, console)
     console.print()
