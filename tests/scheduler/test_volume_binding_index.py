@@ -6,7 +6,7 @@
   to another claim or none, phases, sizes; WaitForFirstConsumer and Immediate classes with and
   without allowedTopologies and provisioners; CSIStorageCapacity with zone or hostname topology;
   bound, unbound and node-selected claims. VolumeZone's ``filter_nodes`` likewise.
-- The PV index (``_PvsByClass``), built once per ClusterIndex, equals a fresh build after any
+- The PV index (``PvIndex``), built once per ClusterIndex, equals a fresh build after any
   sequence of PV adds, replacements and simulate bindings (``ClusterState.put_pv``), and is not
   rebuilt while the PVs stay the same.
 - A claim bound by simulate's WaitForFirstConsumer binding is seen by the next cycle of the same
@@ -25,7 +25,8 @@ from sched_helpers import node, obj, pod, scheduler
 
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.scheduler.framework import Status
-from gpuplane.scheduler.plugins.volume_binding import BindingState, VolumeBinding, _pvs_by_class, _PvsByClass
+from gpuplane.scheduler.plugins.pv_matching import PvIndex, pv_index
+from gpuplane.scheduler.plugins.volume_binding import BindingState, VolumeBinding
 from gpuplane.scheduler.plugins.volume_zone import VolumeZone
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.scheduler.simulate.volumes import bind_claims
@@ -266,7 +267,7 @@ def test_volume_zone_filter_nodes_equals_filter_per_node(spec: dict[str, Any]) -
     )
 
 
-def _same_index(cached: _PvsByClass, fresh: _PvsByClass) -> None:
+def _same_index(cached: PvIndex, fresh: PvIndex) -> None:
     def names(pvs: list[Manifest]) -> list[tuple[str, int]]:
         return [(pv.name, id(pv)) for pv in pvs]
 
@@ -291,8 +292,8 @@ def test_pv_index_equals_a_fresh_build_after_changes(spec: dict[str, Any], ops: 
     sched, incoming = build(spec)
     state = sched.cluster
     ctx = sched.context(incoming)
-    first = _pvs_by_class(ctx)
-    assert _pvs_by_class(sched.context(incoming)) is first  # once per index, not per cycle
+    first = pv_index(ctx.index)
+    assert pv_index(sched.context(incoming).index) is first  # once per index, not per cycle
     added = 0
     for op in ops:
         before = state.pvs_version
@@ -309,10 +310,10 @@ def test_pv_index_equals_a_fresh_build_after_changes(spec: dict[str, Any], ops: 
             )
             node_obj = sched.index.node_infos[op[2] % sched.index.num_nodes].node
             bind_claims(state, ClusterState.from_objects([Manifest(claimer)]).pending_pods[0], node_obj)
-        cached = _pvs_by_class(sched.context(incoming))
+        cached = pv_index(sched.context(incoming).index)
         if state.pvs_version == before:
-            assert cached is _pvs_by_class(ctx)
-        fresh = _PvsByClass(state.pvs.values(), state.pvs_version)
+            assert cached is pv_index(ctx.index)
+        fresh = PvIndex(state.pvs.values(), state.pvs_version)
         _same_index(cached, fresh)
         for pv in state.pvs.values():  # the parsed node affinities follow replaced PVs
             assert cached.node_affinity(pv) == fresh.node_affinity(pv) == first.node_affinity(pv)

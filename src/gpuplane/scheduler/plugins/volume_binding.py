@@ -38,19 +38,20 @@ skips this plugin too).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import msgspec
 import numpy as np
 
 from gpuplane.k8s.node_shapes import HOSTNAME_LABEL
-from gpuplane.k8s.objects import LabelSelector, NodeSelector, Pod
+from gpuplane.k8s.objects import LabelSelector, Pod
 from gpuplane.k8s.quantity import value as quantity_value
 from gpuplane.k8s.selectors import label_selector_matches, node_selector_matches
 from gpuplane.scheduler.context import PodContext
 from gpuplane.scheduler.framework import NodeInfo, Status, unresolvable
 from gpuplane.scheduler.plugins.base import FilterPlugin, PreFilterResult
+from gpuplane.scheduler.plugins.pv_matching import find_matching_volumes, pv_index, requested_storage
 from gpuplane.scheduler.plugins.volumes import (
     ANN_SELECTED_NODE,
     by_node_shape,
@@ -58,8 +59,6 @@ from gpuplane.scheduler.plugins.volumes import (
     fully_bound,
     get_pvc,
     pod_claim_names,
-    pv_node_affinity,
-    volume_class,
 )
 from gpuplane.sources.manifest import Manifest
 
@@ -77,22 +76,6 @@ ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to 
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
-
-
-def pv_node_selector(raw: dict | None) -> NodeSelector | None:
-    if not raw:
-        return None
-    try:
-        return msgspec.convert(raw, NodeSelector, strict=False)
-    except msgspec.ValidationError:
-        return None
-
-
-def _storage(pvc_or_pv: Manifest, *path: str) -> int:
-    try:
-        return quantity_value(pvc_or_pv.get(*path) or 0)
-    except (ValueError, TypeError):
-        return 0
 
 
 @dataclass(slots=True)
@@ -116,16 +99,6 @@ def _controlled_by(obj: Manifest, uid: str) -> bool:
         isinstance(o, dict) and o.get("controller") is True and o.get("uid") == uid
         for o in obj.metadata.get("ownerReferences") or ()
     )
-
-
-def _claim_selector(pvc: Manifest) -> LabelSelector | None:
-    raw = pvc.get("spec", "selector")
-    if not isinstance(raw, dict):
-        return None
-    try:
-        return msgspec.convert(raw, LabelSelector, strict=False)
-    except msgspec.ValidationError:
-        return None
 
 
 class VolumeBinding(FilterPlugin):
@@ -235,7 +208,7 @@ class VolumeBinding(FilterPlugin):
         ctx: PodContext, bound: list[tuple[Manifest, Manifest | None]], node: NodeInfo
     ) -> tuple[bool, bool]:
         """``checkBoundClaims``: (node affinity satisfied, PVs found), stopping at the first miss."""
-        pvs = _pvs_by_class(ctx)
+        pvs = pv_index(ctx.index)
         for _, pv in bound:
             if pv is None:
                 return True, False
@@ -272,17 +245,10 @@ class VolumeBinding(FilterPlugin):
     def _find_matching(
         ctx: PodContext, claims: list[tuple[Manifest, Manifest]], node: NodeInfo
     ) -> tuple[bool, list[tuple[Manifest, Manifest]]]:
-        """``findMatchingVolumes``: claims by increasing request, each taking the smallest PV
-        ``FindMatchingVolume`` accepts; returns (all matched, the claims left to provision)."""
-        ordered = sorted(claims, key=lambda c: _storage(c[0], "spec", "resources", "requests", "storage"))
-        chosen: set[str] = set()
-        unmatched: list[tuple[Manifest, Manifest]] = []
-        for pvc, sc in ordered:
-            pv = _matching_volume(ctx, pvc, node, chosen)
-            if pv is None:
-                unmatched.append((pvc, sc))
-                continue
-            chosen.add(pv.name)
+        """``findMatchingVolumes`` (``pv_matching.find_matching_volumes``, the function simulate's
+        binder binds with); returns (all matched, the claims left to provision, in match order)."""
+        found = find_matching_volumes(pv_index(ctx.index), [pvc for pvc, _ in claims], node.node)
+        unmatched = [claims[i] for i, pv in found if pv is None]
         return not unmatched, unmatched
 
     @staticmethod
@@ -301,97 +267,12 @@ class VolumeBinding(FilterPlugin):
         return True, True
 
 
-def _bound_to_claim(pv: Manifest, pvc: Manifest) -> bool:
-    """``IsVolumeBoundToClaim``: the PV's claimRef names this claim (and its uid, when set)."""
-    ref = pv.get("spec", "claimRef")
-    if not isinstance(ref, dict):
-        return False
-    if ref.get("name") != pvc.name or (ref.get("namespace") or "") != (pvc.namespace or "default"):
-        return False
-    return not ref.get("uid") or ref.get("uid") == pvc.metadata.get("uid")
-
-
-def _reads_identity(selector: NodeSelector | None) -> bool:
-    """Whether a PV's node affinity reads a node's name (``matchFields``) or hostname label: then
-    nodes of one shape may answer it differently (``k8s/node_shapes``)."""
-    if selector is None:
-        return False
-    return any(
-        term.match_fields or any(req.key == HOSTNAME_LABEL for req in term.match_expressions)
-        for term in selector.node_selector_terms
-    )
-
-
-class _PvsByClass:
-    """The cluster's PVs by storage class, each class split into the PVs without a claimRef
-    and those naming a claim ((namespace, name) -> PVs), in the cluster's order, with each PV's
-    node affinity parsed on first use.
-
-    Why: FindMatchingVolume and checkBoundClaims run for every node shape of every Pending pod;
-    scanning (and parsing) every PV of the cluster there cost nodes x PVs per pod, and building
-    this once per scheduling cycle still cost Pending pods x PVs. It is built once per
-    :class:`ClusterIndex` and rebuilt when ``ClusterState.pvs_version`` moves (simulate binding
-    a claim: ``ClusterState.put_pv``)."""
-
-    __slots__ = ("_affinity", "claimed", "free", "free_identity", "version")
-
-    def __init__(self, pvs: Iterable[Manifest], version: int) -> None:
-        self.version = version
-        self.free: dict[str, list[Manifest]] = {}
-        self.claimed: dict[str, dict[tuple[str, str], list[Manifest]]] = {}
-        # PV name -> (the PV, its parsed node affinity, whether that reads node identity)
-        self._affinity: dict[str, tuple[Manifest, NodeSelector | None, bool]] = {}
-        for pv in pvs:
-            ref = pv.get("spec", "claimRef")
-            if ref:
-                key = (
-                    (str(ref.get("namespace") or ""), str(ref.get("name")))
-                    if isinstance(ref, dict)
-                    else ("", "")
-                )
-                self.claimed.setdefault(volume_class(pv), {}).setdefault(key, []).append(pv)
-            else:
-                self.free.setdefault(volume_class(pv), []).append(pv)
-        # The classes whose unclaimed PVs include one with a node-identity affinity: a claim of
-        # such a class is matched node by node.
-        self.free_identity = {
-            name for name, pvs_of in self.free.items() if any(self.node_affinity(pv)[1] for pv in pvs_of)
-        }
-
-    def node_affinity(self, pv: Manifest) -> tuple[NodeSelector | None, bool]:
-        """``pv``'s required node affinity, parsed, and whether it reads the node's identity."""
-        hit = self._affinity.get(pv.name)
-        if hit is not None and hit[0] is pv:
-            return hit[1], hit[2]
-        selector = pv_node_selector(pv_node_affinity(pv))
-        reads = _reads_identity(selector)
-        self._affinity[pv.name] = (pv, selector, reads)
-        return selector, reads
-
-    def candidates(self, pvc: Manifest, wanted_class: str) -> list[Manifest]:
-        """The PVs ``FindMatchingVolume`` can accept for ``pvc``: of its class, and without a
-        claimRef or with one naming it (a PV claimed by another claim is skipped there first)."""
-        mine = self.claimed.get(wanted_class, {}).get((pvc.namespace or "default", pvc.name), [])
-        return [*mine, *self.free.get(wanted_class, ())]
-
-
-_PVS_CACHE = "volume-binding/pvs"
-
-
-def _pvs_by_class(ctx: PodContext) -> _PvsByClass:
-    cluster = ctx.index.cluster
-    found: _PvsByClass | None = ctx.index.cache.get(_PVS_CACHE)
-    if found is None or found.version != cluster.pvs_version:
-        found = ctx.index.cache[_PVS_CACHE] = _PvsByClass(cluster.pvs.values(), cluster.pvs_version)
-    return found
-
-
 def _reads_node_identity(ctx: PodContext, state: BindingState) -> bool:
     """Whether this cycle's VolumeBinding verdict can differ between nodes of one shape: a bound
     or candidate PV whose node affinity reads the node's name or hostname label, a claim already
     given a node (``volume.kubernetes.io/selected-node``), or a class whose allowedTopologies or
     CSIStorageCapacity topology reads the hostname label."""
-    pvs = _pvs_by_class(ctx)
+    pvs = pv_index(ctx.index)
     if any(pv is not None and pvs.node_affinity(pv)[1] for _, pv in state.bound):
         return True
     for pvc, sc in state.delayed:
@@ -444,50 +325,6 @@ def _capacity_identity(ctx: PodContext) -> frozenset[str]:
     return found
 
 
-def _matching_volume(ctx: PodContext, pvc: Manifest, node: NodeInfo, excluded: set[str]) -> Manifest | None:
-    """``FindMatchingVolume`` on the scheduler path (a node, delayBinding true). The candidates
-    come from :meth:`_PvsByClass.candidates`; their order differs from the cluster's only in that the
-    PVs naming this claim come first, which changes nothing: such a PV is returned at once (or
-    skipped), never compared as the smallest."""
-    want = _storage(pvc, "spec", "resources", "requests", "storage")
-    wanted_class = claim_class(pvc)
-    selector = _claim_selector(pvc)
-    has_selector = isinstance(pvc.get("spec", "selector"), dict)
-    claim_mode = pvc.get("spec", "volumeMode") or "Filesystem"
-    modes = set(pvc.get("spec", "accessModes") or ())
-    smallest: Manifest | None = None
-    smallest_size = 0
-    pvs = _pvs_by_class(ctx)
-    for pv in pvs.candidates(pvc, wanted_class):  # ListPVs(storageClassName): the claim's class
-        if pv.name in excluded:
-            continue
-        if pv.get("spec", "claimRef") and not _bound_to_claim(pv, pvc):
-            continue
-        size = _storage(pv, "spec", "capacity", "storage")
-        if size < want:
-            continue
-        if (pv.get("spec", "volumeMode") or "Filesystem") != claim_mode:
-            continue
-        if pv.metadata.get("deletionTimestamp"):
-            continue
-        node_selector = pvs.node_affinity(pv)[0]
-        affinity_ok = node_selector is None or node_selector_matches(node_selector, node.node)
-        if _bound_to_claim(pv, pvc):
-            return pv if affinity_ok else None
-        # A PV without status reads as Available: the PV controller sets that phase at creation.
-        if pv.get("status", "phase") not in (None, "Available"):
-            continue
-        if has_selector and (selector is None or not label_selector_matches(selector, pv.labels)):
-            continue
-        if not affinity_ok:
-            continue
-        if not modes <= set(pv.get("spec", "accessModes") or ()):
-            continue
-        if smallest is None or smallest_size > size:
-            smallest, smallest_size = pv, size
-    return smallest
-
-
 def _topology_allows(topologies: object, labels: dict[str, str]) -> bool:
     """``MatchTopologySelectorTerms``: no terms match every node; else any term whose every
     expression's key has one of its values on the node."""
@@ -513,7 +350,7 @@ def _enough_capacity(ctx: PodContext, provisioner: str, pvc: Manifest, sc: Manif
     driver = next((d for d in cluster.by_kind("CSIDriver", "storage.k8s.io") if d.name == provisioner), None)
     if driver is None or driver.get("spec", "storageCapacity") is not True:
         return True
-    want = _storage(pvc, "spec", "resources", "requests", "storage")
+    want = requested_storage(pvc)
     for cap in cluster.by_kind("CSIStorageCapacity", "storage.k8s.io"):
         if cap.data.get("storageClassName") != sc.name:
             continue

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from gpuplane.k8s.cluster import ClusterState
 from gpuplane.k8s.objects import Node, Pod
 from gpuplane.scheduler.framework import FitError, ScheduleResult
+from gpuplane.scheduler.plugins.pv_matching import pv_index
 from gpuplane.scheduler.preemption import PreemptionOutcome
 from gpuplane.scheduler.scheduler import Scheduler
 from gpuplane.scheduler.simulate.volumes import bind_claims
@@ -96,7 +97,9 @@ class SimCluster:
         self.sched.assume(pod, node)
         self.version += 1
         self.bound_at[self.sched.index.priority(pod)] = self.version
-        if bind_claims(self.state, pod, self.sched.index.node_infos[self.sched.index.by_name[node]].node):
+        index = self.sched.index
+        pvs = pv_index(index) if index.cluster is self.state else None
+        if bind_claims(self.state, pod, index.node_infos[index.by_name[node]].node, pvs):
             # a claim's state changed: cached "does not fit" verdicts may be stale
             self.released += 1
             self.sched.index.cache.clear()
