@@ -19,26 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuplane.report import diagnose_text, plain_lines
-from gpuplane.report.console import TrailingSpaceStripper
+from piped_console import piped_console
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "examples" / "clusters" / "demo.yaml")
-
-
-def _console(width: int) -> tuple[Any, io.StringIO]:
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(
-        file=TrailingSpaceStripper(buffer),  # type: ignore[arg-type]
-        force_terminal=False,
-        color_system=None,
-        highlight=False,
-        width=width,
-        emoji=False,
-        soft_wrap=False,
-    )
-    return console, buffer
 
 
 _RESULT: dict[str, Any] = {}
@@ -56,7 +40,7 @@ def _demo_result() -> Any:
 
 
 def _render(monkeypatch: pytest.MonkeyPatch, result: Any, width: int, *, plain: bool) -> str:
-    console, buffer = _console(width)
+    console, buffer = piped_console(width)
     with monkeypatch.context() as patch:
         if not plain:
             patch.setattr(plain_lines, "simple", lambda text: False)
@@ -115,7 +99,7 @@ def test_a_simple_line_is_what_rich_prints(line: str, width: int) -> None:
     """The gate itself: rich's ``print(Text(line), soft_wrap=True)`` of a simple line is the line."""
     from rich.text import Text
 
-    console, buffer = _console(width)
+    console, buffer = piped_console(width)
     console.print(Text(line), soft_wrap=True)
     if plain_lines.simple(line):
         assert buffer.getvalue() == line.rstrip(" ") + "\n"

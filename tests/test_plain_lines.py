@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplane.report import why_pending_text
-from gpuplane.report.console import TrailingSpaceStripper
 from gpuplane.report.plain_lines import HEADERS, PlainOut, simple, table_lines
+from piped_console import piped_console
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "examples" / "clusters" / "demo.yaml")
@@ -56,26 +56,10 @@ _ROW = st.tuples(
 )
 
 
-def _console(width: int):  # type: ignore[no-untyped-def]
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(
-        file=TrailingSpaceStripper(buffer),  # type: ignore[arg-type]
-        force_terminal=False,
-        color_system=None,
-        highlight=False,
-        width=width,
-        emoji=False,
-        soft_wrap=False,
-    )
-    return console, buffer
-
-
 def _both(width: int, calls: list[tuple[str, object, object]]) -> tuple[str, str]:
     """The same calls through rich and through :class:`PlainOut`: their outputs."""
-    rich_console, rich_buffer = _console(width)
-    plain_console, plain_buffer = _console(width)
+    rich_console, rich_buffer = piped_console(width)
+    plain_console, plain_buffer = piped_console(width)
     rich_out = why_pending_text._RichOut(rich_console)
     plain_out = PlainOut(plain_console, why_pending_text.node_table)
     for name, first, second in calls:

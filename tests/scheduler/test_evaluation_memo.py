@@ -215,32 +215,17 @@ def test_memo_equals_each_pod_alone(
 
 
 def test_identity_fields_are_not_in_the_key() -> None:
-    base = _pending(
-        {
-            "gpus": 1,
-            "priority": 5,
-            "app": "web",
-            "tolerates": True,
-            "spread": True,
-            "identity": "none",
-            "claims": ["absent"] * 4,
-        },
-        0,
-        0,
-    )[-1]
-    other = _pending(
-        {
-            "gpus": 1,
-            "priority": 5,
-            "app": "web",
-            "tolerates": True,
-            "spread": True,
-            "identity": "none",
-            "claims": ["absent"] * 4,
-        },
-        0,
-        1,
-    )[-1]
+    shape = {
+        "gpus": 1,
+        "priority": 5,
+        "app": "web",
+        "tolerates": True,
+        "spread": True,
+        "identity": "none",
+        "claims": ["absent"] * 4,
+    }
+    base = _pending(shape, 0, 0)[-1]
+    other = _pending(shape, 0, 1)[-1]
     assert base["metadata"]["name"] != other["metadata"]["name"]
     assert scheduling_key(pod_from_dict(base)) == scheduling_key(pod_from_dict(other))
     relabelled = {**other, "metadata": {**other["metadata"], "labels": {"app": "db", "job": "job0"}}}

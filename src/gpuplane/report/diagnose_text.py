@@ -113,7 +113,7 @@ def render(result: DiagnoseResult, console: Console) -> None:
 
     from gpuplane.report.console import wrap_hanging, wrap_width
     from gpuplane.report.inventory_text import render_inventory
-    from gpuplane.report.plain_lines import simple
+    from gpuplane.report.plain_lines import simple, write_lines
 
     width = wrap_width(console.file) if not console.is_terminal else console.width
 
@@ -131,10 +131,12 @@ def render(result: DiagnoseResult, console: Console) -> None:
         styled: list[Text] = []  # on a terminal: the section's lines, printed by rich at once
         for finding in findings:
             lines = finding_lines(finding, width)
+            # written as they are where rich would print the same bytes: a tenth of rich's cost
+            # per line (2.2 s of a 1,000-node report's 21,900 lines)
             if not console.is_terminal and all(simple(line) for line in lines):
                 plain.extend(lines)
                 continue
-            _write(console, plain)
+            write_lines(console, plain)
             head = Text(lines[0])
             head.stylize(_STYLE.get(finding.severity, ""), 2, 9)
             if console.is_terminal:
@@ -144,7 +146,7 @@ def render(result: DiagnoseResult, console: Console) -> None:
             console.print(head, soft_wrap=True)
             for line in lines[1:]:
                 console.print(Text(line), soft_wrap=True)
-        _write(console, plain)
+        write_lines(console, plain)
         if styled:
             # one print of the joined lines: the same bytes as a print of each (soft wrap: none
             # folded or cropped; tabs expanded per line), without rich's cost per print (3.6 s
@@ -155,13 +157,3 @@ def render(result: DiagnoseResult, console: Console) -> None:
     console.print()
     for line in wrap_hanging(summary_line(result), width, 2):
         console.print(Text(line, style="bold"))
-
-
-def _write(console: Console, lines: list[str]) -> None:
-    """Write and forget ``lines``: what ``console.print(Text(line), soft_wrap=True)`` prints for
-    each where no style is printed and the line is simple (:func:`plain_lines.simple`: no control
-    code, tab or wide character for rich to treat), at a tenth of rich's cost per line (2.2 s of
-    a 1,000-node report's 21,900 lines). Through the console's file, as rich writes."""
-    if lines:
-        console.file.write("\n".join(lines) + "\n")
-        lines.clear()

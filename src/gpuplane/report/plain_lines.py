@@ -38,6 +38,14 @@ def simple(text: str) -> bool:
     return text.isascii() and text.isprintable() and "\\" not in text
 
 
+def write_lines(console: Console, lines: list[str]) -> None:
+    """Write ``lines`` through the console's file, as rich writes, and empty the list: what
+    ``console.print`` of each prints where no style is printed and each line is :func:`simple`."""
+    if lines:
+        console.file.write("\n".join(lines) + "\n")
+        lines.clear()
+
+
 class PlainOut:
     """The why-pending report's lines for a console without styles (see the module docstring).
 
@@ -89,9 +97,7 @@ class PlainOut:
 
     def flush(self) -> None:
         """Write the gathered lines (rich's file strips trailing blanks of each line, as for rich's)."""
-        if self._lines:
-            self.console.file.write("\n".join(self._lines) + "\n")
-            self._lines = []
+        write_lines(self.console, self._lines)
 
     def _rich(self, renderable: object, *, soft_wrap: bool = False) -> None:
         self.flush()

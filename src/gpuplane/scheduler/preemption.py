@@ -50,7 +50,7 @@ from gpuplane.scheduler.framework import UU, Code, NodeInfo, Status, U, build_fi
 from gpuplane.scheduler.plugins.base import FilterPlugin, NodeSetFilter, VectorFilter
 from gpuplane.scheduler.plugins.dynamic_resources import postfilter_text
 from gpuplane.scheduler.plugins.node_resources_fit import PODS
-from gpuplane.scheduler.reprieve import LOWER_PACKS, LowerPack, lower_pack, reprieve_many
+from gpuplane.scheduler.reprieve import LowerPack, cached_pack, lower_pack, reprieve_many
 from gpuplane.scheduler.runtime import Diagnosis, Framework
 from gpuplane.scheduler.versions import ABSENT_UNRECORDED
 
@@ -562,13 +562,11 @@ def _outcome(
 
 def _pack(fw: Framework, j: int, level: int, priority: int) -> LowerPack:
     """Node ``j``'s pods below ``priority`` (at ``level``) as :class:`reprieve.LowerPack`."""
-    index = fw.index
-    cache: dict[tuple[int, int, int], LowerPack] | None = index.cache.get(LOWER_PACKS)
-    hit = cache.get((j, level, len(index.resource_index))) if cache is not None else None
+    hit = cached_pack(fw.index, j, level)
     if hit is not None:
         return hit
     _, violating, safe = _lower_pods(fw, j, level, priority)
-    return lower_pack(index, j, level, violating, safe, start_time)
+    return lower_pack(fw.index, j, level, violating, safe, start_time)
 
 
 def _judge(

@@ -57,14 +57,9 @@ def lower_pack(
     start_of: Callable[[Pod], float],
 ) -> LowerPack:
     """The :class:`LowerPack` of node ``j`` at priority ``level`` (``violating`` and ``safe`` as
-    ``preemption._lower_pods`` splits them), memoized in the index cache, which
-    ``pods_changed`` empties. ``start_of``: ``preemption.start_time``."""
-    cache: dict[tuple[int, int, int], LowerPack] = index.cache.setdefault(LOWER_PACKS, {})
+    ``preemption._lower_pods`` splits them), built and kept in the index cache (which
+    ``pods_changed`` empties) for :func:`cached_pack`. ``start_of``: ``preemption.start_time``."""
     rows = len(index.resource_index)
-    key = (j, level, rows)
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
     order = [*violating, *safe]
     requests = np.zeros((rows, len(order)), dtype=np.int64)
     resource_index = index.resource_index
@@ -88,8 +83,19 @@ def lower_pack(
     )
     if big:
         pack.violating = -1  # marks a pack the int64 path cannot judge
-    cache[key] = pack
+    index.cache.setdefault(LOWER_PACKS, {})[_pack_key(index, j, level)] = pack
     return pack
+
+
+def cached_pack(index: ClusterIndex, j: int, level: int) -> LowerPack | None:
+    """The pack :func:`lower_pack` built for node ``j`` at ``level`` in this state, if any."""
+    cache: dict[tuple[int, int, int], LowerPack] | None = index.cache.get(LOWER_PACKS)
+    return cache.get(_pack_key(index, j, level)) if cache is not None else None
+
+
+def _pack_key(index: ClusterIndex, j: int, level: int) -> tuple[int, int, int]:
+    # the resource count too: a resource added to the index (a new node's) widens every pack
+    return (j, level, len(index.resource_index))
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ from gpuplane.k8s.manifest import Manifest
 from gpuplane.k8s.objects import Node, Pod, is_typed_kind
 from gpuplane.progress import task
 from gpuplane.sources import limits
-from gpuplane.sources.gc_policy import freeze_allowed, freeze_big_cluster, paused_gc
+from gpuplane.sources.gc_policy import freeze_big_cluster, paused_gc
 from gpuplane.sources.loader import (
     STDIN,
     STDIN_NAME,
@@ -131,8 +131,8 @@ def read_cluster(
                     # A reader bug must cost one file, never the command: the objects read
                     # before it stay, the file is named, the rest is still read.
                     cluster.errors.append(unexpected_error(STDIN_NAME if path == STDIN else path, exc))
-    if freeze_allowed() and len(cluster.pods) + len(cluster.objects) + len(cluster.nodes) > FREEZE_ABOVE:
-        freeze_big_cluster()
+    if len(cluster.pods) + len(cluster.objects) + len(cluster.nodes) > FREEZE_ABOVE:
+        freeze_big_cluster()  # when allowed (the CLI's one command)
     return cluster
 
 

@@ -29,18 +29,18 @@ def explain(sched: Scheduler, pod: Pod, evaluations: Evaluations | None = None) 
         return early
     found = sched.evaluate(pod) if evaluations is None else evaluations.evaluate(pod)
     expl = scheduler_explanation(sched, pod, found)
-    if early is not None:
+    if early is not None:  # its causes come first, and are the pod's own: none is kept
         expl.causes[:0] = early.causes
         expl.fixes[:0] = early.fixes
-    elif evaluations is not None:
-        known = evaluations.causes(found)
-        if known is not None:
-            expl.causes, expl.fixes = list(known[0]), list(known[1])
-            return expl
         add_causes(sched, expl)
-        evaluations.keep_causes(found, expl.causes, expl.fixes)
+        return expl
+    known = evaluations.causes(found) if evaluations is not None else None
+    if known is not None:
+        expl.causes, expl.fixes = list(known[0]), list(known[1])
         return expl
     add_causes(sched, expl)
+    if evaluations is not None:
+        evaluations.keep_causes(found, expl.causes, expl.fixes)
     return expl
 
 

@@ -26,8 +26,6 @@ from gpuplane.scheduler.plugins.volume_binding import NO_PROVISIONER
 from gpuplane.scheduler.plugins.volumes import ANN_SELECTED_NODE, claim_class, pod_claim_names
 from gpuplane.sources.manifest import Manifest
 
-SELECTED_NODE = ANN_SELECTED_NODE
-
 
 def _copy(obj: Manifest, data: dict[str, Any]) -> Manifest:
     return Manifest(data, obj.path, obj.line, obj.doc)
@@ -119,7 +117,7 @@ def bind_claims(state: ClusterState, pod: Pod, node: Node, pvs: PvIndex | None =
         annotations = {**(pvc.metadata.get("annotations") or {}), "pv.kubernetes.io/bind-completed": "yes"}
         if key not in matched or matched[key] is None:
             # AssumePodVolumes asks for provisioning on the node; a matched claim names no node
-            annotations[SELECTED_NODE] = node.metadata.name
+            annotations[ANN_SELECTED_NODE] = node.metadata.name
         meta["annotations"] = annotations
         claim_data["metadata"] = meta
         claim_data["spec"] = {**(pvc.get("spec") or {}), "volumeName": bound_pv.name}
